@@ -1,0 +1,76 @@
+'use client';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useLiveQuery } from 'dexie-react-hooks';
+import Link from 'next/link';
+import { useRouter } from 'next/navigation';
+import { useEffect } from 'react';
+import { BrainBadge } from '~/app/_components/brain-badge';
+import { mirror, mirrorSessions } from '~/lib/browser/mirror';
+import { useTRPC } from '~/lib/browser/trpc';
+import { timeAgo } from '~/app/_components/time';
+
+export function SessionList() {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const list = useQuery(trpc.sessions.list.queryOptions({ limit: 100 }, { refetchInterval: 5_000 }));
+  const mirrored = useLiveQuery(() => mirror().sessions.orderBy('updated_at').reverse().limit(100).toArray(), []);
+  const create = useMutation(
+    trpc.sessions.create.mutationOptions({
+      onSuccess: (s) => router.push(`/s/${s.id}`),
+    }),
+  );
+
+  useEffect(() => {
+    if (list.data) void mirrorSessions(list.data.data);
+  }, [list.data]);
+
+  const offline = list.isError;
+  const sessions = list.data?.data ?? mirrored ?? [];
+
+  return (
+    <section>
+      <BrainBadge />
+      <div className="list-head">
+        <h1>Sessions</h1>
+        <button type="button" className="primary" data-testid="new-session" disabled={create.isPending || offline} onClick={() => create.mutate({})}>
+          {create.isPending ? 'Starting…' : 'New session'}
+        </button>
+      </div>
+      {create.error && <p className="error">Could not start a session: {create.error.message}</p>}
+      {offline && (
+        <p className="offline-banner" data-testid="offline-banner">
+          The server cannot be reached; showing the sessions mirrored in this browser.
+        </p>
+      )}
+      {sessions.length === 0 ? (
+        <p className="muted">{list.isLoading ? 'Loading…' : 'No sessions yet. Start one to talk to the agent.'}</p>
+      ) : (
+        <table className="sessions" data-testid="sessions">
+          <thead>
+            <tr>
+              <th>Title</th>
+              <th>Status</th>
+              <th>Events</th>
+              <th>Last activity</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sessions.map((s) => (
+              <tr key={s.id}>
+                <td>
+                  <Link href={`/s/${s.id}`}>{s.title}</Link>
+                  <div className="mono muted small">{s.id}</div>
+                </td>
+                <td>
+                  <span className={`status status-${s.status}`}>{s.status}</span>
+                </td>
+                <td className="mono">{s.last_seq}</td>
+                <td title={s.updated_at}>{timeAgo(s.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,45 @@
+'use client';
+import { useMutation } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { useTRPC } from '~/lib/browser/trpc';
+
+export function Composer({ sessionId, busy, disabled }: { sessionId: string; busy: boolean; disabled: boolean }) {
+  const trpc = useTRPC();
+  const [text, setText] = useState('');
+  const send = useMutation(trpc.events.send.mutationOptions({ onSuccess: () => setText('') }));
+  const interrupt = useMutation(trpc.events.send.mutationOptions());
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const body = text.trim();
+    if (!body) return;
+    send.mutate({ sessionId, event: { type: 'user.message', content: [{ type: 'text', text: body }] } });
+  };
+
+  return (
+    <form className="composer" onSubmit={submit}>
+      <textarea
+        data-testid="composer-input"
+        value={text}
+        placeholder="Message the agent…  (Enter to send, Shift+Enter for a new line)"
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey) submit(e);
+        }}
+        disabled={disabled}
+        rows={3}
+      />
+      <div className="composer-actions">
+        {busy && (
+          <button type="button" data-testid="interrupt" onClick={() => interrupt.mutate({ sessionId, event: { type: 'user.interrupt' } })}>
+            Interrupt
+          </button>
+        )}
+        <button type="submit" className="primary" data-testid="send" disabled={disabled || send.isPending || text.trim() === ''}>
+          Send
+        </button>
+      </div>
+      {(send.error ?? interrupt.error) && <p className="error">{(send.error ?? interrupt.error)?.message}</p>}
+    </form>
+  );
+}

@@ -1,0 +1,87 @@
+'use client';
+import type { ToolResultContent } from '~/lib/events';
+import { unreachable } from '~/lib/unreachable';
+import type { Item } from '~/app/_components/session-view/derive';
+import type { Streaming } from '~/app/_components/session-view/use-session-log';
+
+function resultText(content: readonly ToolResultContent[] | undefined): string {
+  return (content ?? []).map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
+}
+
+export function Conversation({ items, streaming }: { items: Item[]; streaming: Streaming }) {
+  return (
+    <div className="conversation" data-testid="conversation">
+      {items.map((item) => (
+        <ItemView key={item.kind === 'tool' ? item.call.use.id : item.event.id} item={item} />
+      ))}
+      {Object.entries(streaming).map(([startId, s]) => (
+        <div key={startId} className="msg agent streaming" data-testid="streaming">
+          <div className="who">agent · streaming…</div>
+          {s.thinking && <pre className="thinking">{s.thinking}</pre>}
+          <div className="text">{s.text}</div>
+          {s.tools.length > 0 && <div className="muted small">preparing {s.tools.join(', ')}…</div>}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function ItemView({ item }: { item: Item }) {
+  switch (item.kind) {
+    case 'user':
+      return (
+        <div className="msg user">
+          <div className="who">you</div>
+          <div className="text" data-testid="user-message">{item.event.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')}</div>
+        </div>
+      );
+    case 'agent':
+      return (
+        <div className="msg agent">
+          <div className="who">agent</div>
+          <div className="text" data-testid="agent-message">{item.event.content.map((c) => (c.type === 'text' ? c.text : '[redacted]')).join('\n')}</div>
+        </div>
+      );
+    case 'thinking':
+      return (
+        <details className="msg thinking">
+          <summary>thinking</summary>
+          <pre>{(item.event.content ?? []).map((c) => c.thinking).join('\n')}</pre>
+        </details>
+      );
+    case 'tool': {
+      const { use, result } = item.call;
+      return (
+        <div className={`tool ${result?.is_error ? 'tool-error' : ''}`} data-testid="tool-call">
+          <div className="tool-head">
+            <span className="mono">{use.name}</span>
+            {use.hand && <span className="muted small">on {use.hand}</span>}
+            <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : 'running…'}</span>
+          </div>
+          <pre className="tool-input">{JSON.stringify(use.input, null, 2)}</pre>
+          {result && (
+            <pre className="tool-result" data-testid="tool-result">
+              {resultText(result.content)}
+            </pre>
+          )}
+        </div>
+      );
+    }
+    case 'interrupt':
+      return <div className="notice">interrupted</div>;
+    case 'error':
+      return (
+        <div className="notice error" data-testid="session-error">
+          {item.event.error.type}: {item.event.error.message} ({item.event.error.retry_status.type})
+        </div>
+      );
+    case 'rescheduled':
+      return (
+        <div className="notice muted">
+          model unavailable; retry {item.event.attempt ?? ''} in {Math.round((item.event.retry_in_ms ?? 0) / 100) / 10}s
+        </div>
+      );
+    default:
+      return unreachable(item);
+  }
+}

@@ -1,0 +1,45 @@
+'use client';
+import type { StoredEvent } from '~/lib/events';
+import { clock } from '~/app/_components/time';
+
+function detail(e: StoredEvent): string {
+  switch (e.type) {
+    case 'span.model_request_end': {
+      const u = e.model_usage;
+      const parts = [`in ${u.input_tokens}`, `out ${u.output_tokens}`];
+      if (u.cache_read_input_tokens) parts.push(`cache read ${u.cache_read_input_tokens}`);
+      if (u.cache_creation_input_tokens) parts.push(`cache write ${u.cache_creation_input_tokens}`);
+      if (e.ttft_ms != null) parts.push(`ttft ${Math.round(e.ttft_ms)} ms`);
+      if (e.duration_ms != null) parts.push(`${e.duration_ms} ms`);
+      if (e.is_error) parts.push('error');
+      return parts.join(' · ');
+    }
+    case 'span.model_request_start':
+      return e.model ?? '';
+    case 'agent.tool_use':
+      return e.name;
+    case 'agent.tool_result':
+      return e.is_error ? 'error' : 'ok';
+    case 'session.status_idle':
+      return e.stop_reason.type;
+    case 'session.error':
+      return e.error.type;
+    default:
+      return '';
+  }
+}
+
+export function Timeline({ events }: { events: readonly StoredEvent[] }) {
+  return (
+    <ol className="timeline" data-testid="timeline">
+      {events.map((e) => (
+        <li key={e.seq} data-seq={e.seq} data-type={e.type}>
+          <span className="seq mono">{e.seq}</span>
+          <span className="type mono">{e.type}</span>
+          <span className="time mono muted">{clock(e.processed_at)}</span>
+          <span className="detail small">{detail(e)}</span>
+        </li>
+      ))}
+    </ol>
+  );
+}

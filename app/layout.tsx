@@ -1,0 +1,26 @@
+import type { Metadata } from 'next';
+import type { ReactNode } from 'react';
+import Link from 'next/link';
+import { Providers } from '~/app/_components/providers';
+import '~/app/globals.css';
+
+export const metadata: Metadata = {
+  title: 'Paddock',
+  description: 'Long-running Claude agents: durable sessions, a stateless harness, disposable hands.',
+};
+
+export default function RootLayout({ children }: { children: ReactNode }) {
+  return (
+    <html lang="en">
+      <body>
+        <header className="topbar">
+          <Link href="/" className="brand">
+            Paddock
+          </Link>
+          <span className="tagline">agent sessions that survive anything</span>
+        </header>
+        <Providers>{children}</Providers>
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,16 @@
+import { expect, test } from '@playwright/test';
+
+test.use({ baseURL: 'http://127.0.0.1:3211' });
+
+test('without a key the offline demo brain answers, labelled as not Claude', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.getByTestId('demo-banner')).toContainText('not Claude');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  await expect(page.getByTestId('demo-banner')).toBeVisible();
+  await page.getByTestId('composer-input').fill('write hello.txt: hi there');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('tool-result')).toContainText('wrote 8 bytes to hello.txt');
+  await expect(page.locator('[data-type="span.model_request_start"]').first()).toContainText('not Claude');
+  await expect(page.getByTestId('status')).toHaveText('idle');
+});

@@ -1,0 +1,108 @@
+import { type Page, expect, test } from '@playwright/test';
+import { enqueue, recordedRequests, resetFake } from '~/e2e/fake';
+
+test.beforeEach(async () => {
+  await resetFake();
+});
+
+async function newSession(page: Page): Promise<string> {
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  return page.url().split('/s/')[1]!;
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByTestId('composer-input').fill(text);
+  await page.getByTestId('send').click();
+}
+
+test('streams text into the page before the answer is stored', async ({ page }) => {
+  const words = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
+  await enqueue({ kind: 'message', steps: [{ kind: 'text', text: words, chunks: 30 }], chunkDelayMs: 60 });
+  await newSession(page);
+  await send(page, 'say thirty words');
+
+  // Partial text is on screen while no agent.message exists yet.
+  const streaming = page.getByTestId('streaming');
+  await expect(streaming).toContainText('word3');
+  await expect(page.getByTestId('agent-message')).toHaveCount(0);
+  const partial = await streaming.textContent();
+  expect(partial).not.toContain('word29');
+
+  await expect(page.getByTestId('agent-message')).toHaveText(/word0 .* word29/);
+  await expect(page.getByTestId('streaming')).toHaveCount(0);
+  await expect(page.getByTestId('status')).toHaveText('idle');
+  const types = await page.locator('[data-testid=timeline] li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-type')));
+  expect(types).toEqual(['user.message', 'session.status_running', 'span.model_request_start', 'agent.message', 'span.model_request_end', 'session.status_idle']);
+  await expect(page.locator('[data-type="span.model_request_end"]')).toContainText(/ttft \d+ ms/);
+
+  const reqs = await recordedRequests();
+  expect(reqs.filter((r) => r.path === '/v1/messages')).toHaveLength(1);
+  expect(reqs[0]!.auth).toBe('bearer');
+});
+
+test('runs a tool round trip and shows the call with its result', async ({ page }) => {
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'text', text: 'Writing the file.' }, { kind: 'tool_use', name: 'write', input: { path: 'notes/hello.md', content: '# Hello' } }] },
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'read', input: { path: 'notes/hello.md' } }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'The file says Hello.' }] },
+  );
+  await newSession(page);
+  await send(page, 'write a note and read it back');
+
+  await expect(page.getByTestId('agent-message').last()).toHaveText('The file says Hello.');
+  const calls = page.getByTestId('tool-call');
+  await expect(calls).toHaveCount(2);
+  await expect(calls.nth(0)).toContainText('notes/hello.md');
+  await expect(calls.nth(0).getByTestId('tool-result')).toContainText('wrote 7 bytes');
+  await expect(calls.nth(1).getByTestId('tool-result')).toHaveText('# Hello');
+  await expect(page.getByTestId('status')).toHaveText('idle');
+});
+
+test('a reload renders the session from IndexedDB even with the server unreachable', async ({ page }) => {
+  await enqueue({ kind: 'message', steps: [{ kind: 'text', text: 'Mirrored answer.' }] });
+  const id = await newSession(page);
+  await send(page, 'remember this');
+  await expect(page.getByTestId('agent-message')).toHaveText('Mirrored answer.');
+  const before = await page.locator('[data-testid=timeline] li').count();
+
+  // Every API call now fails: what renders comes from the browser's mirror.
+  await page.route('**/api/trpc/**', (route) => route.abort('connectionrefused'));
+  await page.reload();
+  await expect(page.getByTestId('agent-message')).toHaveText('Mirrored answer.');
+  await expect(page.getByTestId('user-message')).toHaveText('remember this');
+  await expect(page.locator('[data-testid=timeline] li')).toHaveCount(before);
+  await expect(page.getByTestId('offline-banner')).toBeVisible();
+
+  // Back online: the view follows from the last mirrored seq, without duplicates.
+  await page.unroute('**/api/trpc/**');
+  await enqueue({ kind: 'message', steps: [{ kind: 'text', text: 'Second answer.' }] });
+  await page.reload();
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  await send(page, 'and again');
+  await expect(page.getByTestId('agent-message').last()).toHaveText('Second answer.');
+  const seqs = await page.locator('[data-testid=timeline] li').evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('data-seq'))));
+  expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+  expect(page.url()).toContain(id);
+});
+
+test('interrupt stops a model answer mid-stream and idles the session', async ({ page }) => {
+  await enqueue({ kind: 'message', steps: [{ kind: 'text', text: Array.from({ length: 200 }, (_, i) => `t${i}`).join(' '), chunks: 200 }], chunkDelayMs: 100 });
+  await newSession(page);
+  await send(page, 'talk for a long time');
+  await expect(page.getByTestId('streaming')).toContainText('t2');
+  await page.getByTestId('interrupt').click();
+
+  await expect(page.getByTestId('status')).toHaveText('idle');
+  await expect(page.getByTestId('streaming')).toHaveCount(0);
+  await expect(page.getByTestId('agent-message')).toHaveCount(0);
+  await expect(page.locator('[data-type="user.interrupt"]')).toHaveCount(1);
+  await expect(page.locator('[data-type="span.model_request_end"]')).toContainText('error');
+});
+
+test('an unknown session id shows a clear not-found page', async ({ page }) => {
+  await page.goto('/s/sesn_00000000000000000000000000');
+  await expect(page.getByRole('heading', { name: 'Session not found' })).toBeVisible();
+});

@@ -1,0 +1,25 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.next/**', '.paddock/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts', '*.config.*', 'scripts/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '../**'], message: 'Use the ~/ alias.' }] }],
+      'no-console': 'error',
+    },
+  },
+  {
+    files: ['bench/**', 'scripts/**', 'e2e/**'],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,191 @@
+import { z } from 'zod';
+
+/**
+ * The session event vocabulary: the single source of truth for every boundary (REST, tRPC,
+ * store, browser mirror). Shapes and field names mirror the Managed Agents API
+ * (`@anthropic-ai/sdk/resources/beta/sessions/events.d.ts`); Paddock's additions are marked.
+ */
+
+// ── content blocks ──────────────────────────────────────────────────────────
+export const TextBlock = z.object({ type: z.literal('text'), text: z.string() });
+const Base64Source = z.object({ type: z.literal('base64'), media_type: z.string().min(1), data: z.string() });
+const UrlSource = z.object({ type: z.literal('url'), url: z.url() });
+const FileSource = z.object({ type: z.literal('file'), file_id: z.string().min(1) });
+const PlainTextSource = z.object({ type: z.literal('text'), media_type: z.literal('text/plain'), data: z.string() });
+export const ImageBlock = z.object({
+  type: z.literal('image'),
+  source: z.discriminatedUnion('type', [Base64Source, UrlSource, FileSource]),
+});
+export const DocumentBlock = z.object({
+  type: z.literal('document'),
+  source: z.discriminatedUnion('type', [Base64Source, PlainTextSource, UrlSource, FileSource]),
+  title: z.string().nullish(),
+  context: z.string().nullish(),
+});
+export const RedactedBlock = z.object({ type: z.literal('redacted') });
+/** Paddock addition: thinking is kept (with its signature) so tool loops can replay it. */
+export const ThinkingBlock = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
+
+export const UserContent = z.discriminatedUnion('type', [TextBlock, ImageBlock, DocumentBlock, RedactedBlock]);
+export const ToolResultContent = z.discriminatedUnion('type', [TextBlock, ImageBlock, DocumentBlock]);
+export type TextBlock = z.infer<typeof TextBlock>;
+export type UserContent = z.infer<typeof UserContent>;
+export type ToolResultContent = z.infer<typeof ToolResultContent>;
+
+const retryStatus = z.object({ type: z.enum(['retrying', 'exhausted', 'terminal']) });
+export const SessionErrorObject = z.object({
+  type: z.enum([
+    'unknown_error',
+    'model_overloaded_error',
+    'model_rate_limited_error',
+    'model_request_failed_error',
+    'mcp_connection_failed_error',
+    'mcp_authentication_failed_error',
+    'tool_use_limit_reached_error',
+  ]),
+  message: z.string(),
+  retry_status: retryStatus,
+});
+export type SessionErrorObject = z.infer<typeof SessionErrorObject>;
+
+export const ModelUsage = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  cache_creation_input_tokens: z.number().int().nonnegative(),
+  cache_read_input_tokens: z.number().int().nonnegative(),
+});
+export type ModelUsage = z.infer<typeof ModelUsage>;
+
+export const StopReason = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('end_turn') }),
+  z.object({ type: z.literal('requires_action'), event_ids: z.array(z.string()) }),
+  z.object({ type: z.literal('retries_exhausted') }),
+]);
+export type StopReason = z.infer<typeof StopReason>;
+
+// ── event payloads (what a writer supplies; the store adds id, seq, session_id, processed_at) ──
+const toolResultFields = {
+  tool_use_id: z.string().min(1),
+  content: z.array(ToolResultContent).optional(),
+  is_error: z.boolean().nullish(),
+};
+
+export const NewEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('user.message'), content: z.array(UserContent).min(1) }),
+  z.object({ type: z.literal('user.interrupt') }),
+  z.object({
+    type: z.literal('user.tool_confirmation'),
+    tool_use_id: z.string().min(1),
+    result: z.enum(['allow', 'deny']),
+    deny_message: z.string().nullish(),
+  }),
+  z.object({ type: z.literal('user.tool_result'), ...toolResultFields }),
+  z.object({
+    type: z.literal('user.custom_tool_result'),
+    custom_tool_use_id: z.string().min(1),
+    content: z.array(ToolResultContent).optional(),
+    is_error: z.boolean().nullish(),
+  }),
+  z.object({ type: z.literal('agent.message'), content: z.array(z.discriminatedUnion('type', [TextBlock, RedactedBlock])) }),
+  // Paddock addition: `content` keeps the thinking text and signature for replay.
+  z.object({ type: z.literal('agent.thinking'), content: z.array(ThinkingBlock).optional() }),
+  z.object({
+    type: z.literal('agent.tool_use'),
+    name: z.string().min(1),
+    input: z.record(z.string(), z.unknown()),
+    /** Paddock addition: Claude's own `toolu_…` id, to rebuild the Messages API history. */
+    model_tool_use_id: z.string().min(1),
+    /** Paddock addition: the hand that runs (or ran) the call. */
+    hand: z.string().optional(),
+  }),
+  z.object({ type: z.literal('agent.tool_result'), ...toolResultFields, hand: z.string().optional() }),
+  z.object({
+    type: z.literal('agent.mcp_tool_use'),
+    name: z.string().min(1),
+    mcp_server_name: z.string().min(1),
+    input: z.record(z.string(), z.unknown()),
+    model_tool_use_id: z.string().min(1),
+  }),
+  z.object({
+    type: z.literal('agent.mcp_tool_result'),
+    mcp_tool_use_id: z.string().min(1),
+    content: z.array(ToolResultContent).optional(),
+    is_error: z.boolean().nullish(),
+  }),
+  z.object({ type: z.literal('agent.thread_context_compacted') }),
+  z.object({ type: z.literal('session.status_running') }),
+  z.object({
+    type: z.literal('session.status_idle'),
+    stop_reason: StopReason,
+    stop_details: z.null().default(null),
+  }),
+  // Paddock addition: which attempt failed and when the next one starts.
+  z.object({
+    type: z.literal('session.status_rescheduled'),
+    attempt: z.number().int().positive().optional(),
+    retry_in_ms: z.number().int().nonnegative().optional(),
+  }),
+  z.object({ type: z.literal('session.status_terminated') }),
+  z.object({ type: z.literal('session.error'), error: SessionErrorObject }),
+  // Paddock addition: `model` names what was asked (a Claude id, or the offline demo brain).
+  z.object({ type: z.literal('span.model_request_start'), model: z.string().optional() }),
+  z.object({
+    type: z.literal('span.model_request_end'),
+    model_request_start_id: z.string().min(1),
+    is_error: z.boolean().nullable(),
+    model_usage: ModelUsage,
+    // Paddock additions: measured latencies and Claude's own stop reason.
+    ttft_ms: z.number().nonnegative().nullish(),
+    duration_ms: z.number().nonnegative().optional(),
+    model_stop_reason: z.string().nullish(),
+  }),
+  // Paddock's own: hand lifecycle.
+  z.object({ type: z.literal('hand.provisioned'), hand: z.string().min(1), kind: z.string().min(1) }),
+  z.object({ type: z.literal('hand.released'), hand: z.string().min(1) }),
+  z.object({ type: z.literal('hand.lost'), hand: z.string().min(1), reason: z.string() }),
+]);
+export type NewEvent = z.infer<typeof NewEvent>;
+export type NewEventInput = z.input<typeof NewEvent>;
+export type EventType = NewEvent['type'];
+export type NewEventOf<T extends EventType> = Extract<NewEvent, { type: T }>;
+
+export const EVENT_TYPES: EventType[] = NewEvent.options.map((o) => o.shape.type.value);
+export const EventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);
+
+/** Fields every stored event carries in addition to its payload. */
+export const StoredFields = z.object({
+  id: z.string().regex(/^sevt_/, 'must start with sevt_'),
+  session_id: z.string().regex(/^sesn_/, 'must start with sesn_'),
+  seq: z.number().int().positive(),
+  processed_at: z.iso.datetime(),
+});
+export type StoredFields = z.infer<typeof StoredFields>;
+export type StoredEvent = NewEvent & StoredFields;
+export type StoredEventOf<T extends EventType> = NewEventOf<T> & StoredFields;
+
+export function parseNewEvent(input: unknown): NewEvent {
+  return NewEvent.parse(input);
+}
+
+export function parseStoredEvent(input: unknown): StoredEvent {
+  const fields = StoredFields.parse(input);
+  const payload = NewEvent.parse(input);
+  return { ...payload, ...fields };
+}
+
+/** Events a user (or a program acting for one) may send into a session. */
+export const USER_EVENT_TYPES = ['user.message', 'user.interrupt', 'user.tool_confirmation', 'user.tool_result', 'user.custom_tool_result'] as const;
+export type UserEventType = (typeof USER_EVENT_TYPES)[number];
+
+/** A short, human label of where a zod error points: `content.0.text: expected string`. */
+export function describeZodError(err: z.ZodError): string {
+  return err.issues
+    .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`)
+    .join('; ');
+}
+
+// ── live deltas: streamed to subscribers, never stored ──────────────────────
+export type LiveDelta =
+  | { kind: 'text'; session_id: string; model_request_start_id: string; index: number; text: string }
+  | { kind: 'thinking'; session_id: string; model_request_start_id: string; index: number; text: string }
+  | { kind: 'tool_input'; session_id: string; model_request_start_id: string; index: number; name: string; partial_json: string };

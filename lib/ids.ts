@@ -1,0 +1,15 @@
+import { monotonicFactory } from 'ulid';
+
+const ulid = monotonicFactory();
+
+export type IdPrefix = 'sesn' | 'sevt';
+
+/** Sortable, prefixed ids in the Managed Agents style (`sesn_01J…`, `sevt_01J…`). */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${ulid()}`;
+}
+
+export const ID_PATTERN = {
+  session: /^sesn_[0-9A-HJKMNP-TV-Z]{26}$/,
+  event: /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/,
+} as const;

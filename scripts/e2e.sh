@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Browser tests: Debian's Chromium against `next start` and the fake Messages API.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NEXT_TELEMETRY_DISABLED=1
+bash scripts/ensure-chromium.sh
+[ -d .next ] || npx next build
+export E2E_DATA_DIR="$(mktemp -d /tmp/paddock-e2e.XXXXXX)"
+trap 'rm -rf "$E2E_DATA_DIR"' EXIT
+npx playwright test "$@"

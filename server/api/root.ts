@@ -1,0 +1,12 @@
+import 'server-only';
+import { eventsRouter } from '~/server/api/routers/events';
+import { sessionsRouter } from '~/server/api/routers/sessions';
+import { createCallerFactory, createTRPCRouter } from '~/server/api/trpc';
+
+export const appRouter = createTRPCRouter({
+  sessions: sessionsRouter,
+  events: eventsRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);

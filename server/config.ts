@@ -1,0 +1,43 @@
+import 'server-only';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The environment, validated once at start. A bad value stops the server with a message naming
+ * the variable, instead of failing later in some request.
+ */
+const Env = z.object({
+  PADDOCK_DATA_DIR: z.string().min(1).default('./.paddock'),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_AUTH_TOKEN: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.url().optional(),
+  /** The SDK's current Sonnet; never a deprecated id. */
+  PADDOCK_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
+  PADDOCK_MAX_TOKENS: z.coerce.number().int().positive().default(8192),
+  PADDOCK_MODEL_RETRIES: z.coerce.number().int().min(0).max(20).default(4),
+  PADDOCK_RETRY_BASE_MS: z.coerce.number().int().min(0).default(500),
+  PADDOCK_LEASE_TTL_MS: z.coerce.number().int().min(200).default(15_000),
+  PADDOCK_SWEEP_MS: z.coerce.number().int().min(50).default(2_000),
+  PADDOCK_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof Env> & {
+  dataDir: string;
+  /** 'anthropic' when a key (or an Anthropic-compatible base URL) is configured, else the demo brain. */
+  brain: 'anthropic' | 'demo';
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable means unset (`ANTHROPIC_API_KEY= npm start` runs the demo brain).
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = Env.safeParse(present);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid environment: ${issues}`);
+  }
+  const c = parsed.data;
+  const hasKey = Boolean(c.ANTHROPIC_API_KEY ?? c.ANTHROPIC_AUTH_TOKEN);
+  // A local Anthropic-compatible server (Ollama, llama.cpp) needs a base URL but no real key.
+  const brain = hasKey || c.ANTHROPIC_BASE_URL ? 'anthropic' : 'demo';
+  return { ...c, dataDir: path.resolve(c.PADDOCK_DATA_DIR), brain };
+}

@@ -1,0 +1,122 @@
+import 'server-only';
+import { z } from 'zod';
+import { type ExecuteContext, type Hand, type ToolSpec, ToolError } from '~/lib/hand';
+import { BRAIN_TOOLS } from '~/lib/tools';
+import { describeZodError } from '~/lib/events';
+import { globToRegExp } from '~/server/hands/glob';
+
+/**
+ * An in-process hand over an in-memory file tree. It has no shell: it exists so a session can
+ * work (and tests can run) before any real hand is provisioned. It holds no credentials and
+ * can reach nothing outside its own map.
+ */
+const Path = z.string().min(1).max(4096);
+const Inputs = {
+  read: z.object({ path: Path, start_line: z.number().int().positive().optional(), end_line: z.number().int().positive().optional() }),
+  write: z.object({ path: Path, content: z.string() }),
+  edit: z.object({ path: Path, old_text: z.string().min(1), new_text: z.string() }),
+  glob: z.object({ pattern: z.string().min(1) }),
+  grep: z.object({ pattern: z.string().min(1), path: z.string().optional() }),
+};
+
+function normalise(p: string): string {
+  const parts: string[] = [];
+  for (const seg of p.replace(/^\.?\//, '').split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') {
+      if (parts.length === 0) throw new ToolError(`path ${p} is outside the workspace`);
+      parts.pop();
+      continue;
+    }
+    parts.push(seg);
+  }
+  if (parts.length === 0) throw new ToolError(`path ${p} names the workspace root, not a file`);
+  return parts.join('/');
+}
+
+function parse<T>(schema: z.ZodType<T>, tool: string, input: unknown): T {
+  const r = schema.safeParse(input);
+  if (!r.success) throw new ToolError(`${tool}: invalid input: ${describeZodError(r.error)}`);
+  return r.data;
+}
+
+export class MemoryHand implements Hand {
+  readonly kind = 'memory' as const;
+  private readonly files = new Map<string, string>();
+
+  constructor(readonly id: string) {}
+
+  tools(): Promise<ToolSpec[]> {
+    return Promise.resolve(BRAIN_TOOLS.filter((t) => t.name !== 'bash'));
+  }
+
+  execute(name: string, input: unknown, _ctx?: ExecuteContext): Promise<string> {
+    try {
+      return Promise.resolve(this.run(name, input));
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  private run(name: string, input: unknown): string {
+    switch (name) {
+      case 'read': {
+        const { path, start_line, end_line } = parse(Inputs.read, name, input);
+        const text = this.files.get(normalise(path));
+        if (text === undefined) throw new ToolError(`read: no such file: ${path}`);
+        if (start_line === undefined && end_line === undefined) return text;
+        const lines = text.split('\n');
+        return lines.slice((start_line ?? 1) - 1, end_line ?? lines.length).join('\n');
+      }
+      case 'write': {
+        const { path, content } = parse(Inputs.write, name, input);
+        this.files.set(normalise(path), content);
+        return `wrote ${Buffer.byteLength(content)} bytes to ${normalise(path)}`;
+      }
+      case 'edit': {
+        const { path, old_text, new_text } = parse(Inputs.edit, name, input);
+        const key = normalise(path);
+        const text = this.files.get(key);
+        if (text === undefined) throw new ToolError(`edit: no such file: ${path}`);
+        const first = text.indexOf(old_text);
+        if (first < 0) throw new ToolError(`edit: old_text not found in ${path}`);
+        if (text.indexOf(old_text, first + 1) >= 0) throw new ToolError(`edit: old_text occurs more than once in ${path}; include more context`);
+        this.files.set(key, text.slice(0, first) + new_text + text.slice(first + old_text.length));
+        return `edited ${key}`;
+      }
+      case 'glob': {
+        const { pattern } = parse(Inputs.glob, name, input);
+        const re = globToRegExp(pattern);
+        const hits = [...this.files.keys()].filter((k) => re.test(k)).sort();
+        return hits.length > 0 ? hits.join('\n') : `no files match ${pattern}`;
+      }
+      case 'grep': {
+        const { pattern, path } = parse(Inputs.grep, name, input);
+        let re: RegExp;
+        try {
+          re = new RegExp(pattern);
+        } catch (e) {
+          throw new ToolError(`grep: invalid pattern: ${(e as Error).message}`);
+        }
+        const scope = path ? normalise(path) : '';
+        const out: string[] = [];
+        for (const [file, text] of [...this.files.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+          if (scope && file !== scope && !file.startsWith(`${scope}/`)) continue;
+          text.split('\n').forEach((line, i) => {
+            if (re.test(line)) out.push(`${file}:${i + 1}: ${line}`);
+          });
+        }
+        return out.length > 0 ? out.join('\n') : `no matches for ${pattern}`;
+      }
+      case 'bash':
+        throw new ToolError(`bash: hand ${this.id} is an in-memory hand without a shell`);
+      default:
+        throw new ToolError(`unknown tool ${name}`);
+    }
+  }
+
+  close(): Promise<void> {
+    this.files.clear();
+    return Promise.resolve();
+  }
+}

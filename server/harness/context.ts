@@ -1,0 +1,127 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { StoredEvent } from '~/lib/events';
+import type { ToolSpec } from '~/lib/hand';
+
+type MessageParam = Anthropic.Messages.MessageParam;
+type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
+type ToolResultBlockParam = Anthropic.Messages.ToolResultBlockParam;
+
+export interface ContextPolicy {
+  model: string;
+  maxTokens: number;
+  system: string;
+  tools: readonly ToolSpec[];
+}
+
+export type ModelRequest = Anthropic.Messages.MessageCreateParamsNonStreaming;
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+/**
+ * Builds the Messages API request from the log. Pure and deterministic: the same events give
+ * byte-identical requests, and appending events only appends to `messages`, so the prefix
+ * (tools, then system, then history) stays stable and prompt caching keeps hitting.
+ */
+export function buildContext(events: readonly StoredEvent[], policy: ContextPolicy): ModelRequest {
+  const modelToolIds = new Map<string, string>();
+  const messages: MessageParam[] = [];
+
+  const push = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
+    if (blocks.length === 0) return;
+    const last = messages[messages.length - 1];
+    if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
+    else messages.push({ role, content: [...blocks] });
+  };
+
+  for (const e of events) {
+    switch (e.type) {
+      case 'user.message':
+        push(
+          'user',
+          e.content.flatMap((b): ContentBlockParam[] => {
+            switch (b.type) {
+              case 'text':
+                return b.text.length > 0 ? [{ type: 'text', text: b.text }] : [];
+              case 'image':
+                return [{ type: 'image', source: b.source.type === 'base64' ? { ...b.source, media_type: b.source.media_type as 'image/png' } : b.source }];
+              case 'document':
+                return [{ type: 'document', source: b.source, ...(b.title ? { title: b.title } : {}) } as ContentBlockParam];
+              case 'redacted':
+                return [];
+            }
+          }),
+        );
+        break;
+      case 'agent.thinking':
+        push('assistant', (e.content ?? []).map((b) => ({ type: 'thinking', thinking: b.thinking, signature: b.signature })));
+        break;
+      case 'agent.message':
+        push(
+          'assistant',
+          e.content.flatMap((b): ContentBlockParam[] => (b.type === 'text' && b.text.length > 0 ? [{ type: 'text', text: b.text }] : [])),
+        );
+        break;
+      case 'agent.tool_use':
+        modelToolIds.set(e.id, e.model_tool_use_id);
+        push('assistant', [{ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input }]);
+        break;
+      case 'agent.tool_result':
+      case 'user.tool_result': {
+        const id = modelToolIds.get(e.tool_use_id);
+        if (!id) break; // a result for a call this history never made: nothing to attach it to
+        const block: ToolResultBlockParam = {
+          type: 'tool_result',
+          tool_use_id: id,
+          content: (e.content ?? []).map((c) => c as Exclude<ToolResultBlockParam['content'], string | undefined>[number]),
+          ...(e.is_error ? { is_error: true } : {}),
+        };
+        push('user', [block]);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // The API wants a user turn's tool_result blocks before any other content in it.
+  for (const m of messages) {
+    if (m.role === 'user' && Array.isArray(m.content)) {
+      m.content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'));
+    }
+  }
+  markLastUserBlock(messages);
+
+  const tools = policy.tools.map((t, i) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: t.input_schema,
+    ...(i === policy.tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
+  })) as Anthropic.Messages.Tool[];
+
+  return {
+    model: policy.model,
+    max_tokens: policy.maxTokens,
+    system: [{ type: 'text', text: policy.system, cache_control: EPHEMERAL }],
+    tools,
+    messages,
+  };
+}
+
+/** Cache breakpoint on the newest user content: the next turn reads everything before it. */
+function markLastUserBlock(messages: MessageParam[]): void {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'user' || !Array.isArray(m.content) || m.content.length === 0) continue;
+    const lastIdx = m.content.length - 1;
+    const block = m.content[lastIdx]!;
+    if (block.type === 'text' || block.type === 'tool_result' || block.type === 'image' || block.type === 'document') {
+      m.content[lastIdx] = { ...block, cache_control: EPHEMERAL };
+    }
+    return;
+  }
+}
+
+export const SYSTEM_PROMPT = `You are an agent running inside Paddock, a platform for long-running work.
+Your session is a durable event log: you may be paused, moved to another server or resumed after a crash, and nothing you did is lost.
+You act through tools that run in a "hand" (an execution environment with a workspace folder). Hands are disposable: if one is lost, a tool call returns an error and a fresh hand is provided on the next call.
+Work step by step, check results, and say clearly when you are done.`;

@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely';
+import { type Migration, type MigrationResult, Migrator } from 'kysely/migration';
+
+/**
+ * Schema migrations, kept in code (nothing to ship or locate on disk) and written with Kysely's
+ * schema builder only, so the PostgreSQL store can run the very same list. Append new entries;
+ * never edit one that has shipped. Names sort in the order they must run.
+ */
+export const migrations: Readonly<Record<string, Migration>> = {
+  '0001_sessions_events_idempotency': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('title', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('last_seq', 'integer', (c) => c.notNull())
+        .addColumn('last_event_type', 'text')
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_epoch', 'integer', (c) => c.notNull())
+        // Epoch milliseconds overflow a 32-bit PostgreSQL integer.
+        .addColumn('lease_expires_at', 'bigint')
+        .execute();
+      // listSessions pages newest-first by (updated_at, id).
+      await db.schema.createIndex('sessions_updated_at_id').on('sessions').columns(['updated_at', 'id']).execute();
+
+      await db.schema
+        .createTable('events')
+        .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id').onDelete('cascade'))
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('processed_at', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        // The primary key is what makes a duplicate seq impossible, whatever a writer does.
+        .addPrimaryKeyConstraint('events_pk', ['session_id', 'seq'])
+        .execute();
+
+      await db.schema
+        .createTable('idempotency')
+        .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id').onDelete('cascade'))
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('first_seq', 'integer', (c) => c.notNull())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_pk', ['session_id', 'key'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('idempotency').execute();
+      await db.schema.dropTable('events').execute();
+      await db.schema.dropTable('sessions').execute();
+    },
+  },
+};
+
+/**
+ * Brings the database to the latest schema; a no-op when it is already there. Returns the
+ * migrations that ran. Throws the first failure (Kysely runs each migration in a transaction).
+ */
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<MigrationResult[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
+  return results ?? [];
+}

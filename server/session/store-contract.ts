@@ -1,0 +1,382 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
+import type { NewEvent, StoredEvent } from '~/lib/events';
+import type { SessionStore } from '~/server/session/store';
+
+/**
+ * The behaviour every SessionStore must have, as one vitest suite. Each backend's test file calls
+ * this with a factory for a fresh, empty store; the suite closes it after each test.
+ */
+
+const msg = (text: string): NewEvent => ({ type: 'user.message', content: [{ type: 'text', text }] });
+const reply = (text: string): NewEvent => ({ type: 'agent.message', content: [{ type: 'text', text }] });
+const running: NewEvent = { type: 'session.status_running' };
+const idle: NewEvent = { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null };
+const rescheduled: NewEvent = { type: 'session.status_rescheduled', attempt: 1, retry_in_ms: 10 };
+const terminated: NewEvent = { type: 'session.status_terminated' };
+/** A user.message whose content is a string: the kind of thing a buggy client sends. */
+const malformed = { type: 'user.message', content: 'hello' } as unknown as NewEvent;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const seqs = (events: readonly StoredEvent[]) => events.map((e) => e.seq);
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+export function runStoreContract(name: string, makeStore: () => Promise<SessionStore>): void {
+  describe(`session store contract: ${name}`, () => {
+    let store: SessionStore;
+
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    describe('sessions', () => {
+      it('creates a session with defaults and gets it back', async () => {
+        const s = await store.createSession({});
+        expect(s.id).toMatch(/^sesn_/);
+        expect(s).toMatchObject({ title: 'New session', status: 'idle', last_seq: 0, metadata: {} });
+        expect(await store.getSession(s.id)).toEqual(s);
+
+        const named = await store.createSession({ title: 'Refactor', metadata: { repo: 'paddock' } });
+        expect(await store.getSession(named.id)).toMatchObject({ title: 'Refactor', metadata: { repo: 'paddock' } });
+      });
+
+      it('returns null for an unknown session', async () => {
+        expect(await store.getSession('sesn_01J00000000000000000000000')).toBeNull();
+      });
+
+      it('lists sessions newest updated first and pages through them with a cursor', async () => {
+        const created = [];
+        for (let i = 0; i < 5; i++) created.push(await store.createSession({ title: `s${i}` }));
+        const oldest = created[0]!;
+        await sleep(5);
+        // Activity makes the oldest session the most recently updated one.
+        await store.emitEvent(oldest.id, msg('bump'));
+        const expected = [oldest.id, ...created.slice(1).reverse().map((s) => s.id)];
+
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const page = await store.listSessions({ limit: 2, cursor });
+          seen.push(...page.data.map((s) => s.id));
+          cursor = page.next_cursor;
+          pages++;
+        } while (cursor !== null && pages < 10);
+        expect(seen).toEqual(expected);
+        expect(pages).toBe(3);
+
+        const all = await store.listSessions({});
+        expect(all.data.map((s) => s.id)).toEqual(expected);
+        expect(all.next_cursor).toBeNull();
+      });
+
+      it('rejects a cursor it did not issue', async () => {
+        await expect(store.listSessions({ cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidInputError);
+      });
+
+      it('keeps status, last_seq and updated_at of the session row in step with the log', async () => {
+        const s = await store.createSession({});
+        await store.emitEvent(s.id, msg('go'));
+        expect(await store.getSession(s.id)).toMatchObject({ status: 'idle', last_seq: 1 });
+        await store.emitEvent(s.id, running);
+        expect(await store.getSession(s.id)).toMatchObject({ status: 'running', last_seq: 2 });
+        await store.emitEvent(s.id, reply('working'));
+        expect(await store.getSession(s.id)).toMatchObject({ status: 'running', last_seq: 3 });
+        await store.emitEvent(s.id, rescheduled);
+        expect(await store.getSession(s.id)).toMatchObject({ status: 'rescheduling', last_seq: 4 });
+        await store.emitEvents(s.id, [running, reply('done'), idle]);
+        expect(await store.getSession(s.id)).toMatchObject({ status: 'idle', last_seq: 7 });
+        const last = await store.emitEvent(s.id, terminated);
+        const after = await store.getSession(s.id);
+        expect(after).toMatchObject({ status: 'terminated', last_seq: 8, updated_at: last.processed_at });
+      });
+    });
+
+    describe('appending', () => {
+      it('stores an event with id, seq, session_id and processed_at, and reads it back equal', async () => {
+        const s = await store.createSession({});
+        const e = await store.emitEvent(s.id, msg('hi'));
+        expect(e).toMatchObject({ type: 'user.message', seq: 1, session_id: s.id, content: [{ type: 'text', text: 'hi' }] });
+        expect(e.id).toMatch(/^sevt_/);
+        expect(new Date(e.processed_at).toISOString()).toBe(e.processed_at);
+        expect(await store.getEvents(s.id)).toEqual([e]);
+      });
+
+      it('assigns contiguous seqs 1..50 to 50 concurrent emitters, without duplicates', async () => {
+        const s = await store.createSession({});
+        const stored = await Promise.all(range(1, 50).map((i) => store.emitEvent(s.id, msg(`m${i}`))));
+        expect(seqs(stored).sort((a, b) => a - b)).toEqual(range(1, 50));
+        expect(new Set(stored.map((e) => e.id)).size).toBe(50);
+        expect(seqs(await store.getEvents(s.id))).toEqual(range(1, 50));
+        expect((await store.getSession(s.id))?.last_seq).toBe(50);
+      });
+
+      it('gives a batch contiguous seqs even when single emits race with it', async () => {
+        const s = await store.createSession({});
+        const [a, batch, b] = await Promise.all([
+          store.emitEvent(s.id, msg('a')),
+          store.emitEvents(s.id, [running, reply('x'), reply('y'), idle]),
+          store.emitEvent(s.id, msg('b')),
+        ]);
+        const batchSeqs = seqs(batch);
+        expect(batchSeqs).toEqual(range(batchSeqs[0]!, batchSeqs[0]! + 3));
+        expect([a.seq, b.seq, ...batchSeqs].sort((x, y) => x - y)).toEqual(range(1, 6));
+        expect(batch.map((e) => e.type)).toEqual(['session.status_running', 'agent.message', 'agent.message', 'session.status_idle']);
+      });
+
+      it('writes nothing from a batch that holds one invalid event', async () => {
+        const s = await store.createSession({});
+        await expect(store.emitEvents(s.id, [msg('ok'), malformed, msg('ok too')])).rejects.toBeInstanceOf(InvalidInputError);
+        expect(await store.getEvents(s.id)).toEqual([]);
+        expect(await store.getSession(s.id)).toMatchObject({ last_seq: 0, status: 'idle' });
+      });
+
+      it('rejects a malformed event with an InvalidInputError naming the field, and writes nothing', async () => {
+        const s = await store.createSession({});
+        const err: unknown = await store.emitEvent(s.id, malformed).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(InvalidInputError);
+        expect((err as Error).message).toMatch(/content/);
+        const unknownType = { type: 'user.shout', text: 'HI' } as unknown as NewEvent;
+        await expect(store.emitEvent(s.id, unknownType)).rejects.toBeInstanceOf(InvalidInputError);
+        expect(await store.getEvents(s.id)).toEqual([]);
+      });
+
+      it('rejects an append to an unknown session with NotFoundError', async () => {
+        await expect(store.emitEvent('sesn_01J00000000000000000000000', msg('x'))).rejects.toBeInstanceOf(NotFoundError);
+      });
+
+      it('returns the first event for a repeated idempotency key, appending nothing', async () => {
+        const s = await store.createSession({});
+        const first = await store.emitEvent(s.id, msg('once'), { idempotencyKey: 'k1' });
+        await store.emitEvent(s.id, msg('other'));
+        const again = await store.emitEvent(s.id, msg('once'), { idempotencyKey: 'k1' });
+        expect(again).toEqual(first);
+        expect(seqs(await store.getEvents(s.id))).toEqual([1, 2]);
+        // Keys are per session.
+        const t = await store.createSession({});
+        expect((await store.emitEvent(t.id, msg('once'), { idempotencyKey: 'k1' })).seq).toBe(1);
+      });
+
+      it('returns the whole first batch for a repeated idempotency key, appending nothing', async () => {
+        const s = await store.createSession({});
+        const first = await store.emitEvents(s.id, [msg('a'), msg('b'), msg('c')], { idempotencyKey: 'batch' });
+        const [a, b] = await Promise.all([
+          store.emitEvents(s.id, [msg('a'), msg('b'), msg('c')], { idempotencyKey: 'batch' }),
+          store.emitEvents(s.id, [msg('a'), msg('b'), msg('c')], { idempotencyKey: 'batch' }),
+        ]);
+        expect(a).toEqual(first);
+        expect(b).toEqual(first);
+        expect(seqs(await store.getEvents(s.id))).toEqual([1, 2, 3]);
+        // A single emit with the batch's key answers with the batch's first event.
+        expect(await store.emitEvent(s.id, msg('a'), { idempotencyKey: 'batch' })).toEqual(first[0]);
+      });
+
+      it('accepts an append whose expectLastSeq matches and rejects a stale one with SeqConflictError', async () => {
+        const s = await store.createSession({});
+        await store.emitEvent(s.id, msg('1'), { expectLastSeq: 0 });
+        await store.emitEvent(s.id, msg('2'), { expectLastSeq: 1 });
+        const err: unknown = await store.emitEvent(s.id, msg('late'), { expectLastSeq: 1 }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(SeqConflictError);
+        expect(err).toMatchObject({ expected: 1, actual: 2 });
+        expect(seqs(await store.getEvents(s.id))).toEqual([1, 2]);
+      });
+    });
+
+    describe('fencing', () => {
+      it('accepts appends fenced by the current lease holder', async () => {
+        const s = await store.createSession({});
+        const fence = await store.acquireLease(s.id, 'harness-a', 10_000);
+        expect(fence).not.toBeNull();
+        const e = await store.emitEvent(s.id, running, { fence: fence! });
+        expect(e.seq).toBe(1);
+      });
+
+      it('rejects a stale fence with StaleFenceError once another owner acquired, writing nothing', async () => {
+        const s = await store.createSession({});
+        const a = (await store.acquireLease(s.id, 'harness-a', 10_000))!;
+        await store.emitEvent(s.id, running, { fence: a });
+        await store.releaseLease(a);
+        const b = (await store.acquireLease(s.id, 'harness-b', 10_000))!;
+        expect(b.epoch).toBeGreaterThan(a.epoch);
+
+        const err: unknown = await store.emitEvent(s.id, reply('zombie'), { fence: a }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(StaleFenceError);
+        await expect(store.emitEvents(s.id, [reply('x'), idle], { fence: a })).rejects.toBeInstanceOf(StaleFenceError);
+        expect(seqs(await store.getEvents(s.id))).toEqual([1]);
+
+        expect((await store.emitEvent(s.id, reply('live'), { fence: b })).seq).toBe(2);
+      });
+
+      it('accepts the fence of an expired lease nobody took over, and rejects it after a takeover', async () => {
+        const s = await store.createSession({});
+        const a = (await store.acquireLease(s.id, 'harness-a', 30))!;
+        await sleep(60);
+        expect((await store.emitEvent(s.id, running, { fence: a })).seq).toBe(1);
+        const b = (await store.acquireLease(s.id, 'harness-b', 10_000))!;
+        await expect(store.emitEvent(s.id, reply('zombie'), { fence: a })).rejects.toBeInstanceOf(StaleFenceError);
+        expect((await store.emitEvent(s.id, reply('ok'), { fence: b })).seq).toBe(2);
+      });
+    });
+
+    describe('reading slices', () => {
+      let id: string;
+      beforeEach(async () => {
+        id = (await store.createSession({})).id;
+        // seq:  1 user.message, 2 running, 3 agent.message, 4 agent.message, 5 idle, 6 user.message
+        await store.emitEvents(id, [msg('q'), running, reply('a'), reply('b'), idle, msg('q2')]);
+      });
+
+      it('returns the whole log in seq order by default', async () => {
+        expect(seqs(await store.getEvents(id))).toEqual(range(1, 6));
+      });
+
+      it('slices by from/to, inclusive', async () => {
+        expect(seqs(await store.getEvents(id, { from: 2, to: 4 }))).toEqual([2, 3, 4]);
+        expect(seqs(await store.getEvents(id, { from: 5 }))).toEqual([5, 6]);
+        expect(seqs(await store.getEvents(id, { to: 2 }))).toEqual([1, 2]);
+        expect(await store.getEvents(id, { from: 7 })).toEqual([]);
+      });
+
+      it('counts a negative from back from the end of the log', async () => {
+        expect(seqs(await store.getEvents(id, { from: -1 }))).toEqual([6]);
+        expect(seqs(await store.getEvents(id, { from: -3 }))).toEqual([4, 5, 6]);
+        expect(seqs(await store.getEvents(id, { from: -100 }))).toEqual(range(1, 6));
+      });
+
+      it('filters by type and limits the count', async () => {
+        const messages = await store.getEvents(id, { types: ['agent.message'] });
+        expect(seqs(messages)).toEqual([3, 4]);
+        expect(messages.every((e) => e.type === 'agent.message')).toBe(true);
+        expect(seqs(await store.getEvents(id, { types: ['user.message', 'session.status_idle'] }))).toEqual([1, 5, 6]);
+        expect(seqs(await store.getEvents(id, { limit: 2 }))).toEqual([1, 2]);
+        expect(seqs(await store.getEvents(id, { from: -4, types: ['agent.message', 'user.message'], limit: 2 }))).toEqual([3, 4]);
+      });
+
+      it('rejects a slice of an unknown session with NotFoundError', async () => {
+        await expect(store.getEvents('sesn_01J00000000000000000000000')).rejects.toBeInstanceOf(NotFoundError);
+        await expect(store.getEvents('sesn_01J00000000000000000000000', { from: -1 })).rejects.toBeInstanceOf(NotFoundError);
+      });
+    });
+
+    describe('following', () => {
+      it('catches up, then follows live across a concurrent burst of 200 events with no gap or duplicate', async () => {
+        const s = await store.createSession({});
+        await store.emitEvents(s.id, range(1, 20).map((i) => msg(`before ${i}`)));
+        const total = 220;
+        const ac = new AbortController();
+        const seen: number[] = [];
+        const following = (async () => {
+          for await (const e of store.follow(s.id, 0, ac.signal)) {
+            seen.push(e.seq);
+            if (seen.length >= total) ac.abort();
+          }
+        })();
+        // Four waves of 50 concurrent emitters (one wave as batches), with pauses so the follower
+        // is caught both mid-read and asleep.
+        for (let wave = 0; wave < 4; wave++) {
+          if (wave === 2) {
+            await Promise.all(range(1, 10).map((i) => store.emitEvents(s.id, range(1, 5).map((j) => reply(`w${wave} ${i}.${j}`)))));
+          } else {
+            await Promise.all(range(1, 50).map((i) => store.emitEvent(s.id, reply(`w${wave} ${i}`))));
+          }
+          await sleep(wave * 5);
+        }
+        await following;
+        expect(seen).toEqual(range(1, total));
+      });
+
+      it('starts after the given seq', async () => {
+        const s = await store.createSession({});
+        await store.emitEvents(s.id, [msg('1'), msg('2'), msg('3')]);
+        const ac = new AbortController();
+        const seen: number[] = [];
+        for await (const e of store.follow(s.id, 2, ac.signal)) {
+          seen.push(e.seq);
+          ac.abort();
+        }
+        expect(seen).toEqual([3]);
+      });
+
+      it('ends cleanly, without throwing, when its signal aborts', async () => {
+        const s = await store.createSession({});
+        await store.emitEvent(s.id, msg('hi'));
+        const ac = new AbortController();
+        const seen: number[] = [];
+        const following = (async () => {
+          for await (const e of store.follow(s.id, 0, ac.signal)) seen.push(e.seq);
+        })();
+        await sleep(30);
+        ac.abort();
+        await expect(following).resolves.toBeUndefined();
+        expect(seen).toEqual([1]);
+
+        // An already-aborted signal yields nothing.
+        const none: StoredEvent[] = [];
+        for await (const e of store.follow(s.id, 0, AbortSignal.abort())) none.push(e);
+        expect(none).toEqual([]);
+      });
+    });
+
+    describe('leases', () => {
+      it('gives a second owner null while the lease is held', async () => {
+        const s = await store.createSession({});
+        const a = await store.acquireLease(s.id, 'harness-a', 10_000);
+        expect(a).toMatchObject({ sessionId: s.id, owner: 'harness-a' });
+        expect(await store.acquireLease(s.id, 'harness-b', 10_000)).toBeNull();
+      });
+
+      it('lets another owner take an expired lease with a higher epoch, after which renew fails', async () => {
+        const s = await store.createSession({});
+        const a = (await store.acquireLease(s.id, 'harness-a', 50))!;
+        expect(await store.renewLease(a, 50)).toBe(true);
+        await sleep(80);
+        const b = (await store.acquireLease(s.id, 'harness-b', 10_000))!;
+        expect(b).toMatchObject({ owner: 'harness-b' });
+        expect(b.epoch).toBeGreaterThan(a.epoch);
+        expect(await store.renewLease(a, 10_000)).toBe(false);
+        expect(await store.renewLease(b, 10_000)).toBe(true);
+      });
+
+      it('lets another owner acquire after a release, and ignores a release by a stale fence', async () => {
+        const s = await store.createSession({});
+        const a = (await store.acquireLease(s.id, 'harness-a', 10_000))!;
+        await store.releaseLease(a);
+        const b = (await store.acquireLease(s.id, 'harness-b', 10_000))!;
+        expect(b.epoch).toBe(a.epoch + 1);
+        await store.releaseLease(a);
+        expect(await store.acquireLease(s.id, 'harness-c', 10_000)).toBeNull();
+      });
+
+      it('lists sessions needing work: log ends in something to act on and the lease is free', async () => {
+        const waiting = await store.createSession({ title: 'waiting' });
+        await store.emitEvent(waiting.id, msg('please'));
+        const ended = await store.createSession({ title: 'ended idle' });
+        await store.emitEvents(ended.id, [msg('q'), running, reply('a'), idle]);
+        const leased = await store.createSession({ title: 'leased' });
+        await store.emitEvent(leased.id, msg('please'));
+        await store.acquireLease(leased.id, 'harness-a', 10_000);
+        await store.createSession({ title: 'empty' });
+        const dead = await store.createSession({ title: 'terminated' });
+        await store.emitEvents(dead.id, [msg('q'), terminated]);
+        const interrupted = await store.createSession({ title: 'mid-turn' });
+        await sleep(5);
+        await store.emitEvents(interrupted.id, [msg('q'), running, reply('partial')]);
+
+        expect(await store.sessionsNeedingWork(10)).toEqual([waiting.id, interrupted.id]);
+        expect(await store.sessionsNeedingWork(1)).toEqual([waiting.id]);
+      });
+
+      it('lists a session again once its lease expires', async () => {
+        const s = await store.createSession({});
+        await store.emitEvent(s.id, msg('please'));
+        await store.acquireLease(s.id, 'harness-a', 30);
+        expect(await store.sessionsNeedingWork(10)).toEqual([]);
+        await sleep(60);
+        expect(await store.sessionsNeedingWork(10)).toEqual([s.id]);
+      });
+    });
+  });
+}

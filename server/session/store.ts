@@ -1,0 +1,77 @@
+import type { NewEvent, StoredEvent } from '~/lib/events';
+
+/** A session's row: metadata plus what the list view needs without reading the log. */
+export interface Session {
+  id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  /** Derived from the last status event: `idle` until the harness starts work. */
+  status: SessionStatus;
+  last_seq: number;
+  metadata: Record<string, string>;
+}
+
+export type SessionStatus = 'idle' | 'running' | 'rescheduling' | 'terminated';
+
+export interface SessionInit {
+  title?: string;
+  metadata?: Record<string, string>;
+}
+
+export interface ListQuery {
+  limit?: number;
+  /** Opaque cursor from a previous page's `next_cursor`. */
+  cursor?: string | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface EventSlice {
+  /** First seq (inclusive). Negative counts from the end: -1 is the last event. */
+  from?: number;
+  /** Last seq (inclusive). */
+  to?: number;
+  types?: readonly string[];
+  limit?: number;
+}
+
+/** Proof of holding a session's lease; every harness append carries it. */
+export interface Fence {
+  sessionId: string;
+  owner: string;
+  epoch: number;
+}
+
+export interface EmitOptions {
+  /** The same key twice returns the first stored event; nothing is appended again. */
+  idempotencyKey?: string;
+  /** Rejected with StaleFenceError when older than the session's lease epoch. */
+  fence?: Fence;
+  /** Rejected with SeqConflictError unless the log currently ends at this seq. */
+  expectLastSeq?: number;
+}
+
+export interface SessionStore {
+  createSession(init: SessionInit): Promise<Session>;
+  getSession(id: string): Promise<Session | null>;
+  listSessions(q: ListQuery): Promise<Page<Session>>;
+  getEvents(id: string, slice?: EventSlice): Promise<StoredEvent[]>;
+  emitEvent(id: string, event: NewEvent, opts?: EmitOptions): Promise<StoredEvent>;
+  /**
+   * Appends several events atomically (contiguous seqs, all or nothing). With an idempotency
+   * key the whole batch is stored once: a repeat returns the first batch.
+   */
+  emitEvents(id: string, events: readonly NewEvent[], opts?: EmitOptions): Promise<StoredEvent[]>;
+  /** Events after `afterSeq`, then live ones, in order, without gap or duplicate, until aborted. */
+  follow(id: string, afterSeq: number, signal: AbortSignal): AsyncIterable<StoredEvent>;
+  acquireLease(id: string, owner: string, ttlMs: number): Promise<Fence | null>;
+  renewLease(fence: Fence, ttlMs: number): Promise<boolean>;
+  releaseLease(fence: Fence): Promise<void>;
+  /** Sessions whose log ends in something the harness must act on and whose lease is free. */
+  sessionsNeedingWork(limit: number): Promise<string[]>;
+  close(): Promise<void>;
+}

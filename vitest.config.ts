@@ -1,0 +1,22 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const root = fileURLToPath(new URL('./', import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^~\//, replacement: `${root}` },
+      // `server-only` throws outside a React Server environment; tests are server-side code.
+      { find: /^server-only$/, replacement: `${root}test/empty-module.ts` },
+    ],
+  },
+  test: {
+    include: ['**/*.test.ts'],
+    exclude: ['node_modules/**', '.next/**', 'e2e/**'],
+    environment: 'node',
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+    pool: 'forks',
+  },
+});
