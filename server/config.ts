@@ -27,7 +27,7 @@ export type Config = z.infer<typeof Env> & {
   brain: 'anthropic' | 'demo';
 };
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
   // An empty variable means unset (`ANTHROPIC_API_KEY= npm start` runs the demo brain).
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = Env.safeParse(present);

@@ -2,14 +2,17 @@ import 'server-only';
 import type { LiveDelta, StoredEvent } from '~/lib/events';
 import type { Runtime } from '~/server/runtime';
 
-type Item = { kind: 'event'; event: StoredEvent } | { kind: 'delta'; delta: LiveDelta };
+export type FollowItem = { kind: 'event'; event: StoredEvent } | { kind: 'delta'; delta: LiveDelta };
 
 /** Merges the durable follow() with this instance's live deltas into one ordered stream. */
-export async function* followWithDeltas(rt: Pick<Runtime, 'store' | 'live'>, sessionId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<Item> {
-  const queue: Item[] = [];
+export async function* followWithDeltas(rt: Pick<Runtime, 'store' | 'live'>, sessionId: string, afterSeq: number, outer: AbortSignal): AsyncGenerator<FollowItem> {
+  // Our own signal: the consumer may stop reading (return()) without aborting the outer one.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([outer, stop.signal]);
+  const queue: FollowItem[] = [];
   let wakeUp: (() => void) | null = null;
   let failure: unknown = null;
-  const push = (item: Item) => {
+  const push = (item: FollowItem) => {
     queue.push(item);
     wakeUp?.();
   };
@@ -37,6 +40,7 @@ export async function* followWithDeltas(rt: Pick<Runtime, 'store' | 'live'>, ses
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
+    stop.abort();
     unsubscribe();
     await pump;
   }

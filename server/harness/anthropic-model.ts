@@ -88,6 +88,11 @@ function toDelta(index: number, delta: Anthropic.Messages.RawContentBlockDelta, 
 
 function classify(e: unknown, signal: AbortSignal): Error {
   if (signal.aborted || e instanceof Anthropic.APIUserAbortError) return signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError');
+  // Once a stream has begun, the API reports overload as an SSE error frame: no HTTP status.
+  if (e instanceof Anthropic.APIError && typeof e.status !== 'number') {
+    if (e.type === 'overloaded_error') return new ModelError(`model overloaded mid-stream: ${e.message}`, 'model_overloaded_error', true, null);
+    if (e.type === 'rate_limit_error') return new ModelError(`model rate limited mid-stream: ${e.message}`, 'model_rate_limited_error', true, null);
+  }
   if (e instanceof Anthropic.APIError && typeof e.status === 'number') {
     const s = e.status;
     const msg = `model request failed with HTTP ${s}: ${e.message}`;

@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TRPCError } from '@trpc/server';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FollowItem } from '~/server/api/follow';
+import { createCaller } from '~/server/api/root';
+import { loadConfig } from '~/server/config';
+import { HandRegistry } from '~/server/hands/registry';
+import { createDemoBrain } from '~/server/harness/demo-brain';
+import { Harness } from '~/server/harness/harness';
+import { LiveBus } from '~/server/harness/live-bus';
+import type { Runtime } from '~/server/runtime';
+import { openSqliteStore } from '~/server/session/sqlite-store';
+
+let dir: string;
+let rt: Runtime;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-api-'));
+  const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+  const live = new LiveBus();
+  const hands = new HandRegistry();
+  const harness = new Harness({ store, live, hands, model: createDemoBrain({ chunkDelayMs: 0 }) });
+  rt = { config: loadConfig({ PADDOCK_DATA_DIR: dir }), store, live, hands, harness };
+});
+
+afterEach(async () => {
+  await rt.harness.close();
+  await rt.store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const api = () => createCaller({ runtime: rt });
+
+async function rejection(p: Promise<unknown>): Promise<TRPCError> {
+  const e = await p.then(
+    () => null,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(TRPCError);
+  return e as TRPCError;
+}
+
+describe('tRPC API', () => {
+  it('creates, gets and lists sessions', async () => {
+    const s = await api().sessions.create({ title: 'first' });
+    expect(await api().sessions.get({ id: s.id })).toMatchObject({ id: s.id, title: 'first', status: 'idle' });
+    const list = await api().sessions.list({ limit: 10 });
+    expect(list.data.map((x) => x.id)).toEqual([s.id]);
+  });
+
+  it('rejects a malformed message with BAD_REQUEST naming the field, and writes nothing', async () => {
+    const s = await api().sessions.create({});
+    const bad = { sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 42 }] } };
+    const e = await rejection(api().events.send(bad as never));
+    expect(e.code).toBe('BAD_REQUEST');
+    expect(e.message).toContain('content');
+    expect(await rt.store.getEvents(s.id)).toHaveLength(0);
+  });
+
+  it('refuses events a user may not send (agent.message) as BAD_REQUEST', async () => {
+    const s = await api().sessions.create({});
+    const e = await rejection(api().events.send({ sessionId: s.id, event: { type: 'agent.message', content: [] } } as never));
+    expect(e.code).toBe('BAD_REQUEST');
+    expect(await rt.store.getEvents(s.id)).toHaveLength(0);
+  });
+
+  it('answers NOT_FOUND for a well-formed unknown session and BAD_REQUEST for a malformed id', async () => {
+    const unknown = 'sesn_00000000000000000000000000';
+    expect((await rejection(api().sessions.get({ id: unknown }))).code).toBe('NOT_FOUND');
+    expect((await rejection(api().events.send({ sessionId: unknown, event: { type: 'user.interrupt' } }))).code).toBe('NOT_FOUND');
+    expect((await rejection(api().events.list({ sessionId: unknown }))).code).toBe('NOT_FOUND');
+    const bad = await rejection(api().sessions.get({ id: 'nope' }));
+    expect(bad.code).toBe('BAD_REQUEST');
+    expect(bad.message).toContain('id');
+  });
+
+  it('sends a message, wakes the harness and lists the answer in slices', async () => {
+    const s = await api().sessions.create({});
+    await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'hello' }] } });
+    await rt.harness.wake(s.id);
+    const all = await api().events.list({ sessionId: s.id });
+    expect(all.at(-1)?.type).toBe('session.status_idle');
+    expect(all.find((e) => e.type === 'span.model_request_start')).toMatchObject({ model: expect.stringContaining('not Claude') as unknown });
+    const tail = await api().events.list({ sessionId: s.id, from: -2 });
+    expect(tail.map((e) => e.seq)).toEqual([all.length - 1, all.length]);
+    const onlyUser = await api().events.list({ sessionId: s.id, types: ['user.message'] });
+    expect(onlyUser).toHaveLength(1);
+  });
+
+  it('follow resumes after the last seen seq (lastEventId): no gap, no duplicate', async () => {
+    const s = await api().sessions.create({});
+    for (let i = 0; i < 5; i++) await rt.store.emitEvent(s.id, { type: 'user.interrupt' });
+    const ac = new AbortController();
+    const stream = await createCaller({ runtime: rt }, { signal: ac.signal }).events.follow({ sessionId: s.id, lastEventId: '3' });
+    const seqs: number[] = [];
+    const reading = (async () => {
+      for await (const item of stream) {
+        // Server-side, a tracked item is an [id, data] envelope; SSE sends it as `id:` + data.
+        const value = (Array.isArray(item) ? item[1] : item) as FollowItem;
+        if (value.kind === 'event') seqs.push(value.event.seq);
+        if (seqs.length === 4) break;
+      }
+    })();
+    await rt.store.emitEvent(s.id, { type: 'user.interrupt' });
+    await rt.store.emitEvent(s.id, { type: 'user.interrupt' });
+    await reading;
+    ac.abort();
+    expect(seqs).toEqual([4, 5, 6, 7]);
+  });
+});

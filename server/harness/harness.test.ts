@@ -1,0 +1,356 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { LiveDelta, NewEvent, StoredEvent } from '~/lib/events';
+import type { ExecuteContext, Hand, ToolSpec } from '~/lib/hand';
+import { HandRegistry } from '~/server/hands/registry';
+import { createAnthropicModel } from '~/server/harness/anthropic-model';
+import { Harness } from '~/server/harness/harness';
+import { LiveBus } from '~/server/harness/live-bus';
+import {
+  type FakeMessagesApi,
+  type ScriptedResponse,
+  errorResponse,
+  startFakeMessagesApi,
+  textResponse,
+  toolUseResponse,
+} from '~/server/harness/testing/fake-messages-api';
+import { openSqliteStore } from '~/server/session/sqlite-store';
+import type { SessionStore } from '~/server/session/store';
+
+let dir: string;
+let store: SessionStore;
+let fake: FakeMessagesApi;
+let live: LiveBus;
+const harnesses: Harness[] = [];
+
+function makeHarness(opts: { hands?: HandRegistry; maxRetries?: number } = {}): Harness {
+  const h = new Harness({
+    store,
+    live,
+    hands: opts.hands ?? new HandRegistry(),
+    // The real SDK, over real HTTP + SSE, against the scripted fake.
+    model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
+    maxRetries: opts.maxRetries ?? 2,
+    retryBaseMs: 5,
+    leaseTtlMs: 2_000,
+  });
+  harnesses.push(h);
+  return h;
+}
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-harness-'));
+  store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+  fake = await startFakeMessagesApi();
+  live = new LiveBus();
+});
+
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.close()));
+  await fake.close();
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function sessionWith(text: string, ...script: ScriptedResponse[]): Promise<string> {
+  fake.enqueue(...script);
+  const s = await store.createSession({});
+  await store.emitEvent(s.id, { type: 'user.message', content: [{ type: 'text', text }] });
+  return s.id;
+}
+
+const types = (events: StoredEvent[]) => events.map((e) => e.type);
+const messages = () => fake.requests.filter((r) => r.path === '/v1/messages');
+
+/** Resolves with the first event of the given type (from the start of the log). */
+async function waitForEvent(id: string, type: StoredEvent['type']): Promise<StoredEvent> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), 5_000);
+  try {
+    for await (const e of store.follow(id, 0, ac.signal)) if (e.type === type) return e;
+    throw new Error(`no ${type} within 5 s`);
+  } finally {
+    clearTimeout(timer);
+    ac.abort();
+  }
+}
+
+/** Checks what must hold for any finished session log. */
+function assertWellFormed(events: StoredEvent[]) {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  const uses = events.filter((e) => e.type === 'agent.tool_use');
+  for (const u of uses) {
+    expect(events.filter((e) => (e.type === 'agent.tool_result' || e.type === 'user.tool_result') && e.tool_use_id === u.id)).toHaveLength(1);
+  }
+  const starts = events.filter((e) => e.type === 'span.model_request_start').map((e) => e.id);
+  const ends = events.filter((e) => e.type === 'span.model_request_end').map((e) => e.model_request_start_id);
+  expect(new Set(ends).size).toBe(ends.length); // no model turn stored twice
+  for (const end of ends) expect(starts).toContain(end);
+  expect(events.at(-1)?.type).toBe('session.status_idle');
+}
+
+describe('harness against the Messages API (real SDK, fake server)', () => {
+  it('runs a multi-step tool conversation to an idle end_turn', async () => {
+    const id = await sessionWith(
+      'make a note',
+      toolUseResponse('write', { path: 'n.md', content: 'alpha beta' }, { text: 'Writing.', id: 'toolu_w1' }),
+      {
+        kind: 'message',
+        steps: [
+          { kind: 'thinking', thinking: 'check and fix it', signature: 'sig-1' },
+          { kind: 'tool_use', name: 'read', input: { path: 'n.md' }, id: 'toolu_r1' },
+          { kind: 'tool_use', name: 'edit', input: { path: 'n.md', old_text: 'beta', new_text: 'gamma' }, id: 'toolu_e1' },
+        ],
+      },
+      toolUseResponse('read', { path: 'n.md' }, { id: 'toolu_r2' }),
+      textResponse('Done: the note says alpha gamma.'),
+    );
+    await makeHarness().wake(id);
+
+    const events = await store.getEvents(id);
+    assertWellFormed(events);
+    expect(types(events)).toEqual([
+      'user.message',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.message',
+      'agent.tool_use',
+      'span.model_request_end',
+      'agent.tool_result',
+      'span.model_request_start',
+      'agent.thinking',
+      'agent.tool_use',
+      'agent.tool_use',
+      'span.model_request_end',
+      'agent.tool_result',
+      'agent.tool_result',
+      'span.model_request_start',
+      'agent.tool_use',
+      'span.model_request_end',
+      'agent.tool_result',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ]);
+    const results = events.filter((e) => e.type === 'agent.tool_result');
+    expect(results.at(-1)).toMatchObject({ content: [{ type: 'text', text: 'alpha gamma' }], hand: 'memory-1' });
+    expect(events.at(-1)).toMatchObject({ stop_reason: { type: 'end_turn' } });
+
+    // Each request replays the history, with Claude's own ids, thinking and its signature.
+    const reqs = messages();
+    expect(reqs).toHaveLength(4);
+    const third = JSON.stringify(reqs[2]!.body!.messages);
+    expect(third).toContain('"tool_use_id":"toolu_r1"');
+    expect(third).toContain('"tool_use_id":"toolu_e1"');
+    expect(third).toContain('"signature":"sig-1"');
+    expect(reqs.every((r) => r.auth === 'bearer')).toBe(true);
+  });
+
+  it('streams text deltas to live subscribers before the agent.message is stored', async () => {
+    const id = await sessionWith('count', textResponse('one two three four five six', { chunks: 6, chunkDelayMs: 20 }));
+    const seen: Array<{ at: number; what: string }> = [];
+    live.subscribe(id, (d: LiveDelta) => seen.push({ at: performance.now(), what: `delta:${d.kind}` }));
+    const ac = new AbortController();
+    const following = (async () => {
+      for await (const e of store.follow(id, 0, ac.signal)) {
+        if (e.type === 'agent.message') seen.push({ at: performance.now(), what: 'stored' });
+      }
+    })();
+    await makeHarness().wake(id);
+    ac.abort();
+    await following;
+
+    const stored = seen.findIndex((s) => s.what === 'stored');
+    expect(stored).toBeGreaterThan(0);
+    expect(seen.slice(0, stored).filter((s) => s.what === 'delta:text').length).toBeGreaterThanOrEqual(6);
+    const end = (await store.getEvents(id, { types: ['span.model_request_end'] }))[0]!;
+    expect(end.type === 'span.model_request_end' && end.ttft_ms).toBeGreaterThan(0);
+  });
+
+  it('reads usage without cache fields, as Ollama and llama.cpp send it', async () => {
+    const id = await sessionWith('hi', textResponse('hello', { omitCacheUsage: true, usage: { input_tokens: 12, output_tokens: 3 } }));
+    await makeHarness().wake(id);
+    const end = (await store.getEvents(id, { types: ['span.model_request_end'] }))[0];
+    expect(end).toMatchObject({ is_error: false, model_usage: { input_tokens: 12, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
+  });
+
+  it('an interrupt aborts the model stream, stores no partial answer and idles', async () => {
+    const id = await sessionWith('go on forever', { kind: 'hang' });
+    const done = makeHarness().wake(id);
+    await waitForEvent(id, 'span.model_request_start');
+    await new Promise((r) => setTimeout(r, 50)); // the stream is open and hanging
+    const t0 = performance.now();
+    await store.emitEvent(id, { type: 'user.interrupt' });
+    await done;
+    expect(performance.now() - t0).toBeLessThan(2_000);
+
+    const events = await store.getEvents(id);
+    assertWellFormed(events);
+    expect(types(events)).not.toContain('agent.message');
+    expect(events.find((e) => e.type === 'span.model_request_end')).toMatchObject({ is_error: true, model_stop_reason: 'interrupted' });
+    expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('an interrupt aborts tools in flight and answers each call with an error result', async () => {
+    const aborted: string[] = [];
+    const slow: Hand = {
+      id: 'memory-1',
+      kind: 'memory',
+      tools: () => Promise.resolve([] as ToolSpec[]),
+      execute: (_n: string, _i: unknown, ctx: ExecuteContext) =>
+        new Promise<string>((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            aborted.push(ctx.callId);
+            reject(new Error('aborted'));
+          });
+        }),
+      close: () => Promise.resolve(),
+    };
+    class SlowHands extends HandRegistry {
+      override acquire(): Hand {
+        return slow;
+      }
+    }
+    const id = await sessionWith('run two things', {
+      kind: 'message',
+      steps: [
+        { kind: 'tool_use', name: 'bash', input: { command: 'sleep 100' } },
+        { kind: 'tool_use', name: 'bash', input: { command: 'sleep 200' } },
+      ],
+    });
+    const done = makeHarness({ hands: new SlowHands() }).wake(id);
+    await waitForEvent(id, 'span.model_request_end');
+    await new Promise((r) => setTimeout(r, 50));
+    await store.emitEvent(id, { type: 'user.interrupt' });
+    await done;
+
+    const events = await store.getEvents(id);
+    assertWellFormed(events);
+    expect(aborted).toHaveLength(2);
+    const results = events.filter((e) => e.type === 'agent.tool_result');
+    expect(results).toHaveLength(2);
+    for (const r of results) expect(r).toMatchObject({ is_error: true, content: [{ text: expect.stringContaining('interrupted') as unknown }] });
+    expect(messages()).toHaveLength(1); // the brain is not asked again after an interrupt
+  });
+
+  const transient: Array<[string, ScriptedResponse, string]> = [
+    ['529 overloaded', errorResponse(529), 'model_overloaded_error'],
+    ['429 rate limited', errorResponse(429), 'model_rate_limited_error'],
+    ['500 server error', errorResponse(500), 'model_request_failed_error'],
+    ['a stream cut mid-way', { kind: 'drop', steps: [{ kind: 'text', text: 'partial answer that never ends' }], afterSteps: 1 }, 'model_request_failed_error'],
+    ['an overload reported mid-stream', { kind: 'error', status: 529, midStream: true }, 'model_overloaded_error'],
+  ];
+  for (const [what, failure] of transient) {
+    it(`retries after ${what}, recording the attempt as rescheduled, then answers`, async () => {
+      const id = await sessionWith('hello', failure, textResponse('recovered'));
+      await makeHarness().wake(id);
+      const events = await store.getEvents(id);
+      assertWellFormed(events);
+      expect(types(events)).toEqual([
+        'user.message',
+        'session.status_running',
+        'span.model_request_start',
+        'span.model_request_end',
+        'session.status_rescheduled',
+        'session.status_running',
+        'span.model_request_start',
+        'agent.message',
+        'span.model_request_end',
+        'session.status_idle',
+      ]);
+      expect(events[3]).toMatchObject({ is_error: true });
+      expect(events[4]).toMatchObject({ attempt: 1 });
+      expect(events.filter((e) => e.type === 'agent.message')).toHaveLength(1); // nothing half-written
+      expect(messages()).toHaveLength(2);
+    });
+  }
+
+  for (const [what, failure, errorType] of transient) {
+    it(`gives up after the last retry of ${what}: session.error and idle with retries_exhausted`, async () => {
+      const id = await sessionWith('hello', failure, failure, failure, textResponse('never asked'));
+      await makeHarness({ maxRetries: 2 }).wake(id);
+      const events = await store.getEvents(id);
+      assertWellFormed(events);
+      expect(types(events).filter((t) => t === 'session.status_rescheduled')).toHaveLength(2);
+      expect(events.at(-2)).toMatchObject({ type: 'session.error', error: { type: errorType, retry_status: { type: 'exhausted' } } });
+      expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'retries_exhausted' } });
+      expect(types(events)).not.toContain('agent.message');
+      expect(messages()).toHaveLength(3);
+    });
+  }
+
+  it('does not retry a request the API rejects as invalid (400)', async () => {
+    const id = await sessionWith('hello', errorResponse(400, 'messages: bad'), textResponse('never asked'));
+    await makeHarness().wake(id);
+    const events = await store.getEvents(id);
+    assertWellFormed(events);
+    expect(events.at(-2)).toMatchObject({ type: 'session.error', error: { type: 'model_request_failed_error', retry_status: { type: 'terminal' } } });
+    expect(messages()).toHaveLength(1);
+  });
+
+  it('a new user message after retries ran out starts a fresh turn', async () => {
+    const id = await sessionWith('hello', errorResponse(400));
+    await makeHarness().wake(id);
+    fake.enqueue(textResponse('back'));
+    await store.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'again' }] });
+    await makeHarness().wake(id);
+    const events = await store.getEvents(id);
+    assertWellFormed(events);
+    expect(events.filter((e) => e.type === 'agent.message')).toMatchObject([{ content: [{ text: 'back' }] }]);
+  });
+});
+
+describe('wake() after a crash', () => {
+  async function seed(events: NewEvent[]): Promise<string> {
+    const s = await store.createSession({});
+    await store.emitEvents(s.id, events);
+    return s.id;
+  }
+
+  it('re-asks a turn whose answer was never stored', async () => {
+    const id = await seed([
+      { type: 'user.message', content: [{ type: 'text', text: 'q' }] },
+      { type: 'session.status_running' },
+      { type: 'span.model_request_start', model: 'claude-fake-test' },
+    ]);
+    fake.enqueue(textResponse('answer'));
+    await makeHarness().wake(id);
+    const events = await store.getEvents(id);
+    assertWellFormed(events);
+    expect(messages()).toHaveLength(1);
+    expect(types(events).slice(3)).toEqual(['span.model_request_start', 'agent.message', 'span.model_request_end', 'session.status_idle']);
+  });
+
+  it('never re-asks an answered turn: runs only the pending tool call, then continues', async () => {
+    const s = await store.createSession({});
+    const [, , start] = await store.emitEvents(s.id, [
+      { type: 'user.message', content: [{ type: 'text', text: 'q' }] },
+      { type: 'session.status_running' },
+      { type: 'span.model_request_start' },
+    ]);
+    await store.emitEvents(s.id, [
+      { type: 'agent.tool_use', name: 'write', input: { path: 'a', content: 'x' }, model_tool_use_id: 'toolu_1', hand: 'memory-1' },
+      { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+    ]);
+    fake.enqueue(textResponse('finished'));
+    await makeHarness().wake(s.id);
+    const events = await store.getEvents(s.id);
+    assertWellFormed(events);
+    expect(messages()).toHaveLength(1); // only the follow-up turn
+    expect(JSON.stringify(messages()[0]!.body!.messages)).toContain('"tool_use_id":"toolu_1"');
+  });
+
+  it('two harnesses waking one session at once produce one answer per turn and one result per call', async () => {
+    const id = await sessionWith('race', toolUseResponse('write', { path: 'a', content: 'x' }), textResponse('ok'));
+    const a = makeHarness();
+    const b = makeHarness();
+    await Promise.all([a.wake(id), b.wake(id), a.wake(id), b.wake(id)]);
+    const events = await store.getEvents(id);
+    assertWellFormed(events);
+    expect(messages()).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'agent.tool_result')).toHaveLength(1);
+  });
+});
