@@ -7,6 +7,7 @@ import '~/app/globals.css';
 export const metadata: Metadata = {
   title: 'Paddock',
   description: 'Long-running Claude agents: durable sessions, a stateless harness, disposable hands.',
+  icons: { icon: '/favicon.svg' },
 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {

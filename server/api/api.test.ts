@@ -87,6 +87,7 @@ describe('tRPC API', () => {
     expect(tail.map((e) => e.seq)).toEqual([all.length - 1, all.length]);
     const onlyUser = await api().events.list({ sessionId: s.id, types: ['user.message'] });
     expect(onlyUser).toHaveLength(1);
+    expect((await api().sessions.get({ id: s.id })).title).toBe('hello'); // named after the first message
   });
 
   it('follow resumes after the last seen seq (lastEventId): no gap, no duplicate', async () => {

@@ -24,6 +24,7 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
  */
 export function buildContext(events: readonly StoredEvent[], policy: ContextPolicy): ModelRequest {
   const modelToolIds = new Map<string, string>();
+  const answered = new Set<string>();
   const messages: MessageParam[] = [];
 
   const push = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
@@ -41,11 +42,11 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
           e.content.flatMap((b): ContentBlockParam[] => {
             switch (b.type) {
               case 'text':
-                return b.text.length > 0 ? [{ type: 'text', text: b.text }] : [];
+                return hasText(b.text) ? [{ type: 'text', text: b.text }] : [];
               case 'image':
                 return [{ type: 'image', source: b.source.type === 'base64' ? { ...b.source, media_type: b.source.media_type as 'image/png' } : b.source }];
               case 'document':
-                return [{ type: 'document', source: b.source, ...(b.title ? { title: b.title } : {}) } as ContentBlockParam];
+                return [{ type: 'document', source: b.source, ...(b.title ? { title: b.title } : {}), ...(b.context ? { context: b.context } : {}) } as ContentBlockParam];
               case 'redacted':
                 return [];
             }
@@ -58,7 +59,7 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
       case 'agent.message':
         push(
           'assistant',
-          e.content.flatMap((b): ContentBlockParam[] => (b.type === 'text' && b.text.length > 0 ? [{ type: 'text', text: b.text }] : [])),
+          e.content.flatMap((b): ContentBlockParam[] => (b.type === 'text' && hasText(b.text) ? [{ type: 'text', text: b.text }] : [])),
         );
         break;
       case 'agent.tool_use':
@@ -68,11 +69,16 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
       case 'agent.tool_result':
       case 'user.tool_result': {
         const id = modelToolIds.get(e.tool_use_id);
-        if (!id) break; // a result for a call this history never made: nothing to attach it to
+        // A result for a call this history never made, or a second (late) one: the API takes
+        // exactly one result per call, the first stored.
+        if (!id || answered.has(id)) break;
+        answered.add(id);
         const block: ToolResultBlockParam = {
           type: 'tool_result',
           tool_use_id: id,
-          content: (e.content ?? []).map((c) => c as Exclude<ToolResultBlockParam['content'], string | undefined>[number]),
+          content: (e.content ?? [])
+            .filter((c) => c.type !== 'text' || hasText(c.text))
+            .map((c) => c as Exclude<ToolResultBlockParam['content'], string | undefined>[number]),
           ...(e.is_error ? { is_error: true } : {}),
         };
         push('user', [block]);
@@ -105,6 +111,11 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
     tools,
     messages,
   };
+}
+
+/** The API rejects empty and whitespace-only text blocks. */
+function hasText(text: string): boolean {
+  return text.trim().length > 0;
 }
 
 /** Cache breakpoint on the newest user content: the next turn reads everything before it. */

@@ -19,6 +19,8 @@ export interface LogState {
   needsModel: boolean;
   /** Tool calls without a stored result, in log order. */
   pending: ToolUse[];
+  /** Pending calls that were in flight when the user interrupted: they get error results, never run. */
+  cancelled: ToolUse[];
   /** A user.interrupt arrived after the last user.message. */
   interrupted: boolean;
   /** Failed model attempts since the last answered turn or user message. */
@@ -31,6 +33,7 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
   let interrupted = false;
   let failedAttempts = 0;
   const pending = new Map<string, ToolUse>();
+  const cancelled = new Set<string>();
 
   for (const e of events) {
     switch (e.type) {
@@ -42,12 +45,16 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
       case 'user.interrupt':
         needsModel = false;
         interrupted = true;
+        for (const id of pending.keys()) cancelled.add(id);
         break;
       case 'agent.tool_use':
         pending.set(e.id, e);
+        // A turn that finished just as the user pressed stop: its calls are never run.
+        if (interrupted) cancelled.add(e.id);
         break;
       case 'agent.tool_result':
       case 'user.tool_result':
+        cancelled.delete(e.tool_use_id);
         if (pending.delete(e.tool_use_id) && pending.size === 0 && !interrupted) needsModel = true;
         break;
       case 'span.model_request_end':
@@ -86,14 +93,15 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
         break;
     }
   }
-  return { status, needsModel, pending: [...pending.values()], interrupted, failedAttempts };
+  const calls = [...pending.values()];
+  return { status, needsModel, pending: calls, cancelled: calls.filter((c) => cancelled.has(c.id)), interrupted, failedAttempts };
 }
 
 export function decide(events: readonly StoredEvent[]): Action {
   const s = foldLog(events);
   if (s.status === 'terminated') return { kind: 'none' };
-  if (s.pending.length > 0 && s.interrupted) {
-    return { kind: 'cancel_tools', calls: s.pending, reason: 'interrupted by the user before the tool finished' };
+  if (s.cancelled.length > 0) {
+    return { kind: 'cancel_tools', calls: s.cancelled, reason: 'interrupted by the user before the tool finished' };
   }
   const work = s.pending.length > 0 || s.needsModel;
   if (work && s.status !== 'running') return { kind: 'mark_running' };

@@ -10,24 +10,28 @@ import {
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
+  type Transaction,
   type TransactionSettings,
+  sql,
 } from 'kysely';
+import { GroupCommit } from '~/server/session/group-commit';
 import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
-import { type NewEvent, type StoredEvent, describeZodError, NewEvent as NewEventSchema, parseStoredEvent } from '~/lib/events';
+import { type NewEvent, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { newId } from '~/lib/ids';
 import { migrateToLatest } from '~/server/session/migrations';
 import { InProcessNotifier, type Notifier, WakeUp } from '~/server/session/notifier';
 import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
-import type {
-  EmitOptions,
-  EventSlice,
-  Fence,
-  ListQuery,
-  Page,
-  Session,
-  SessionInit,
-  SessionStatus,
-  SessionStore,
+import {
+  DEFAULT_TITLE,
+  type EmitOptions,
+  type EventSlice,
+  type Fence,
+  type ListQuery,
+  type Page,
+  type Session,
+  type SessionInit,
+  type SessionStatus,
+  type SessionStore,
 } from '~/server/session/store';
 
 const DEFAULT_PAGE = 50;
@@ -86,6 +90,12 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
 export class SqliteSessionStore implements SessionStore {
   /** Ends every follow() when the store closes, instead of leaving them to fail on a closed db. */
   readonly #closing = new AbortController();
+  /** Concurrent appends share one durable commit (see group-commit.ts). */
+  readonly #appends = new GroupCommit<Transaction<Database>>((fn) => this.db.transaction().execute(fn), {
+    begin: (tx) => sql`savepoint paddock_append`.execute(tx).then(() => undefined),
+    release: (tx) => sql`release savepoint paddock_append`.execute(tx).then(() => undefined),
+    rollback: (tx) => sql`rollback to savepoint paddock_append`.execute(tx).then(() => sql`release savepoint paddock_append`.execute(tx)).then(() => undefined),
+  });
 
   constructor(
     /** Exposed for SQLite-specific checks (pragmas, migrations); go through the methods otherwise. */
@@ -97,7 +107,7 @@ export class SqliteSessionStore implements SessionStore {
     const now = new Date().toISOString();
     const row: SessionRow = {
       id: newId('sesn'),
-      title: init.title ?? 'New session',
+      title: init.title ?? DEFAULT_TITLE,
       created_at: now,
       updated_at: now,
       status: 'idle',
@@ -115,6 +125,18 @@ export class SqliteSessionStore implements SessionStore {
   async getSession(id: string): Promise<Session | null> {
     const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toSession(row) : null;
+  }
+
+  async updateSession(id: string, patch: { title?: string }): Promise<Session> {
+    if (patch.title !== undefined && patch.title.trim() === '') throw new InvalidInputError('title: must not be empty');
+    const row = await this.db
+      .updateTable('sessions')
+      .set({ ...(patch.title !== undefined ? { title: patch.title.trim() } : {}), updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new NotFoundError('session', id);
+    return toSession(row);
   }
 
   async listSessions(q: ListQuery): Promise<Page<Session>> {
@@ -179,7 +201,7 @@ export class SqliteSessionStore implements SessionStore {
       throw new InvalidInputError(`fence: belongs to session ${opts.fence.sessionId}, not ${id}`);
     }
 
-    const outcome = await this.db.transaction().execute(async (trx) => {
+    const outcome = await this.#appends.submit(async (trx) => {
       const session = await trx
         .selectFrom('sessions')
         .select(['last_seq', 'status', 'lease_owner', 'lease_epoch'])
@@ -204,7 +226,7 @@ export class SqliteSessionStore implements SessionStore {
             .where('seq', '<', seen.first_seq + seen.count)
             .orderBy('seq', 'asc')
             .execute();
-          return { appended: false, events: rows.map(toStoredEvent) };
+          return { appended: false as const, events: rows.map(toStoredEvent) };
         }
       }
 
@@ -246,7 +268,7 @@ export class SqliteSessionStore implements SessionStore {
         })
         .where('id', '=', id)
         .execute();
-      return { appended: true, events: stored };
+      return { appended: true as const, events: stored };
     });
 
     const last = outcome.events.at(-1);
@@ -389,8 +411,10 @@ function validateEvent(event: unknown, index: number | null): NewEvent {
 }
 
 function toStoredEvent(row: EventRow): StoredEvent {
-  const payload = JSON.parse(row.payload) as Record<string, unknown>;
-  return parseStoredEvent({ ...payload, id: row.id, session_id: row.session_id, seq: row.seq, processed_at: row.processed_at });
+  // The payload was validated on the way in; parsing it again guards against schema drift. The
+  // stored fields come from typed, constrained columns and need no second check.
+  const payload = NewEventSchema.parse(JSON.parse(row.payload));
+  return { ...payload, id: row.id, session_id: row.session_id, seq: row.seq, processed_at: row.processed_at };
 }
 
 function toSession(row: SessionRow): Session {

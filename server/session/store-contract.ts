@@ -43,6 +43,16 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         expect(await store.getSession(named.id)).toMatchObject({ title: 'Refactor', metadata: { repo: 'paddock' } });
       });
 
+      it('renames a session without touching its log, and refuses an unknown id or an empty title', async () => {
+        const s = await store.createSession({});
+        await store.emitEvent(s.id, { type: 'user.interrupt' });
+        const renamed = await store.updateSession(s.id, { title: '  Fix the build  ' });
+        expect(renamed).toMatchObject({ id: s.id, title: 'Fix the build', last_seq: 1 });
+        expect(await store.getEvents(s.id)).toHaveLength(1);
+        await expect(store.updateSession('sesn_01J00000000000000000000000', { title: 'x' })).rejects.toMatchObject({ code: 'not_found' });
+        await expect(store.updateSession(s.id, { title: ' ' })).rejects.toMatchObject({ code: 'invalid_input' });
+      });
+
       it('returns null for an unknown session', async () => {
         expect(await store.getSession('sesn_01J00000000000000000000000')).toBeNull();
       });

@@ -12,6 +12,8 @@ export interface Session {
   metadata: Record<string, string>;
 }
 
+export const DEFAULT_TITLE = 'New session';
+
 export type SessionStatus = 'idle' | 'running' | 'rescheduling' | 'terminated';
 
 export interface SessionInit {
@@ -58,6 +60,8 @@ export interface EmitOptions {
 export interface SessionStore {
   createSession(init: SessionInit): Promise<Session>;
   getSession(id: string): Promise<Session | null>;
+  /** Changes metadata only (the log is append-only); unknown id → NotFoundError. */
+  updateSession(id: string, patch: { title?: string }): Promise<Session>;
   listSessions(q: ListQuery): Promise<Page<Session>>;
   getEvents(id: string, slice?: EventSlice): Promise<StoredEvent[]>;
   emitEvent(id: string, event: NewEvent, opts?: EmitOptions): Promise<StoredEvent>;

@@ -1,12 +1,21 @@
 'use client';
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { useTRPC } from '~/lib/browser/trpc';
 
 export function Composer({ sessionId, busy, disabled }: { sessionId: string; busy: boolean; disabled: boolean }) {
   const trpc = useTRPC();
   const [text, setText] = useState('');
-  const send = useMutation(trpc.events.send.mutationOptions({ onSuccess: () => setText('') }));
+  const queryClient = useQueryClient();
+  const send = useMutation(
+    trpc.events.send.mutationOptions({
+      onSuccess: () => {
+        setText('');
+        // The first message names an untitled session.
+        void queryClient.invalidateQueries(trpc.sessions.get.queryFilter({ id: sessionId }));
+      },
+    }),
+  );
   const interrupt = useMutation(trpc.events.send.mutationOptions());
 
   const submit = (e: FormEvent) => {

@@ -1,4 +1,5 @@
 'use client';
+import { useEffect, useRef } from 'react';
 import type { ToolResultContent } from '~/lib/events';
 import { unreachable } from '~/lib/unreachable';
 import type { Item } from '~/app/_components/session-view/derive';
@@ -9,8 +10,23 @@ function resultText(content: readonly ToolResultContent[] | undefined): string {
 }
 
 export function Conversation({ items, streaming }: { items: Item[]; streaming: Streaming }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  // Follow new output while the reader is at the bottom; leave them alone once they scroll up.
+  useEffect(() => {
+    const el = ref.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  });
   return (
-    <div className="conversation" data-testid="conversation">
+    <div
+      className="conversation"
+      data-testid="conversation"
+      ref={ref}
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+      }}
+    >
       {items.map((item) => (
         <ItemView key={item.kind === 'tool' ? item.call.use.id : item.event.id} item={item} />
       ))}

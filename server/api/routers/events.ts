@@ -3,7 +3,17 @@ import { TRPCError, tracked } from '@trpc/server';
 import { z } from 'zod';
 import { EventSliceInput, SendableEvent, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, publicProcedure } from '~/server/api/trpc';
+import type { UserContent } from '~/lib/events';
+import { DEFAULT_TITLE, type SessionStore } from '~/server/session/store';
 import { followWithDeltas } from '~/server/api/follow';
+
+/** An untitled session is named after its first message, as people expect from chat apps. */
+async function autoTitle(store: SessionStore, id: string, content: UserContent[]): Promise<void> {
+  const session = await store.getSession(id);
+  const text = content.map((c) => (c.type === 'text' ? c.text : '')).join(' ').replace(/\s+/g, ' ').trim();
+  if (!session || session.title !== DEFAULT_TITLE || text === '') return;
+  await store.updateSession(id, { title: text.length > 60 ? `${text.slice(0, 57)}…` : text });
+}
 
 export const eventsRouter = createTRPCRouter({
   list: publicProcedure.input(EventSliceInput).query(({ ctx, input }) => {
@@ -14,6 +24,7 @@ export const eventsRouter = createTRPCRouter({
   send: publicProcedure.input(z.object({ sessionId: SessionId, event: SendableEvent })).mutation(async ({ ctx, input }) => {
     const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event);
     void ctx.runtime.harness.wake(input.sessionId);
+    if (stored.type === 'user.message' && stored.seq === 1) await autoTitle(ctx.runtime.store, input.sessionId, stored.content);
     return stored;
   }),
 

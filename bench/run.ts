@@ -1,0 +1,277 @@
+/**
+ * `npm run bench`: store and harness latencies on a durable temp-file SQLite store (WAL +
+ * synchronous=FULL, exactly as `openSqliteStore` configures it). Prints a table; not a test.
+ *
+ * Runs as `node --conditions=react-server --import tsx bench/run.ts`: under the `react-server`
+ * export condition `server-only` resolves to its empty module (as it does inside Next's server
+ * bundles) instead of throwing, so the real server modules load unchanged.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import type { NewEvent } from '~/lib/events';
+import { HandRegistry } from '~/server/hands/registry';
+import { Harness } from '~/server/harness/harness';
+import { LiveBus } from '~/server/harness/live-bus';
+import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
+import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+import { percentile, ratePerSecond, summarize } from '~/bench/stats';
+
+// The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
+process.env.PADDOCK_LOG_LEVEL ??= 'warn';
+
+const APPEND_N = 2_000;
+const THROUGHPUT_ONE_N = 5_000;
+const CONCURRENT_SESSIONS = 100;
+const CONCURRENT_EACH = 100;
+const BIG_LOG = 10_000;
+const READ_RUNS = 10;
+const WAKE_SESSIONS = 5;
+
+interface Row {
+  benchmark: string;
+  result: string;
+  goal: string;
+  /** null: informational, no goal. */
+  ok: boolean | null;
+}
+
+const rows: Row[] = [];
+const row = (benchmark: string, result: string, goal = '—', ok: boolean | null = null) => rows.push({ benchmark, result, goal, ok });
+
+const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0)} ms`;
+const perSec = (x: number) => `${Math.round(x).toLocaleString('en-US')} ev/s`;
+
+// ── event fixtures (all parse-valid per lib/events.ts) ─────────────────────────────────────────
+const AGENT_TEXT =
+  'I looked at the failing test and the fixture it loads. The parser drops the trailing newline, so the ' +
+  'last record is never flushed. I will patch the reader to flush on EOF and re-run the suite to confirm.';
+const TOOL_OUTPUT =
+  'total 48\ndrwxr-xr-x 5 agent agent 4096 .\n-rw-r--r-- 1 agent agent 1893 package.json\n' +
+  '-rw-r--r-- 1 agent agent 7321 reader.ts\n-rw-r--r-- 1 agent agent 2210 reader.test.ts\nexit code: 0';
+const USAGE = { input_tokens: 5_210, output_tokens: 184, cache_creation_input_tokens: 0, cache_read_input_tokens: 4_960 };
+
+const userMessage = (text: string): NewEvent => ({ type: 'user.message', content: [{ type: 'text', text }] });
+const agentMessage = (): NewEvent => ({ type: 'agent.message', content: [{ type: 'text', text: AGENT_TEXT }] });
+const spanStart = (): NewEvent => ({ type: 'span.model_request_start', model: 'claude-bench' });
+const spanEnd = (startId: string, stop: string): NewEvent => ({
+  type: 'span.model_request_end',
+  model_request_start_id: startId,
+  is_error: false,
+  model_usage: USAGE,
+  ttft_ms: 412.5,
+  duration_ms: 2_310,
+  model_stop_reason: stop,
+});
+
+let toolCounter = 0;
+const toolUse = (i: number): NewEvent => ({
+  type: 'agent.tool_use',
+  name: i % 2 === 0 ? 'bash' : 'read',
+  input: i % 2 === 0 ? { command: `ls -la src/module-${i}` } : { path: `src/module-${i}/reader.ts` },
+  model_tool_use_id: `toolu_bench${(toolCounter++).toString().padStart(8, '0')}`,
+  hand: 'memory-1',
+});
+const toolResult = (toolUseId: string): NewEvent => ({
+  type: 'agent.tool_result',
+  tool_use_id: toolUseId,
+  hand: 'memory-1',
+  content: [{ type: 'text', text: TOOL_OUTPUT }],
+});
+
+/**
+ * Builds a realistic `total`-event log that ends in a `user.message` after an idle session, so a
+ * wake must mark it running and call the model. Episodes: user.message → running → (model turn
+ * with 1–3 tool calls → their results)×k → final answer → idle. Turns and their results are
+ * separate batches, so every tool_result and span end points at the real stored id.
+ */
+async function buildLog(store: SqliteSessionStore, sessionId: string, total: number): Promise<void> {
+  let written = 0;
+  const emit = async (events: NewEvent[]) => {
+    const stored = await store.emitEvents(sessionId, events);
+    written += stored.length;
+    return stored;
+  };
+  const left = () => total - 1 - written; // one event is kept for the final user.message
+  let episode = 0;
+  while (left() >= 6) {
+    const [, , start] = await emit([userMessage(`Task ${episode}: fix the reader and re-run the tests.`), { type: 'session.status_running' }, spanStart()]);
+    let startId = start!.id;
+    const loops = 2 + (episode % 7);
+    for (let loop = 0; loop < loops; loop++) {
+      let tools = 1 + ((episode + loop) % 3);
+      // A loop is 2·tools + 3 events; the episode still needs 3 to end.
+      while (tools > 0 && left() - 3 < 2 * tools + 3) tools--;
+      if (tools === 0) break;
+      const turn = await emit([agentMessage(), ...Array.from({ length: tools }, (_, i) => toolUse(loop + i)), spanEnd(startId, 'tool_use')]);
+      const uses = turn.filter((e) => e.type === 'agent.tool_use');
+      const results = await emit([...uses.map((u) => toolResult(u.id)), spanStart()]);
+      startId = results.at(-1)!.id;
+    }
+    // Too little left for another episode: pad the final turn with extra messages.
+    const pad = left() - 3 < 6 ? left() - 3 : 0;
+    await emit([agentMessage(), ...Array.from({ length: pad }, agentMessage), spanEnd(startId, 'end_turn'), { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null }]);
+    episode++;
+  }
+  await emit([userMessage('One more thing: also add a regression test for the EOF case.')]);
+  if (written !== total) throw new Error(`buildLog wrote ${written} events, wanted ${total}`);
+}
+
+/** Records when the harness asks for a turn, and answers at once with a one-word turn. */
+class TimingModel implements ModelClient {
+  readonly label = 'bench';
+  readonly model = 'bench-model';
+  readonly isDemo = false;
+  readonly calls: number[] = [];
+
+  stream(): Promise<ModelTurn> {
+    this.calls.push(performance.now());
+    return Promise.resolve({
+      content: [{ type: 'text', text: 'ok' }],
+      stopReason: 'end_turn',
+      usage: { input_tokens: 0, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      ttftMs: 0,
+    });
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-bench-'));
+  const file = path.join(dir, 'bench.sqlite');
+  const started = performance.now();
+  const store = await openSqliteStore({ file });
+  let harness: Harness | null = null;
+  try {
+    const journal = await sql<{ journal_mode: string }>`PRAGMA journal_mode`.execute(store.db);
+    const sync = await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(store.db);
+    const syncName = ['OFF', 'NORMAL', 'FULL', 'EXTRA'][sync.rows[0]?.synchronous ?? -1] ?? '?';
+    console.log(
+      `paddock bench · node ${process.version} · ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? '?'}) · ${new Date().toISOString()}`,
+    );
+    console.log(`store: ${file} · journal_mode=${journal.rows[0]?.journal_mode ?? '?'} · synchronous=${syncName}`);
+
+    // Warm up JIT, zod and the prepared-statement paths on a throwaway session.
+    const warm = await store.createSession({ title: 'warm-up' });
+    for (let i = 0; i < 200; i++) await store.emitEvent(warm.id, userMessage(`warm ${i}`));
+    await store.getEvents(warm.id);
+
+    // 1. Append latency.
+    {
+      const s = await store.createSession({ title: 'append latency' });
+      const samples: number[] = [];
+      for (let i = 0; i < APPEND_N; i++) {
+        const event = userMessage(`hello ${i}`);
+        const t0 = performance.now();
+        await store.emitEvent(s.id, event);
+        samples.push(performance.now() - t0);
+      }
+      const sum = summarize(samples);
+      row(`append latency p50 (${APPEND_N.toLocaleString('en-US')} seq. emitEvent)`, ms(sum.p50), '≤ 2 ms', sum.p50 <= 2);
+      row('append latency p99', ms(sum.p99));
+      row('append latency mean', ms(sum.mean));
+    }
+
+    // 2. Throughput.
+    {
+      const s = await store.createSession({ title: 'throughput 1' });
+      const t0 = performance.now();
+      for (let i = 0; i < THROUGHPUT_ONE_N; i++) await store.emitEvent(s.id, userMessage(`event ${i}`));
+      const rate = ratePerSecond(THROUGHPUT_ONE_N, performance.now() - t0);
+      row(`throughput, 1 session (${THROUGHPUT_ONE_N.toLocaleString('en-US')} seq.)`, perSec(rate));
+
+      const sessions = await Promise.all(Array.from({ length: CONCURRENT_SESSIONS }, (_, i) => store.createSession({ title: `throughput ${i}` })));
+      const t1 = performance.now();
+      await Promise.all(
+        sessions.map(async (sess) => {
+          for (let i = 0; i < CONCURRENT_EACH; i++) await store.emitEvent(sess.id, userMessage(`event ${i}`));
+        }),
+      );
+      const total = CONCURRENT_SESSIONS * CONCURRENT_EACH;
+      const rate100 = ratePerSecond(total, performance.now() - t1);
+      row(`throughput, ${CONCURRENT_SESSIONS} sessions (${CONCURRENT_SESSIONS}×${CONCURRENT_EACH} concurrent)`, perSec(rate100), '≥ 5,000 ev/s', rate100 >= 5_000);
+    }
+
+    // 3. Reading a 10k-event log.
+    {
+      const s = await store.createSession({ title: 'big log' });
+      const b0 = performance.now();
+      await buildLog(store, s.id, BIG_LOG);
+      const buildMs = performance.now() - b0;
+      const full: number[] = [];
+      let count = 0;
+      for (let i = 0; i < READ_RUNS; i++) {
+        const t0 = performance.now();
+        count = (await store.getEvents(s.id)).length;
+        full.push(performance.now() - t0);
+      }
+      if (count !== BIG_LOG) throw new Error(`getEvents returned ${count} events, wanted ${BIG_LOG}`);
+      const tail: number[] = [];
+      for (let i = 0; i < READ_RUNS; i++) {
+        const t0 = performance.now();
+        count = (await store.getEvents(s.id, { from: -50 })).length;
+        tail.push(performance.now() - t0);
+      }
+      if (count !== 50) throw new Error(`getEvents({from: -50}) returned ${count} events, wanted 50`);
+      row(`build 10k-event log (emitEvents batches)`, ms(buildMs));
+      row(`getEvents full 10k log, p50 of ${READ_RUNS}`, ms(percentile(full, 50)));
+      row(`getEvents tail {from: -50}, p50 of ${READ_RUNS}`, ms(percentile(tail, 50)));
+    }
+
+    // 4. wake() of a 10k-event session to its first model request.
+    {
+      const ids: string[] = [];
+      for (let i = 0; i < WAKE_SESSIONS; i++) {
+        const s = await store.createSession({ title: `wake ${i}` });
+        await buildLog(store, s.id, BIG_LOG);
+        ids.push(s.id);
+      }
+      const model = new TimingModel();
+      harness = new Harness({ store, model, hands: new HandRegistry(), live: new LiveBus(), leaseTtlMs: 15_000 });
+      const samples: number[] = [];
+      for (const id of ids) {
+        const before = model.calls.length;
+        const t0 = performance.now();
+        await harness.wake(id); // resolves once the turn is stored and the session has gone idle
+        const calledAt = model.calls[before];
+        if (calledAt === undefined || model.calls.length !== before + 1) {
+          throw new Error(`wake(${id}) made ${model.calls.length - before} model calls, wanted 1`);
+        }
+        samples.push(calledAt - t0);
+        const session = await store.getSession(id);
+        if (session?.status !== 'idle') throw new Error(`wake(${id}) left the session ${session?.status ?? 'missing'}, wanted idle`);
+      }
+      const sum = summarize(samples);
+      row(`wake() → first model request, 10k log, p50 of ${WAKE_SESSIONS}`, ms(sum.p50), '≤ 100 ms', sum.p50 <= 100);
+      row(`wake() → first model request, max of ${WAKE_SESSIONS}`, ms(sum.max));
+    }
+  } finally {
+    await harness?.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  printTable(rows);
+  console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+function printTable(table: readonly Row[]): void {
+  const header = { benchmark: 'benchmark', result: 'result', goal: 'goal', ok: 'ok?' };
+  const cells = table.map((r) => ({ ...r, ok: r.ok === null ? '' : r.ok ? 'yes' : 'NO' }));
+  const w = {
+    benchmark: Math.max(header.benchmark.length, ...cells.map((c) => c.benchmark.length)),
+    result: Math.max(header.result.length, ...cells.map((c) => c.result.length)),
+    goal: Math.max(header.goal.length, ...cells.map((c) => c.goal.length)),
+  };
+  const line = (c: { benchmark: string; result: string; goal: string; ok: string }) =>
+    `${c.benchmark.padEnd(w.benchmark)}  ${c.result.padStart(w.result)}  ${c.goal.padEnd(w.goal)}  ${c.ok}`.trimEnd();
+  console.log('');
+  console.log(line(header));
+  console.log(`${'─'.repeat(w.benchmark)}  ${'─'.repeat(w.result)}  ${'─'.repeat(w.goal)}  ${'─'.repeat(3)}`);
+  for (const c of cells) console.log(line(c));
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -1,0 +1,573 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type EventType,
+  type NewEventOf,
+  type StopReason,
+  type StoredEvent,
+  type StoredEventOf,
+  parseStoredEvent,
+} from '~/lib/events';
+import { buildContext } from '~/server/harness/context';
+import { type Action, type ToolUse, decide, foldLog } from '~/server/harness/decide';
+
+// ── a tiny log builder: seq, id and processed_at are assigned like the store does ──
+
+const T0 = Date.UTC(2025, 0, 1);
+const USAGE = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+
+class Log {
+  readonly events: StoredEvent[] = [];
+
+  add<T extends EventType>(e: NewEventOf<T>): StoredEventOf<T> {
+    const seq = this.events.length + 1;
+    const s = {
+      ...e,
+      id: `sevt_${String(seq).padStart(26, '0')}`,
+      session_id: 'sesn_test',
+      seq,
+      processed_at: new Date(T0 + seq * 1000).toISOString(),
+    };
+    parseStoredEvent(s); // every fixture is a valid stored event
+    this.events.push(s);
+    return s;
+  }
+
+  decide(): Action {
+    return decide(this.events);
+  }
+
+  user(text = 'hello'): StoredEventOf<'user.message'> {
+    return this.add({ type: 'user.message', content: [{ type: 'text', text }] });
+  }
+  interrupt() {
+    return this.add({ type: 'user.interrupt' });
+  }
+  running() {
+    return this.add({ type: 'session.status_running' });
+  }
+  idle(stop_reason: StopReason = { type: 'end_turn' }) {
+    return this.add({ type: 'session.status_idle', stop_reason, stop_details: null });
+  }
+  spanStart() {
+    return this.add({ type: 'span.model_request_start', model: 'claude-test' });
+  }
+  spanEnd(start: StoredEvent, isError: boolean | null) {
+    return this.add({ type: 'span.model_request_end', model_request_start_id: start.id, is_error: isError, model_usage: USAGE });
+  }
+  toolUse(name = 'bash', n = this.events.length): ToolUse {
+    return this.add({ type: 'agent.tool_use', name, input: { command: `echo ${n}` }, model_tool_use_id: `toolu_${n}` });
+  }
+  result(call: ToolUse, opts: { by?: 'agent' | 'user'; isError?: boolean } = {}) {
+    const body = { tool_use_id: call.id, content: [{ type: 'text' as const, text: 'out' }], ...(opts.isError ? { is_error: true } : {}) };
+    return opts.by === 'user' ? this.add({ type: 'user.tool_result', ...body }) : this.add({ type: 'agent.tool_result', ...body });
+  }
+  /** One successful model turn: span, optional text, `tools` tool calls, span end. */
+  turn(tools = 0, text = 'ok'): ToolUse[] {
+    const start = this.spanStart();
+    if (text) this.add({ type: 'agent.message', content: [{ type: 'text', text }] });
+    const calls = Array.from({ length: tools }, () => this.toolUse());
+    this.spanEnd(start, false);
+    return calls;
+  }
+  /** A failed model attempt the harness will retry. */
+  failedAttempt(attempt: number) {
+    this.spanEnd(this.spanStart(), true);
+    this.add({ type: 'session.status_rescheduled', attempt, retry_in_ms: 100 });
+  }
+}
+
+/** A running session that has been asked something: `user.message` + `session.status_running`. */
+function asked(): Log {
+  const log = new Log();
+  log.user();
+  log.running();
+  return log;
+}
+
+const ids = (calls: readonly ToolUse[]) => calls.map((c) => c.id);
+
+describe('decide: the happy path', () => {
+  it('does nothing on an empty log', () => {
+    expect(decide([])).toEqual({ kind: 'none' });
+  });
+
+  it('marks an idle session running when a user.message arrives', () => {
+    const log = new Log();
+    log.user();
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+  });
+
+  it('calls the model, attempt 1, once the session is running', () => {
+    expect(asked().decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('runs exactly the calls of a turn that ended with tool uses', () => {
+    const log = asked();
+    const calls = log.turn(2);
+    const action = log.decide();
+    expect(action.kind).toBe('run_tools');
+    if (action.kind === 'run_tools') expect(ids(action.calls)).toEqual(ids(calls));
+  });
+
+  it('runs only the calls still missing a result after some results are in', () => {
+    const log = asked();
+    const [a, b, c] = log.turn(3);
+    log.result(b!);
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [a, c] });
+  });
+
+  it('calls the model again, attempt 1, once every call has a result', () => {
+    const log = asked();
+    const calls = log.turn(2);
+    for (const c of calls) log.result(c);
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('counts an error result as an answer: the model reads it next', () => {
+    const log = asked();
+    const [a] = log.turn(1);
+    log.result(a!, { isError: true });
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('accepts a user.tool_result (a browser hand) as the answer to a call', () => {
+    const log = asked();
+    const [a, b] = log.turn(2);
+    log.result(a!, { by: 'user' });
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [b] });
+    log.result(b!, { by: 'user' });
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('ignores a result for a call that was never made', () => {
+    const log = asked();
+    const [a] = log.turn(1);
+    log.add({ type: 'agent.tool_result', tool_use_id: 'sevt_nonexistent' });
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [a] });
+  });
+
+  it('goes idle with end_turn after a turn without tool calls', () => {
+    const log = asked();
+    log.turn(0);
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('does nothing once idle after a finished turn', () => {
+    const log = asked();
+    log.turn(0);
+    log.idle();
+    expect(log.decide()).toEqual({ kind: 'none' });
+  });
+
+  it('ignores events that carry no work (hands, thinking, compaction)', () => {
+    const log = asked();
+    log.turn(0);
+    log.idle();
+    log.add({ type: 'hand.provisioned', hand: 'sandbox-1', kind: 'sandbox' });
+    log.add({ type: 'agent.thread_context_compacted' });
+    log.add({ type: 'hand.lost', hand: 'sandbox-1', reason: 'gone' });
+    expect(log.decide()).toEqual({ kind: 'none' });
+  });
+
+  it('runs pending calls first when a user.message arrives mid tool run, then asks the model', () => {
+    const log = asked();
+    const [a] = log.turn(1);
+    log.user('also, check the README');
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [a] });
+    log.result(a!);
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+});
+
+describe('decide: interrupts', () => {
+  it('cancels the pending calls when the user interrupts during a tool run', () => {
+    const log = asked();
+    const [a, b] = log.turn(2);
+    log.result(a!);
+    log.interrupt();
+    const action = log.decide();
+    expect(action.kind).toBe('cancel_tools');
+    if (action.kind === 'cancel_tools') {
+      expect(action.calls).toEqual([b]);
+      expect(action.reason).toMatch(/interrupt/);
+    }
+  });
+
+  it('does not call the model after the cancelled results are in: it goes idle', () => {
+    const log = asked();
+    const [a] = log.turn(1);
+    log.interrupt();
+    log.result(a!, { isError: true });
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('goes idle when the user interrupts with nothing pending, then does nothing', () => {
+    const log = asked();
+    log.interrupt();
+    expect(foldLog(log.events).status).toBe('running');
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
+    log.idle();
+    expect(log.decide()).toEqual({ kind: 'none' });
+  });
+
+  it('drops a model call the user interrupted mid-stream', () => {
+    const log = asked();
+    const start = log.spanStart();
+    log.interrupt();
+    log.spanEnd(start, true);
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('works again when a new user.message follows an interrupt', () => {
+    const log = asked();
+    log.interrupt();
+    log.idle();
+    log.user('try something else');
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('does nothing on an interrupt to an idle session', () => {
+    const log = asked();
+    log.turn(0);
+    log.idle();
+    log.interrupt();
+    expect(log.decide()).toEqual({ kind: 'none' });
+  });
+
+  // The stream may finish just as the user presses stop: the turn's batch lands after the interrupt.
+  it('cancels the calls of a turn whose batch landed just after the interrupt', () => {
+    const log = asked();
+    const start = log.spanStart();
+    log.interrupt();
+    const a = log.toolUse();
+    log.spanEnd(start, false);
+    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [a], reason: expect.any(String) as unknown });
+  });
+
+  // Managed Agents clients redirect an agent by sending `user.interrupt` and a new `user.message`
+  // together. The interrupted calls must be cancelled, not run: the user stopped them.
+  it('still cancels the interrupted calls when a new user.message follows the interrupt at once', () => {
+    const log = asked();
+    const [a] = log.turn(1);
+    log.interrupt();
+    log.user('stop, do not run that; do this instead');
+    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [a], reason: expect.any(String) as unknown });
+  });
+});
+
+describe('decide: failures and crashes', () => {
+  it('counts failed model attempts up: attempt 2, then 3', () => {
+    const log = asked();
+    log.failedAttempt(1);
+    expect(foldLog(log.events).status).toBe('rescheduling');
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 2 });
+    log.failedAttempt(2);
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 3 });
+  });
+
+  it('resets the attempt count after an answered turn', () => {
+    const log = asked();
+    log.failedAttempt(1);
+    log.running();
+    const [a] = log.turn(1);
+    log.result(a!);
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('resets the attempt count on a new user.message', () => {
+    const log = asked();
+    log.failedAttempt(1);
+    log.failedAttempt(2);
+    log.running();
+    log.user('again');
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('does nothing after retries are exhausted and the session went idle', () => {
+    const log = asked();
+    log.failedAttempt(1);
+    log.running();
+    log.spanEnd(log.spanStart(), true);
+    log.add({ type: 'session.error', error: { type: 'model_overloaded_error', message: 'Overloaded', retry_status: { type: 'exhausted' } } });
+    log.idle({ type: 'retries_exhausted' });
+    expect(log.decide()).toEqual({ kind: 'none' });
+  });
+
+  it('stops asking the model after a terminal error, even before the idle event is written', () => {
+    const log = asked();
+    log.spanEnd(log.spanStart(), true);
+    log.add({ type: 'session.error', error: { type: 'model_request_failed_error', message: 'bad request', retry_status: { type: 'terminal' } } });
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('keeps asking after a session.error that is still retrying', () => {
+    const log = asked();
+    log.add({ type: 'session.error', error: { type: 'model_rate_limited_error', message: '429', retry_status: { type: 'retrying' } } });
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('re-asks an unanswered turn: a span start without an end (crash mid-stream)', () => {
+    const log = asked();
+    log.spanStart();
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+    log.spanStart(); // crashed again
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('never re-asks an answered turn, even with a crashed earlier attempt in the log', () => {
+    const log = asked();
+    log.spanStart(); // crash
+    log.turn(0);
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('re-runs calls whose results were never stored (crash mid tool run)', () => {
+    const log = asked();
+    const calls = log.turn(2);
+    log.add({ type: 'hand.provisioned', hand: 'sandbox-1', kind: 'sandbox' });
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls });
+  });
+
+  it('does nothing once the session is terminated, whatever is pending', () => {
+    const log = asked();
+    log.turn(2);
+    log.user('more');
+    log.add({ type: 'session.status_terminated' });
+    expect(log.decide()).toEqual({ kind: 'none' });
+  });
+});
+
+// ── property: simulate the harness on random logs ──────────────────────────
+
+/** mulberry32: small, seedable, good enough to explore interleavings reproducibly. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const MAX_RETRIES = 3;
+const MAX_STEPS = 400;
+
+/** Tool uses without a stored result, computed independently of foldLog. */
+function unanswered(events: readonly StoredEvent[]): string[] {
+  const answered = new Set(events.flatMap((e) => (e.type === 'agent.tool_result' || e.type === 'user.tool_result' ? [e.tool_use_id] : [])));
+  return events.filter((e) => e.type === 'agent.tool_use' && !answered.has(e.id)).map((e) => e.id);
+}
+
+function lastIndex(events: readonly StoredEvent[], p: (e: StoredEvent) => boolean): number {
+  for (let i = events.length - 1; i >= 0; i--) if (p(events[i]!)) return i;
+  return -1;
+}
+
+const isInput = (e: StoredEvent) => e.type === 'user.message' || e.type === 'agent.tool_result' || e.type === 'user.tool_result';
+const isAnswer = (e: StoredEvent) => e.type === 'span.model_request_end' && e.is_error === false;
+
+/** The request is one the Messages API accepts: roles alternate, every tool_use is answered next. */
+function assertValidRequest(events: readonly StoredEvent[], where: string) {
+  const req = buildContext(events, { model: 'm', maxTokens: 100, system: 's', tools: [] });
+  const msgs = req.messages;
+  expect(msgs.length, where).toBeGreaterThan(0);
+  expect(msgs[0]!.role, where).toBe('user');
+  expect(msgs.at(-1)!.role, where).toBe('user');
+  msgs.forEach((m, i) => {
+    if (i > 0) expect(m.role, `${where}: roles alternate at ${i}`).not.toBe(msgs[i - 1]!.role);
+    const blocks = Array.isArray(m.content) ? m.content : [];
+    expect(blocks.length, `${where}: message ${i} has content`).toBeGreaterThan(0);
+    if (m.role !== 'assistant') return;
+    const useIds = blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+    const next = msgs[i + 1];
+    const nextBlocks = next && Array.isArray(next.content) ? next.content : [];
+    const resultIds = nextBlocks.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : []));
+    for (const id of useIds) expect(resultIds, `${where}: ${id} answered in message ${i + 1}`).toContain(id);
+  });
+}
+
+interface SimResult {
+  steps: number;
+  events: StoredEvent[];
+  actions: Action['kind'][];
+}
+
+function simulate(seed: number): SimResult {
+  const r = rng(seed);
+  const chance = (p: number) => r() < p;
+  const log = new Log();
+  const actions: Action['kind'][] = [];
+  let messagesLeft = 1 + Math.floor(r() * 3);
+  let interruptsLeft = Math.floor(r() * 3);
+  let crashesLeft = Math.floor(r() * 3);
+  let toolTurnsLeft = Math.floor(r() * 5);
+  let terminated = false;
+
+  const sendUser = () => {
+    messagesLeft--;
+    log.user(`message ${messagesLeft}`);
+  };
+  const sendInterrupt = () => {
+    interruptsLeft--;
+    log.interrupt();
+  };
+
+  sendUser();
+  for (let step = 1; step <= MAX_STEPS; step++) {
+    // Other writers act between steps: a user (message, interrupt), an operator (terminate).
+    if (!terminated) {
+      if (messagesLeft > 0 && chance(0.05)) sendUser();
+      if (interruptsLeft > 0 && chance(0.05)) sendInterrupt();
+      if (chance(0.005)) {
+        terminated = true;
+        log.add({ type: 'session.status_terminated' });
+      }
+    }
+    const events = log.events;
+    const where = `seed ${seed}, step ${step}`;
+    const action = decide(events);
+    actions.push(action.kind);
+    const pending = unanswered(events);
+
+    switch (action.kind) {
+      case 'none': {
+        if (!terminated) {
+          expect(pending, `${where}: nothing is left pending at rest`).toEqual([]);
+          const lastStatus = events.findLast((e) => e.type.startsWith('session.status_'));
+          // (A session that never ran has no status event: it is idle by default.)
+          expect(lastStatus?.type ?? 'session.status_idle', `${where}: at rest the session is idle`).toBe('session.status_idle');
+          // Every input was dealt with: interrupted (results after it are cancellations), or
+          // answered, or given up on.
+          const interrupted = lastIndex(events, (e) => e.type === 'user.interrupt') > lastIndex(events, (e) => e.type === 'user.message');
+          const settled = lastIndex(events, (e) => isAnswer(e) || (e.type === 'session.error' && e.error.retry_status.type !== 'retrying'));
+          if (!interrupted) expect(settled, `${where}: the last input was settled`).toBeGreaterThan(lastIndex(events, isInput));
+        }
+        if (terminated || messagesLeft === 0) return { steps: step, events, actions };
+        sendUser(); // a later message wakes the session again
+        break;
+      }
+      case 'mark_running':
+        log.running();
+        break;
+      case 'go_idle':
+        expect(pending, where).toEqual([]);
+        log.idle(action.stop_reason);
+        break;
+      case 'cancel_tools':
+        for (const id of ids(action.calls)) expect(pending, where).toContain(id);
+        for (const c of action.calls) log.result(c, { isError: true });
+        break;
+      case 'run_tools': {
+        expect(ids(action.calls).sort(), `${where}: runs exactly the pending calls`).toEqual([...pending].sort());
+        // A call the user interrupted is never run: neither one made before the interrupt, nor
+        // one of the interrupted turn that landed after it (before the next user.message).
+        for (const c of action.calls) {
+          const at = events.indexOf(c);
+          const stoppedAfter = events.slice(at + 1).some((e) => e.type === 'user.interrupt');
+          const lastInterrupt = lastIndex(events.slice(0, at), (e) => e.type === 'user.interrupt');
+          const lastMessage = lastIndex(events.slice(0, at), (e) => e.type === 'user.message');
+          expect(stoppedAfter || lastInterrupt > lastMessage, `${where}: runs ${c.id}, which the user interrupted`).toBe(false);
+        }
+        // The step may be cut short: by an interrupt, or by a crash after some results.
+        const cut = interruptsLeft > 0 && chance(0.15) ? 'interrupt' : crashesLeft > 0 && chance(0.15) ? 'crash' : null;
+        const done = cut ? action.calls.filter(() => chance(0.5)) : action.calls;
+        for (const c of done) log.result(c, { by: chance(0.2) ? 'user' : 'agent', isError: chance(0.2) });
+        if (cut === 'interrupt') {
+          sendInterrupt();
+          if (messagesLeft > 0 && chance(0.5)) sendUser(); // redirect: interrupt + new message at once
+        }
+        if (cut === 'crash') crashesLeft--;
+        break;
+      }
+      case 'call_model': {
+        // Never re-ask an answered turn: some input must have arrived since the last answer.
+        const lastAnswer = lastIndex(events, isAnswer);
+        expect(lastIndex(events, isInput), `${where}: call_model re-asks an answered turn`).toBeGreaterThan(lastAnswer);
+        expect(pending, `${where}: call_model with calls unanswered`).toEqual([]);
+        expect(lastIndex(events, (e) => e.type === 'user.interrupt'), `${where}: call_model after an interrupt`).toBeLessThan(
+          lastIndex(events, (e) => e.type === 'user.message'),
+        );
+        // The attempt counts failed attempts since the last answer or user message.
+        const since = Math.max(lastAnswer, lastIndex(events, (e) => e.type === 'user.message'));
+        const failed = events.slice(since + 1).filter((e) => e.type === 'session.status_rescheduled').length;
+        expect(action.attempt, `${where}: attempt number`).toBe(failed + 1);
+        assertValidRequest(events, where);
+
+        const start = log.spanStart();
+        const roll = r();
+        if (crashesLeft > 0 && roll < 0.1) {
+          crashesLeft--; // died mid-stream: no span end, nothing stored
+        } else if (interruptsLeft > 0 && roll < 0.2) {
+          sendInterrupt();
+          log.add({ type: 'span.model_request_end', model_request_start_id: start.id, is_error: true, model_usage: USAGE, model_stop_reason: 'interrupted' });
+        } else if (interruptsLeft > 0 && roll < 0.25) {
+          sendInterrupt(); // the stream had just finished: the whole turn lands after the interrupt
+          for (let i = 0; i < 1 + Math.floor(r() * 2); i++) log.toolUse();
+          log.spanEnd(start, false);
+        } else if (roll < 0.4) {
+          log.spanEnd(start, true);
+          if (action.attempt > MAX_RETRIES) {
+            log.add({ type: 'session.error', error: { type: 'model_overloaded_error', message: 'Overloaded', retry_status: { type: 'exhausted' } } });
+            log.idle({ type: 'retries_exhausted' });
+          } else {
+            log.add({ type: 'session.status_rescheduled', attempt: action.attempt, retry_in_ms: 10 });
+          }
+        } else {
+          if (chance(0.3)) log.add({ type: 'agent.thinking', content: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }] });
+          if (chance(0.8)) log.add({ type: 'agent.message', content: [{ type: 'text', text: `answer ${step}` }] });
+          const tools = toolTurnsLeft > 0 && chance(0.6) ? 1 + Math.floor(r() * 3) : 0;
+          if (tools > 0) toolTurnsLeft--;
+          for (let i = 0; i < tools; i++) log.toolUse(chance(0.5) ? 'bash' : 'read');
+          log.spanEnd(start, false);
+        }
+        break;
+      }
+    }
+  }
+  throw new Error(`seed ${seed}: no rest within ${MAX_STEPS} steps; last actions ${actions.slice(-20).join(', ')}`);
+}
+
+describe('decide: simulated harness runs', () => {
+  it('always comes to rest, never re-asks an answered turn, never runs an interrupted call and asks only valid requests, over 200 random logs', () => {
+    const kinds = new Set<string>();
+    const seen = new Set<string>();
+    let longest = 0;
+    for (let seed = 1; seed <= 200; seed++) {
+      const run = simulate(seed);
+      for (const k of run.actions) kinds.add(k);
+      const ended = new Set(run.events.flatMap((e) => (e.type === 'span.model_request_end' ? [e.model_request_start_id] : [])));
+      for (const e of run.events) {
+        if (e.type === 'session.status_idle') seen.add(`idle:${e.stop_reason.type}`);
+        else if (e.type === 'span.model_request_start' && !ended.has(e.id)) seen.add('crash mid-stream');
+        else seen.add(e.type);
+      }
+      longest = Math.max(longest, run.steps);
+      // The log the simulation produced is itself valid event by event, seq contiguous.
+      run.events.forEach((e, i) => expect(e.seq).toBe(i + 1));
+    }
+    // The random runs exercised every kind of action.
+    expect([...kinds].sort()).toEqual(['call_model', 'cancel_tools', 'go_idle', 'mark_running', 'none', 'run_tools']);
+    // …and the situations the harness must survive.
+    for (const s of ['idle:retries_exhausted', 'crash mid-stream', 'user.interrupt', 'user.tool_result', 'session.status_terminated', 'session.status_rescheduled']) {
+      expect(seen, s).toContain(s);
+    }
+    expect(longest).toBeLessThan(MAX_STEPS);
+  });
+
+  it('is pure: deciding twice on the same log gives the same action and leaves the log untouched', () => {
+    const { events } = simulate(7);
+    for (let n = 1; n <= events.length; n++) {
+      const prefix = events.slice(0, n);
+      const before = JSON.stringify(prefix);
+      expect(decide(prefix)).toEqual(decide(prefix));
+      expect(JSON.stringify(prefix)).toBe(before);
+    }
+  });
+});
