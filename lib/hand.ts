@@ -2,7 +2,8 @@
  * The one contract every execution environment ("hand") implements. A thrown error means the
  * tool failed: the harness turns it into an `is_error` result for the model, never a crash.
  */
-export type HandKind = 'memory' | 'browser' | 'sandbox' | 'remote';
+/** `local` is an unsandboxed paddock-hand process: only with PADDOCK_ALLOW_UNSANDBOXED=1. */
+export type HandKind = 'memory' | 'browser' | 'sandbox' | 'local' | 'remote';
 
 export interface ToolSpec {
   name: string;
@@ -21,8 +22,16 @@ export interface Hand {
   readonly kind: HandKind;
   tools(): Promise<ToolSpec[]>;
   execute(name: string, input: unknown, ctx: ExecuteContext): Promise<string>;
+  /**
+   * Settles (never rejects) with a reason once the hand is gone for good: its process died, its
+   * connection closed. A call in flight on a lost hand fails with that reason at once.
+   */
+  readonly lost: Promise<string>;
   close(): Promise<void>;
 }
+
+/** A promise that never settles: the `lost` of a hand that cannot be lost (in-process). */
+export const NEVER_LOST: Promise<string> = new Promise<string>(() => undefined);
 
 /** A tool failure the model should read (bad path, missing file, …), not a harness fault. */
 export class ToolError extends Error {

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1
-bash scripts/ensure-chromium.sh
+bash scripts/ensure-system-deps.sh
 [ -d .next ] || npx next build
 export E2E_DATA_DIR="$(mktemp -d /tmp/paddock-e2e.XXXXXX)"
 trap 'rm -rf "$E2E_DATA_DIR"' EXIT

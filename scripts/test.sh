@@ -7,6 +7,7 @@ export NEXT_TELEMETRY_DISABLED=1
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 if [ ! -d node_modules ]; then step "npm ci"; npm ci; fi
+step "system packages"; bash scripts/ensure-system-deps.sh
 step "typecheck"; npx tsc --noEmit -p .
 step "lint"; npx eslint .
 step "unit tests"; npx vitest run

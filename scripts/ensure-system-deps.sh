@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# System packages the tests need that npm cannot install: Chromium for the browser tests, and
+# bubblewrap + socat + ripgrep for sandboxed hands (@anthropic-ai/sandbox-runtime).
+set -euo pipefail
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+command -v socat >/dev/null || missing+=(socat)
+command -v rg >/dev/null || missing+=(ripgrep)
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing from Debian's packages: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,504 @@
+import 'server-only';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { describeZodError } from '~/lib/events';
+import { type ExecuteContext, type Hand, type HandKind, type ToolSpec, ToolError } from '~/lib/hand';
+import { BRAIN_TOOLS } from '~/lib/tools';
+import { globToRegExp } from '~/server/hands/glob';
+import { logger } from '~/server/log';
+
+/**
+ * Any MCP server as a hand. A server that offers the brain's tools by name (paddock-hand) is
+ * passed through; `@modelcontextprotocol/server-filesystem` is adapted (see `FilesystemAdapter`);
+ * anything else serves what it can and refuses the rest with a message the model can act on.
+ */
+export interface McpHandOptions {
+  id: string;
+  kind: HandKind;
+  transport: Transport;
+  /** Per call; progress notifications restart it. Default 10 min. */
+  callTimeoutMs?: number;
+  /** Aborts the handshake (connect + tool listing). */
+  signal?: AbortSignal;
+  /** Extra words for a loss reason, e.g. the last stderr lines of a stdio server. */
+  lossDetail?: () => string | undefined;
+  /** How often an idle hand is pinged so a silent death is noticed (0 = never). Default 30 s. */
+  heartbeatMs?: number;
+}
+
+const DEFAULT_CALL_TIMEOUT_MS = 10 * 60_000;
+const CONNECT_TIMEOUT_MS = 30_000;
+const PROBE_TIMEOUT_MS = 5_000;
+const TERMINATE_TIMEOUT_MS = 2_000;
+const CALL_ID_META = 'paddock/call_id';
+const log = logger('mcp-hand');
+
+type CallResult = Awaited<ReturnType<Client['callTool']>>;
+
+/** The plain text a model reads from a tool result; non-text blocks become short placeholders. */
+function resultText(raw: CallResult): string {
+  // The SDK's return type also admits the pre-2024 `{ toolResult }` shape.
+  if (!Array.isArray(raw.content)) return JSON.stringify(raw.toolResult ?? raw);
+  const r = raw as CallToolResult;
+  const parts = r.content.map((b) => {
+    switch (b.type) {
+      case 'text':
+        return b.text;
+      case 'image':
+        return `[image ${b.mimeType}]`;
+      case 'audio':
+        return `[audio ${b.mimeType}]`;
+      case 'resource':
+        return 'text' in b.resource ? b.resource.text : `[resource ${b.resource.uri}]`;
+      case 'resource_link':
+        return `[resource_link ${b.uri}]`;
+    }
+  });
+  if (parts.length === 0 && r.structuredContent) return JSON.stringify(r.structuredContent);
+  return parts.join('\n');
+}
+
+/** An error's message with its cause (fetch hides ECONNREFUSED there). */
+export function errorText(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const cause = e.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail = cause ? (typeof cause.code === 'string' ? cause.code : typeof cause.message === 'string' ? cause.message : '') : '';
+  return detail && !e.message.includes(detail) ? `${e.message} (${detail})` : e.message;
+}
+
+/** An MCP protocol error with this code (`code` is a plain number on the error). */
+export function isMcpError(e: unknown, code: ErrorCode): boolean {
+  return e instanceof McpError && e.code === Number(code);
+}
+
+/** Performs one MCP tool call for the adapter (already raced against loss, already mapped to errors). */
+type CallFn = (tool: string, args: Record<string, unknown>, ctx: ExecuteContext) => Promise<string>;
+
+export async function connectMcpHand(opts: McpHandOptions): Promise<Hand> {
+  const client = new Client({ name: 'paddock', version: '0.1.0' }, { capabilities: {} });
+  const hand = new McpHand(opts, client);
+  try {
+    await client.connect(opts.transport, { signal: opts.signal, timeout: CONNECT_TIMEOUT_MS });
+    await hand.init(opts.signal);
+    return hand;
+  } catch (e) {
+    await hand.close();
+    throw e;
+  }
+}
+
+class McpHand implements Hand {
+  readonly id: string;
+  readonly kind: HandKind;
+  readonly lost: Promise<string>;
+  private settleLost!: (reason: string) => void;
+  private lostReason: string | undefined;
+  private closed = false;
+  private ready = false;
+  private probing: Promise<void> | undefined;
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
+  private readonly lostListeners = new Set<(reason: string) => void>();
+  private serverTools = new Set<string>();
+  private fs: FilesystemAdapter | undefined;
+  private serverName = 'MCP server';
+
+  constructor(
+    private readonly opts: McpHandOptions,
+    private readonly client: Client,
+  ) {
+    this.id = opts.id;
+    this.kind = opts.kind;
+    this.lost = new Promise<string>((resolve) => (this.settleLost = resolve));
+    // Set before connect: Protocol calls these from its own transport handlers.
+    client.onclose = () => this.markLost('its connection closed');
+    client.onerror = (e) => {
+      // Transport errors are often transient (a garbled line, an SSE reconnect): ask the
+      // server whether it is still there before declaring the hand lost.
+      if (!this.closed && this.lostReason === undefined) void this.probe(errorText(e));
+    };
+  }
+
+  async init(signal?: AbortSignal): Promise<void> {
+    this.serverName = this.client.getServerVersion()?.name ?? 'MCP server';
+    let cursor: string | undefined;
+    do {
+      const page = await this.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: CONNECT_TIMEOUT_MS });
+      for (const t of page.tools) this.serverTools.add(t.name);
+      cursor = page.nextCursor;
+    } while (cursor);
+    if (FilesystemAdapter.fits(this.serverTools)) {
+      const ctx = { callId: 'paddock-connect', signal: signal ?? new AbortController().signal };
+      this.fs = await FilesystemAdapter.create(this.serverTools, (t, a, c) => this.call(t, t, a, c), ctx);
+    }
+    this.ready = true;
+    const every = this.opts.heartbeatMs ?? 30_000;
+    if (every > 0) {
+      this.heartbeat = setInterval(() => void this.probe('heartbeat'), every);
+      this.heartbeat.unref();
+    }
+  }
+
+  private serves(name: string): boolean {
+    return this.serverTools.has(name) || (this.fs?.serves(name) ?? false);
+  }
+
+  tools(): Promise<ToolSpec[]> {
+    return Promise.resolve(BRAIN_TOOLS.filter((t) => this.serves(t.name)));
+  }
+
+  async execute(name: string, input: unknown, ctx: ExecuteContext): Promise<string> {
+    if (this.lostReason !== undefined) throw this.lostError(this.lostReason);
+    if (this.closed) throw new Error(`hand ${this.id} is closed`);
+    if (this.serverTools.has(name)) {
+      if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ToolError(`${name}: input must be an object`);
+      return this.call(name, name, input as Record<string, unknown>, ctx);
+    }
+    if (this.fs?.serves(name)) return this.fs.run(name, input, ctx);
+    const offers = BRAIN_TOOLS.map((t) => t.name).filter((n) => this.serves(n));
+    const list = offers.length > 0 ? offers.join(', ') : [...this.serverTools].join(', ') || 'no tools';
+    const what = name === 'bash' ? 'has no shell' : `cannot run ${name}`;
+    throw new ToolError(`hand ${this.id} (${this.serverName}) ${what}; it offers: ${list}`);
+  }
+
+  /** One tool call, raced against loss so a dead hand fails the call at once, not at the timeout. */
+  private async call(brainName: string, tool: string, args: Record<string, unknown>, ctx: ExecuteContext): Promise<string> {
+    if (this.lostReason !== undefined) throw this.lostError(this.lostReason);
+    const timeout = this.opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(ctx.signal.reason);
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener('abort', onAbort, { once: true });
+    let stopWatching: () => void = () => undefined;
+    try {
+      const result = await new Promise<CallResult>((resolve, reject) => {
+        stopWatching = this.onLost((reason) => {
+          reject(this.lostError(reason));
+          ac.abort(); // drop the SDK's pending request
+        });
+        this.client
+          .callTool({ name: tool, arguments: args, _meta: { [CALL_ID_META]: ctx.callId } }, undefined, {
+            signal: ac.signal,
+            timeout,
+            resetTimeoutOnProgress: true,
+          })
+          .then(resolve, reject);
+      });
+      const text = resultText(result);
+      if ('isError' in result && result.isError) throw new ToolError(text || `${brainName} failed`);
+      return text;
+    } catch (e) {
+      throw await this.callError(e, tool, timeout, ctx);
+    } finally {
+      stopWatching();
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async callError(e: unknown, tool: string, timeout: number, ctx: ExecuteContext): Promise<Error> {
+    if (e instanceof ToolError) return e;
+    if (this.lostReason !== undefined) return this.lostError(this.lostReason);
+    if (ctx.signal.aborted) return new Error(`hand ${this.id}: ${tool} was cancelled`);
+    if (e instanceof McpError) {
+      if (isMcpError(e, ErrorCode.RequestTimeout)) return new Error(`hand ${this.id}: ${tool} did not finish within ${timeout} ms`);
+      if ([ErrorCode.InvalidParams, ErrorCode.MethodNotFound, ErrorCode.InvalidRequest].some((c) => isMcpError(e, c))) {
+        return new ToolError(`${tool}: ${e.message}`); // the model sent something the server rejects
+      }
+      if (!isMcpError(e, ErrorCode.ConnectionClosed)) return new Error(`hand ${this.id}: ${tool}: ${e.message}`);
+    }
+    // A transport failure (fetch failed, connection closed): find out whether the hand is gone.
+    await this.probe(errorText(e));
+    if (this.lostReason !== undefined) return this.lostError(this.lostReason);
+    return new Error(`hand ${this.id}: ${tool}: ${errorText(e)}`);
+  }
+
+  private lostError(reason: string): Error {
+    return new Error(`hand ${this.id} was lost: ${reason}`);
+  }
+
+  private onLost(fn: (reason: string) => void): () => void {
+    if (this.lostReason !== undefined) {
+      fn(this.lostReason);
+      return () => undefined;
+    }
+    this.lostListeners.add(fn);
+    return () => this.lostListeners.delete(fn);
+  }
+
+  /** Pings the server; a failure means the hand is gone. One probe at a time. */
+  private probe(cause: string): Promise<void> {
+    if (this.closed || this.lostReason !== undefined) return Promise.resolve();
+    this.probing ??= this.client
+      .ping({ timeout: PROBE_TIMEOUT_MS })
+      .then(
+        () => undefined,
+        (e: unknown) => this.markLost(cause === 'heartbeat' ? `it stopped answering (${errorText(e)})` : `${cause}; ping failed: ${errorText(e)}`),
+      )
+      .finally(() => (this.probing = undefined));
+    return this.probing;
+  }
+
+  private markLost(reason: string): void {
+    if (this.closed || this.lostReason !== undefined) return;
+    const detail = this.opts.lossDetail?.();
+    this.lostReason = detail ? `${reason}; ${detail}` : reason;
+    if (this.ready) log.warn('hand lost', { hand: this.id, reason: this.lostReason });
+    this.stopHeartbeat();
+    this.settleLost(this.lostReason);
+    for (const fn of [...this.lostListeners]) fn(this.lostReason);
+    this.lostListeners.clear();
+    // Stop any reconnect timers and the child process; onclose is ignored from here on.
+    void this.client.close().catch(() => undefined);
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const wasLive = this.lostReason === undefined;
+    this.closed = true;
+    this.stopHeartbeat();
+    // Streamable HTTP: end the session so the server frees it now, not at its idle timeout.
+    const t = this.opts.transport as Transport & { terminateSession?: () => Promise<void> };
+    if (wasLive && typeof t.terminateSession === 'function') {
+      const done = t.terminateSession().catch(() => undefined);
+      await Promise.race([done, new Promise((r) => setTimeout(r, TERMINATE_TIMEOUT_MS).unref())]);
+    }
+    await this.client.close().catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// @modelcontextprotocol/server-filesystem adapter
+
+const Path = z.string().min(1).max(4096);
+const Inputs = {
+  read: z.object({ path: Path, start_line: z.number().int().positive().optional(), end_line: z.number().int().positive().optional() }),
+  write: z.object({ path: Path, content: z.string() }),
+  edit: z.object({ path: Path, old_text: z.string().min(1), new_text: z.string() }),
+  glob: z.object({ pattern: z.string().min(1) }),
+  grep: z.object({ pattern: z.string().min(1), path: z.string().optional() }),
+};
+/** Grep reads file by file through the server: bound the work and the answer. */
+const GREP_MAX_FILES = 2000;
+const GREP_MAX_MATCHES = 1000;
+const GREP_CONCURRENCY = 8;
+/** Skipped by glob and grep unless a pattern names them: huge, and rarely what is meant. */
+const SKIP_DIRS = ['.git', 'node_modules'];
+
+function parse<T>(schema: z.ZodType<T>, tool: string, input: unknown): T {
+  const r = schema.safeParse(input);
+  if (!r.success) throw new ToolError(`${tool}: invalid input: ${describeZodError(r.error)}`);
+  return r.data;
+}
+
+const lf = (s: string) => s.replace(/\r\n/g, '\n');
+
+interface TreeEntry {
+  name: string;
+  type: 'file' | 'directory';
+  children?: TreeEntry[];
+}
+
+/**
+ * Serves the brain's file tools with server-filesystem's tools. That server wants absolute paths
+ * inside its allowed directory, so workspace-relative paths are resolved against the first
+ * allowed directory, and answers are given back relative to it.
+ */
+class FilesystemAdapter {
+  private readonly path: typeof path.posix;
+
+  private constructor(
+    private readonly tools: Set<string>,
+    private readonly call: CallFn,
+    private readonly root: string | undefined,
+  ) {
+    this.path = root && /^[A-Za-z]:|\\/.test(root) ? path.win32 : path.posix;
+  }
+
+  static fits(tools: Set<string>): boolean {
+    return (tools.has('read_text_file') || tools.has('read_file')) && tools.has('write_file');
+  }
+
+  static async create(tools: Set<string>, call: CallFn, ctx: ExecuteContext): Promise<FilesystemAdapter> {
+    let root: string | undefined;
+    if (tools.has('list_allowed_directories')) {
+      // "Allowed directories:\n/abs/one\n/abs/two"
+      const text = await call('list_allowed_directories', {}, ctx);
+      root = text.split('\n').slice(1).map((l) => l.trim()).find((l) => l.length > 0);
+    }
+    return new FilesystemAdapter(tools, call, root);
+  }
+
+  private get readTool(): string {
+    return this.tools.has('read_text_file') ? 'read_text_file' : 'read_file';
+  }
+
+  serves(name: string): boolean {
+    switch (name) {
+      case 'read':
+      case 'write':
+        return true;
+      case 'edit':
+        return this.tools.has('edit_file');
+      case 'glob':
+        return this.tools.has('directory_tree') && this.root !== undefined;
+      case 'grep':
+        return this.tools.has('directory_tree') && this.tools.has('get_file_info');
+      default:
+        return false;
+    }
+  }
+
+  private abs(p: string): string {
+    if (this.path.isAbsolute(p) || !this.root) return p;
+    return this.path.resolve(this.root, p);
+  }
+
+  private rel(p: string): string {
+    if (!this.root) return p;
+    const r = this.path.relative(this.root, p);
+    return r.startsWith('..') || this.path.isAbsolute(r) ? p : r.split(this.path.sep).join('/');
+  }
+
+  private readonly steps = new WeakMap<ExecuteContext, number>();
+
+  /**
+   * One brain call becomes several server calls here. Each gets its own id (`<callId>.<n>`, in a
+   * fixed order, so a retry reproduces them): a server that answers a repeated id from a cache
+   * must not hand the read's answer to the write.
+   */
+  private step(ctx: ExecuteContext): ExecuteContext {
+    const n = (this.steps.get(ctx) ?? 0) + 1;
+    this.steps.set(ctx, n);
+    return { ...ctx, callId: `${ctx.callId}.${n}` };
+  }
+
+  /** Prefixes server errors with the brain's tool name so the model knows which call failed. */
+  private async via(brainName: string, tool: string, args: Record<string, unknown>, ctx: ExecuteContext): Promise<string> {
+    try {
+      return await this.call(tool, args, this.step(ctx));
+    } catch (e) {
+      if (e instanceof ToolError) throw new ToolError(`${brainName}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  async run(name: string, input: unknown, ctx: ExecuteContext): Promise<string> {
+    switch (name) {
+      case 'read': {
+        const { path: p, start_line, end_line } = parse(Inputs.read, name, input);
+        if (end_line !== undefined && start_line !== undefined && end_line < start_line) {
+          throw new ToolError(`read: end_line ${end_line} is before start_line ${start_line}`);
+        }
+        // `head` saves reading a large file's tail; the start of the range is sliced here.
+        const text = await this.via(name, this.readTool, { path: this.abs(p), ...(end_line ? { head: end_line } : {}) }, ctx);
+        if (start_line === undefined) return text;
+        return text.split('\n').slice(start_line - 1).join('\n');
+      }
+      case 'write': {
+        const { path: p, content } = parse(Inputs.write, name, input);
+        const abs = this.abs(p);
+        // write_file does not create parent folders; the brain's contract does.
+        const dir = this.path.dirname(abs);
+        if (this.tools.has('create_directory') && dir !== this.root && dir !== abs) {
+          await this.via(name, 'create_directory', { path: dir }, ctx);
+        }
+        await this.via(name, 'write_file', { path: abs, content }, ctx);
+        return `wrote ${Buffer.byteLength(content)} bytes to ${this.rel(abs)}`;
+      }
+      case 'edit': {
+        const { path: p, old_text, new_text } = parse(Inputs.edit, name, input);
+        const abs = this.abs(p);
+        // edit_file replaces the first match and falls back to whitespace-insensitive
+        // matching; the contract is one exact, unique occurrence, so check that first.
+        const text = lf(await this.via(name, this.readTool, { path: abs }, ctx));
+        const old = lf(old_text);
+        const first = text.indexOf(old);
+        if (first < 0) throw new ToolError(`edit: old_text not found in ${p}`);
+        if (text.indexOf(old, first + 1) >= 0) throw new ToolError(`edit: old_text occurs more than once in ${p}; include more context`);
+        await this.via(name, 'edit_file', { path: abs, edits: [{ oldText: old_text, newText: new_text }] }, ctx);
+        return `edited ${this.rel(abs)}`;
+      }
+      case 'glob': {
+        const { pattern } = parse(Inputs.glob, name, input);
+        if (!this.root) throw new ToolError('glob: this hand did not say which folder it serves');
+        // A walk rather than search_files: that one also lists folders, and the contract is
+        // files, matched the way every other hand matches globs.
+        const re = globToRegExp(pattern.replace(/^\.\//, ''));
+        const skip = SKIP_DIRS.filter((d) => !pattern.includes(d));
+        const hits = (await this.listFiles('glob', this.root, skip, ctx)).map((f) => this.rel(f)).filter((f) => re.test(f));
+        return hits.length > 0 ? hits.join('\n') : `no files match ${pattern}`;
+      }
+      case 'grep':
+        return this.grep(parse(Inputs.grep, name, input), ctx);
+      default:
+        throw new ToolError(`unknown tool ${name}`);
+    }
+  }
+
+  /** Every file under `base` (absolute paths, sorted), from one directory_tree call. */
+  private async listFiles(brainName: string, base: string, skip: readonly string[], ctx: ExecuteContext): Promise<string[]> {
+    const tree = JSON.parse(await this.via(brainName, 'directory_tree', { path: base, excludePatterns: skip }, ctx)) as TreeEntry[];
+    const files: string[] = [];
+    const walk = (entries: TreeEntry[], dir: string) => {
+      for (const e of entries) {
+        const full = this.path.join(dir, e.name);
+        if (e.type === 'directory') walk(e.children ?? [], full);
+        else files.push(full);
+      }
+    };
+    walk(tree, base);
+    return files.sort();
+  }
+
+  /** server-filesystem has no content search: list the files, read them, match here. */
+  private async grep({ pattern, path: scope }: z.infer<typeof Inputs.grep>, ctx: ExecuteContext): Promise<string> {
+    let re: RegExp;
+    try {
+      re = new RegExp(pattern);
+    } catch (e) {
+      throw new ToolError(`grep: invalid pattern: ${(e as Error).message}`);
+    }
+    const base = scope ? this.abs(scope) : this.root;
+    if (!base) throw new ToolError('grep: this hand did not say which folder it serves; give a path');
+    const info = await this.via('grep', 'get_file_info', { path: base }, ctx);
+    let files = /^isDirectory: true$/m.test(info) ? await this.listFiles('grep', base, SKIP_DIRS, ctx) : [base];
+    const truncatedFiles = files.length > GREP_MAX_FILES;
+    files = files.slice(0, GREP_MAX_FILES);
+
+    const perFile = new Map<string, string[]>();
+    let next = 0;
+    const worker = async () => {
+      while (next < files.length) {
+        const file = files[next++]!;
+        let text: string;
+        try {
+          text = await this.call(this.readTool, { path: file }, this.step(ctx));
+        } catch (e) {
+          if (e instanceof ToolError) continue; // unreadable (permissions, vanished): skip it
+          throw e;
+        }
+        if (text.includes('\u0000')) continue; // binary
+        const hits: string[] = [];
+        text.split('\n').forEach((line, i) => {
+          if (re.test(line)) hits.push(`${this.rel(file)}:${i + 1}: ${line}`);
+        });
+        if (hits.length > 0) perFile.set(file, hits);
+      }
+    };
+    await Promise.all(Array.from({ length: GREP_CONCURRENCY }, worker));
+
+    const out = files.flatMap((f) => perFile.get(f) ?? []);
+    const notes: string[] = [];
+    if (out.length > GREP_MAX_MATCHES) notes.push(`(showing the first ${GREP_MAX_MATCHES} of ${out.length} matches)`);
+    if (truncatedFiles) notes.push(`(searched only the first ${GREP_MAX_FILES} files; give a narrower path)`);
+    if (out.length === 0) return [`no matches for ${pattern}`, ...notes].join('\n');
+    return [...out.slice(0, GREP_MAX_MATCHES), ...notes].join('\n');
+  }
+}

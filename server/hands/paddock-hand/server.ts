@@ -1,0 +1,256 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  isInitializeRequest,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { BRAIN_TOOLS } from '~/lib/tools';
+import { type HandLimits, runTool, Workspace } from '~/server/hands/paddock-hand/tools';
+
+/**
+ * paddock-hand as an MCP server: the six tools over one workspace folder, reachable over stdio
+ * (see cli.ts) or Streamable HTTP behind a bearer token. Any Paddock hand client speaks to it
+ * with a plain MCP client.
+ */
+
+/** The request `_meta` key under which a caller names its call, making retries idempotent. */
+export const CALL_ID_META_KEY = 'paddock/call_id';
+
+const Path = z.string().min(1).max(4096);
+/** Zod shapes of the tool inputs; unknown keys (the brain's `hand` argument) are stripped. */
+const INPUTS = {
+  bash: {
+    command: z.string().min(1).describe('The command line.'),
+    timeout_ms: z.number().int().positive().optional().describe('Kill the command after this long (default 120000).'),
+  },
+  read: { path: Path, start_line: z.number().int().positive().optional(), end_line: z.number().int().positive().optional() },
+  write: { path: Path, content: z.string() },
+  edit: { path: Path, old_text: z.string().min(1), new_text: z.string() },
+  glob: { pattern: z.string().min(1) },
+  grep: { pattern: z.string().min(1), path: z.string().optional().describe('Folder or file to search (default: all).') },
+} as const;
+
+/** How often a running bash call reports progress (when asked), so clients can keep waiting. */
+const PROGRESS_EVERY_MS = 10_000;
+
+interface Settled {
+  result: CallToolResult;
+  /** The call was aborted (cancelled, or its session closed): a retry should run it afresh. */
+  cancelled: boolean;
+}
+
+/**
+ * Results of recent calls by call id. A retry of a finished call gets the first result; a retry
+ * of a running call awaits it. Shared by every session of one hand, because a retry typically
+ * arrives on a new connection after the old one dropped.
+ */
+export class CallMemo {
+  private readonly calls = new Map<string, Promise<Settled>>();
+
+  constructor(private readonly capacity = 1000) {}
+
+  async run(id: string | undefined, signal: AbortSignal, fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
+    if (id === undefined) return fn();
+    for (;;) {
+      const prior = this.calls.get(id);
+      if (prior === undefined) break;
+      const settled = await prior;
+      if (!settled.cancelled) return settled.result;
+      // The first run was aborted and forgotten: this retry (or another one) runs it again.
+    }
+    const run: Promise<Settled> = fn().then((result) => {
+      const cancelled = signal.aborted;
+      if (cancelled && this.calls.get(id) === run) this.calls.delete(id);
+      return { result, cancelled };
+    });
+    this.calls.set(id, run);
+    while (this.calls.size > this.capacity) {
+      const oldest = this.calls.keys().next().value;
+      if (oldest === undefined) break;
+      this.calls.delete(oldest);
+    }
+    return (await run).result;
+  }
+}
+
+export interface PaddockHandOptions {
+  /** The workspace folder (must exist), or a `Workspace` shared with other servers. */
+  workspace: string | Workspace;
+  limits?: Partial<HandLimits>;
+  /** Share one memo between servers of the same hand (one per HTTP session). */
+  calls?: CallMemo;
+}
+
+type ToolName = keyof typeof INPUTS;
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export function createPaddockHandServer({ workspace, limits, calls = new CallMemo() }: PaddockHandOptions): McpServer {
+  const ws = typeof workspace === 'string' ? new Workspace(workspace, limits) : workspace;
+  const server = new McpServer({ name: 'paddock-hand', version: '0.1.0' }, { capabilities: { tools: {} } });
+
+  for (const name of Object.keys(INPUTS) as ToolName[]) {
+    const description = BRAIN_TOOLS.find((t) => t.name === name)?.description ?? name;
+    server.registerTool(name, { description, inputSchema: INPUTS[name] }, async (args: Record<string, unknown>, extra: Extra) => {
+      const callId = extra._meta?.[CALL_ID_META_KEY];
+      const progressToken = extra._meta?.progressToken;
+      return calls.run(typeof callId === 'string' ? callId : undefined, extra.signal, async () => {
+        // Progress keeps a client's request timeout from firing on long commands
+        // (`resetTimeoutOnProgress`); only sent when the caller asked for it.
+        const started = Date.now();
+        const ticker =
+          progressToken === undefined
+            ? undefined
+            : setInterval(() => {
+                const seconds = Math.round((Date.now() - started) / 1000);
+                extra
+                  .sendNotification({
+                    method: 'notifications/progress',
+                    params: { progressToken, progress: seconds, message: `${name} running for ${seconds} s` },
+                  })
+                  .catch(() => undefined);
+              }, PROGRESS_EVERY_MS);
+        try {
+          const text = await runTool(ws, name, args, extra.signal);
+          return { content: [{ type: 'text', text }] };
+        } catch (e) {
+          return { content: [{ type: 'text', text: e instanceof Error ? e.message : String(e) }], isError: true };
+        } finally {
+          if (ticker) clearInterval(ticker);
+        }
+      });
+    });
+  }
+  return server;
+}
+
+// ── Streamable HTTP ─────────────────────────────────────────────────────────
+
+export interface HttpHandOptions {
+  workspace: string | Workspace;
+  port: number;
+  host?: string;
+  /** Every request must carry `Authorization: Bearer <token>`. */
+  token: string;
+  limits?: Partial<HandLimits>;
+}
+
+export interface HttpHand {
+  /** The MCP endpoint, e.g. http://127.0.0.1:4099/mcp. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Tool inputs carry whole files (`write`), so allow more than the SDK's 4 MiB default. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export async function startHttpHandServer({ workspace, port, host = '127.0.0.1', token, limits }: HttpHandOptions): Promise<HttpHand> {
+  if (token === '') throw new Error('paddock-hand: refusing to serve HTTP without a token');
+  const ws = typeof workspace === 'string' ? new Workspace(workspace, limits) : workspace;
+  const calls = new CallMemo();
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const expected = digest(`Bearer ${token}`);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { pathname } = new URL(req.url ?? '/', 'http://hand');
+    if (pathname === '/healthz' && req.method === 'GET') return reply(res, 200, { ok: true });
+    if (pathname !== '/mcp') return reply(res, 404, { error: 'not found' });
+    // Hash both sides: equal lengths for timingSafeEqual, and no early exit on length.
+    if (!timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      return reply(res, 401, { error: 'unauthorized' });
+    }
+
+    let body: unknown;
+    if (req.method === 'POST') {
+      const read = await readJson(req);
+      if (!read.ok) return reply(res, read.status, rpcError(read.status === 413 ? -32600 : -32700, read.message));
+      body = read.value;
+    }
+
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const transport = sessions.get(sessionId);
+      if (!transport) return reply(res, 404, rpcError(-32001, 'Session not found'));
+      return transport.handleRequest(req, res, body);
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(body)) {
+      return reply(res, 400, rpcError(-32000, 'Bad Request: no valid session id provided'));
+    }
+
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+    });
+    // Set before connect(): the protocol chains its own close handler after this one.
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await createPaddockHandServer({ workspace: ws, calls }).connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      if (!res.headersSent) reply(res, 500, rpcError(-32603, e instanceof Error ? e.message : String(e)));
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${actualPort}/mcp`,
+    async close() {
+      await Promise.allSettled([...sessions.values()].map((t) => t.close()));
+      sessions.clear();
+      ws.dispose();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function rpcError(code: number, message: string) {
+  return { jsonrpc: '2.0', error: { code, message }, id: null };
+}
+
+async function readJson(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string }> {
+  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) {
+    return { ok: false, status: 413, message: `request body over ${MAX_BODY_BYTES} bytes` };
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return { ok: false, status: 413, message: `request body over ${MAX_BODY_BYTES} bytes` };
+    chunks.push(chunk);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
+  } catch {
+    return { ok: false, status: 400, message: 'Parse error: the body is not JSON' };
+  }
+}

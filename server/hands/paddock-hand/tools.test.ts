@@ -1,0 +1,236 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Workspace } from '~/server/hands/paddock-hand/tools';
+
+let base: string;
+let root: string;
+let outside: string;
+let ws: Workspace;
+
+beforeEach(() => {
+  base = mkdtempSync(path.join(tmpdir(), 'paddock-hand-tools-'));
+  root = path.join(base, 'ws');
+  outside = path.join(base, 'outside');
+  mkdirSync(root);
+  mkdirSync(outside);
+  writeFileSync(path.join(outside, 'secret.txt'), 'top secret\n');
+  ws = new Workspace(root);
+});
+
+afterEach(() => {
+  ws.dispose();
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** True while the process exists and is not a zombie (PID 1 here may never reap orphans). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function eventually(check: () => boolean, ms = 3000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+describe('paddock-hand file tools', () => {
+  it('writes a file creating its parent folders, then reads it whole and by line range', async () => {
+    expect(await ws.write({ path: 'src/deep/a.txt', content: 'one\ntwo\nthree\n' })).toBe('wrote 14 bytes to src/deep/a.txt');
+    expect(readFileSync(path.join(root, 'src/deep/a.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
+    expect(await ws.read({ path: './src/deep/a.txt' })).toBe('one\ntwo\nthree\n');
+    expect(await ws.read({ path: 'src/deep/a.txt', start_line: 2, end_line: 3 })).toBe('two\nthree');
+    expect(await ws.read({ path: 'src/deep/a.txt', start_line: 3 })).toBe('three\n');
+  });
+
+  it('accepts an absolute path inside the workspace', async () => {
+    await ws.write({ path: path.join(root, 'abs.txt'), content: 'x' });
+    expect(await ws.read({ path: 'abs.txt' })).toBe('x');
+  });
+
+  it('says when a file to read is missing, is a directory, or the line range is backwards', async () => {
+    await expect(ws.read({ path: 'nope.txt' })).rejects.toThrow('read: no such file: nope.txt');
+    mkdirSync(path.join(root, 'dir'));
+    await expect(ws.read({ path: 'dir' })).rejects.toThrow('read: dir is a directory');
+    await ws.write({ path: 'a', content: '1\n2\n3' });
+    await expect(ws.read({ path: 'a', start_line: 3, end_line: 1 })).rejects.toThrow(/start_line 3 is after end_line 1/);
+  });
+
+  it('refuses to read a file over the size limit', async () => {
+    const small = new Workspace(root, { fileBytes: 10 });
+    await small.write({ path: 'big', content: 'x'.repeat(11) });
+    await expect(small.read({ path: 'big' })).rejects.toThrow(/over the 10-byte limit/);
+  });
+
+  it('edits one exact occurrence and refuses an absent or repeated old_text', async () => {
+    await ws.write({ path: 'a.ts', content: 'const a = 1;\nconst b = 1;\n' });
+    expect(await ws.edit({ path: 'a.ts', old_text: 'a = 1', new_text: 'a = 2' })).toBe('edited a.ts');
+    expect(await ws.read({ path: 'a.ts' })).toBe('const a = 2;\nconst b = 1;\n');
+    await expect(ws.edit({ path: 'a.ts', old_text: 'zzz', new_text: 'y' })).rejects.toThrow('edit: old_text not found in a.ts');
+    await expect(ws.edit({ path: 'a.ts', old_text: 'const', new_text: 'let' })).rejects.toThrow(/occurs more than once in a.ts/);
+    await expect(ws.edit({ path: 'missing.ts', old_text: 'a', new_text: 'b' })).rejects.toThrow('edit: no such file: missing.ts');
+  });
+});
+
+describe('paddock-hand workspace confinement', () => {
+  it('refuses a path that climbs out with ..', async () => {
+    await expect(ws.write({ path: '../x', content: 'x' })).rejects.toThrow('path ../x is outside the workspace');
+    await expect(ws.read({ path: 'a/../../outside/secret.txt' })).rejects.toThrow(/outside the workspace/);
+    expect(() => statSync(path.join(base, 'x'))).toThrow();
+  });
+
+  it('refuses an absolute path outside the workspace', async () => {
+    const secret = path.join(outside, 'secret.txt');
+    await expect(ws.read({ path: secret })).rejects.toThrow(`path ${secret} is outside the workspace`);
+    await expect(ws.write({ path: '/etc/paddock-hand-test', content: 'x' })).rejects.toThrow(/outside the workspace/);
+  });
+
+  it('refuses a symlink that resolves outside, for reads, writes, edits and new files below it', async () => {
+    symlinkSync(outside, path.join(root, 'link'));
+    symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'secret-link'));
+    await expect(ws.read({ path: 'link/secret.txt' })).rejects.toThrow('path link/secret.txt is outside the workspace');
+    await expect(ws.read({ path: 'secret-link' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.edit({ path: 'secret-link', old_text: 'top', new_text: 'no' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.write({ path: 'link/new/file.txt', content: 'x' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.grep({ pattern: 'secret', path: 'link' })).rejects.toThrow(/outside the workspace/);
+    expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret\n');
+  });
+
+  it('refuses a dangling symlink whose target is outside, which a write would otherwise create', async () => {
+    symlinkSync(path.join(outside, 'planted.txt'), path.join(root, 'dangling'));
+    await expect(ws.write({ path: 'dangling', content: 'x' })).rejects.toThrow(/outside the workspace/);
+    expect(() => statSync(path.join(outside, 'planted.txt'))).toThrow();
+  });
+
+  it('follows a symlink that stays inside the workspace', async () => {
+    await ws.write({ path: 'real/a.txt', content: 'inside' });
+    symlinkSync(path.join(root, 'real'), path.join(root, 'alias'));
+    expect(await ws.read({ path: 'alias/a.txt' })).toBe('inside');
+  });
+
+  it('does not grep through symlinks found while walking', async () => {
+    symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'secret-link'));
+    expect(await ws.grep({ pattern: 'secret' })).toBe('no matches for secret');
+  });
+});
+
+describe('paddock-hand glob and grep', () => {
+  beforeEach(async () => {
+    await ws.write({ path: 'src/b.ts', content: 'const b = 2;\n' });
+    await ws.write({ path: 'src/lib/a.ts', content: 'const a = 1;\nexport { a };\n' });
+    await ws.write({ path: 'README.md', content: '# const\n' });
+    await ws.write({ path: 'node_modules/dep/index.ts', content: 'const dep = 1;\n' });
+    await ws.write({ path: '.git/config.ts', content: 'const git = 1;\n' });
+    writeFileSync(path.join(root, 'src/blob.bin'), Buffer.from([0x63, 0x6f, 0x6e, 0x73, 0x74, 0, 1, 2]));
+  });
+
+  it('globs sorted relative paths and skips node_modules and .git unless the pattern names them', async () => {
+    expect(await ws.glob({ pattern: '**/*.ts' })).toBe('src/b.ts\nsrc/lib/a.ts');
+    expect(await ws.glob({ pattern: 'src/**/*.ts' })).toBe('src/b.ts\nsrc/lib/a.ts');
+    expect(await ws.glob({ pattern: 'node_modules/**/*.ts' })).toBe('node_modules/dep/index.ts');
+    expect(await ws.glob({ pattern: '*.md' })).toBe('README.md');
+    expect(await ws.glob({ pattern: '**/*.py' })).toBe('no files match **/*.py');
+  });
+
+  it('caps glob results with a notice', async () => {
+    const small = new Workspace(root, { globResults: 2 });
+    expect(await small.glob({ pattern: '**' })).toBe('README.md\nsrc/b.ts\n[glob: 2 more matches not shown; narrow the pattern]');
+  });
+
+  it('greps path:line: text, skipping binary files, node_modules and .git', async () => {
+    expect(await ws.grep({ pattern: 'const \\w' })).toBe('src/b.ts:1: const b = 2;\nsrc/lib/a.ts:1: const a = 1;');
+    expect(await ws.grep({ pattern: 'export', path: 'src/lib' })).toBe('src/lib/a.ts:2: export { a };');
+    expect(await ws.grep({ pattern: 'const', path: 'src/b.ts' })).toBe('src/b.ts:1: const b = 2;');
+    expect(await ws.grep({ pattern: 'dep', path: 'node_modules' })).toBe('node_modules/dep/index.ts:1: const dep = 1;');
+    expect(await ws.grep({ pattern: 'nothing here' })).toBe('no matches for nothing here');
+  });
+
+  it('caps grep results with a notice and rejects an invalid pattern or missing path', async () => {
+    const small = new Workspace(root, { grepResults: 1 });
+    expect(await small.grep({ pattern: 'const' })).toBe('README.md:1: # const\n[grep: stopped after 1 matches; narrow the pattern or path]');
+    await expect(ws.grep({ pattern: '(' })).rejects.toThrow(/grep: invalid pattern/);
+    await expect(ws.grep({ pattern: 'x', path: 'nope' })).rejects.toThrow('grep: no such file: nope');
+  });
+});
+
+describe('paddock-hand bash', () => {
+  it('runs in the workspace and ends with the exit code, stdout and stderr interleaved', async () => {
+    const out = await ws.bash({ command: 'pwd; echo out; sleep 0.05; echo err >&2; sleep 0.05; echo again; exit 3' });
+    expect(out).toBe(`${root}\nout\nerr\nagain\nexit code: 3`);
+    expect(await ws.bash({ command: 'true' })).toBe('exit code: 0');
+  });
+
+  it('runs with a clean environment, never the server’s', async () => {
+    process.env.PADDOCK_TEST_SECRET = 'hunter2';
+    try {
+      const out = await ws.bash({ command: 'env' });
+      expect(out).not.toContain('PADDOCK_TEST_SECRET');
+      expect(out).not.toContain('hunter2');
+      expect(out).toContain(`HOME=${process.env.HOME ?? root}\n`); // the hand process's own HOME (a private one in the sandbox)
+      expect(out).toContain('LANG=C.UTF-8\n');
+      expect(out).toContain('TERM=dumb\n');
+    } finally {
+      delete process.env.PADDOCK_TEST_SECRET;
+    }
+  });
+
+  it('kills the whole process group on timeout and says so', async () => {
+    const started = Date.now();
+    const out = await ws.bash({ command: 'sleep 30 & echo $!; sleep 30', timeout_ms: 1000 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(out).toMatch(/^\d+\nkilled by SIGKILL after timeout of 1000 ms$/);
+    const pid = Number(out.split('\n')[0]);
+    expect(await eventually(() => !running(pid))).toBe(true);
+  });
+
+  it('kills the process group when the call is aborted', async () => {
+    const ac = new AbortController();
+    const call = ws.bash({ command: 'sleep 30 & echo $! > bg.pid; wait' }, ac.signal);
+    expect(await eventually(() => readFileOr(path.join(root, 'bg.pid')) !== '')).toBe(true);
+    const pid = Number(readFileOr(path.join(root, 'bg.pid')));
+    ac.abort();
+    expect(await call).toMatch(/cancelled: killed by SIGKILL$/);
+    expect(await eventually(() => !running(pid))).toBe(true);
+  });
+
+  it('caps the output with an explicit notice, keeping the head and the tail', async () => {
+    const out = await ws.bash({ command: "head -c 100000 /dev/zero | tr '\\0' a; echo; echo last line" });
+    expect(out).toContain('[output truncated: ');
+    expect(out).toMatch(/\[output truncated: 70\d\d\d more bytes\]/);
+    expect(out.endsWith('last line\nexit code: 0')).toBe(true);
+    expect(out.length).toBeLessThan(30_200);
+  });
+
+  it('does not wait for background jobs that keep the output open', async () => {
+    const started = Date.now();
+    const out = await ws.bash({ command: 'sleep 5 & echo started' });
+    expect(out).toBe('started\nexit code: 0');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('refuses a timeout over the maximum', async () => {
+    await expect(ws.bash({ command: 'true', timeout_ms: 600_001 })).rejects.toThrow(/over the maximum of 600000/);
+  });
+});
+
+function readFileOr(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,28 @@
+import type { Hand } from '~/lib/hand';
+
+/** What a new hand should be. One variant per provisioner. */
+export type ProvisionSpec =
+  | { kind: 'memory' }
+  | SandboxSpec
+  | { kind: 'remote'; transport: 'http'; url: string; token?: string }
+  | { kind: 'remote'; transport: 'stdio'; command: string; args?: string[]; cwd?: string };
+
+/** A paddock-hand process on this machine: sandboxed, or (`local`, opt-in only) not. */
+export interface SandboxSpec {
+  kind: 'sandbox' | 'local';
+  /** Hosts the hand may reach (exact names or `*.example.com`); empty = no network. */
+  allowedDomains?: string[];
+}
+
+export type ProvisionPhase = 'starting' | 'ready' | 'failed';
+
+export interface ProvisionOptions {
+  signal: AbortSignal;
+  /** Progress for the UI: `starting` (with a detail such as "launching sandbox"), then ready or failed. */
+  onProgress?: (phase: ProvisionPhase, detail?: string) => void;
+}
+
+/** Makes hands of one kind. A failure throws an Error whose message says what is missing. */
+export interface Provisioner {
+  provision(handId: string, spec: ProvisionSpec, opts: ProvisionOptions): Promise<Hand>;
+}

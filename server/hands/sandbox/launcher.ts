@@ -1,0 +1,291 @@
+/**
+ * The sandbox launcher: one process per hand. It reads the hand's policy from PADDOCK_SANDBOX_POLICY,
+ * starts sandbox-runtime's network proxy for that policy (the filter is global per process, hence one
+ * launcher per policy), and runs `argv after --` inside bubblewrap with stdin/stdout/stderr passed
+ * through, so an MCP stdio server can run over it. It exits with the command's code.
+ *
+ *   node bin/sandbox-launcher.mjs -- <command> [args…]
+ *   node bin/sandbox-launcher.mjs --check      (exit 0, or 69 with "sandbox unavailable: …")
+ *
+ * No spawnSync/execSync here once the proxy runs: it lives on this event loop, and a blocked loop
+ * would hang every network call from inside the sandbox.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import {
+  CHILD_ENV_ENV,
+  POLICY_ENV,
+  parseSandboxPolicy,
+  sandboxHome,
+  type SandboxPolicy,
+} from '~/server/hands/sandbox/policy';
+
+const EX_USAGE = 64;
+const EX_UNAVAILABLE = 69;
+const EX_SOFTWARE = 70;
+/** After our stdin closes, the command gets this long to finish on its own before SIGTERM. */
+const STDIN_EOF_GRACE_MS = 2_000;
+/** After SIGTERM, this long before SIGKILL. */
+const KILL_GRACE_MS = 3_000;
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+const INSTALL_HINTS: Record<string, string> = {
+  bwrap: 'bubblewrap (bwrap) not found; install it with apt-get install bubblewrap',
+  socat: 'socat not found; install it with apt-get install socat',
+  rg: 'ripgrep (rg) not found; install it with apt-get install ripgrep',
+};
+
+class LauncherError extends Error {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const unavailable = (what: string) => new LauncherError(EX_UNAVAILABLE, `sandbox unavailable: ${what}`);
+
+/** `which` by hand: a missing binary gets our own message, with the package to install. */
+async function findOnPath(bin: string): Promise<string | undefined> {
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    if (!dir) continue;
+    const candidate = path.join(dir, bin);
+    try {
+      await fs.access(candidate, fs.constants.X_OK);
+      if ((await fs.stat(candidate)).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+interface Tools {
+  bwrap: string;
+  socat: string;
+  rg: string;
+}
+
+/**
+ * Finds what the runtime needs and asks the runtime itself (platform, uid-0 capability probe).
+ * The binaries are resolved here and passed as absolute paths, so the sandboxed command's PATH
+ * need not contain them.
+ */
+async function checkDependencies(): Promise<Tools> {
+  if (!SandboxManager.isSupportedPlatform()) throw unavailable(`platform ${process.platform} is not supported`);
+  const found = {
+    bwrap: await findOnPath('bwrap'),
+    socat: await findOnPath('socat'),
+    rg: await findOnPath('rg'),
+  };
+  const missing = (Object.keys(found) as (keyof Tools)[]).filter((k) => !found[k]);
+  if (missing.length > 0) throw unavailable(missing.map((k) => INSTALL_HINTS[k]).join('; '));
+  const tools = found as Tools;
+  // Its checks use spawnSync (which, bwrap probes): harmless here, before any proxy runs.
+  const deps = await SandboxManager.checkDependenciesAsync({ command: tools.rg });
+  if (deps.errors.length > 0) throw unavailable(deps.errors.join('; '));
+  return tools;
+}
+
+function runtimeConfig(policy: SandboxPolicy, tools: Tools): SandboxRuntimeConfig {
+  return {
+    network: { allowedDomains: policy.allowedDomains, deniedDomains: [] },
+    filesystem: {
+      denyRead: policy.denyRead,
+      allowWrite: policy.allowWrite,
+      // The runtime always adds /tmp/claude to the writable paths; shared by every hand, it would be
+      // a channel between them, so it is denied (deny wins over allow).
+      denyWrite: ['/tmp/claude'],
+    },
+    bwrapPath: tools.bwrap,
+    socatPath: tools.socat,
+    ripgrep: { command: tools.rg },
+  };
+}
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The inner script. TMPDIR is set here, not in the env, because the runtime's own
+ * `--setenv TMPDIR /tmp/claude` would override an inherited one.
+ */
+function innerCommand(policy: SandboxPolicy, argv: string[]): string {
+  return `export TMPDIR=${quote(policy.tmpDir)}; exec ${argv.map(quote).join(' ')}`;
+}
+
+/**
+ * The command's whole environment: nothing of ours (the policy, the server's env) gets in. (Typed
+ * as ProcessEnv by a cast: Next's global types make NODE_ENV required, and a clean env has none.)
+ */
+function childEnv(policy: SandboxPolicy, extra: Record<string, string>): NodeJS.ProcessEnv {
+  const nodeDir = path.dirname(process.execPath);
+  const PATH = SYSTEM_PATH.split(':').includes(nodeDir) ? SYSTEM_PATH : `${SYSTEM_PATH}:${nodeDir}`;
+  const env: Record<string, string> = {
+    PATH,
+    HOME: sandboxHome(policy),
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    TMPDIR: policy.tmpDir,
+    ...extra,
+  };
+  return env as NodeJS.ProcessEnv;
+}
+
+function readInputs(): { policy: SandboxPolicy; extraEnv: Record<string, string> } {
+  const policyJson = process.env[POLICY_ENV];
+  const extraJson = process.env[CHILD_ENV_ENV];
+  // Gone from our env at once, so nothing we start can inherit them by accident.
+  delete process.env[POLICY_ENV];
+  delete process.env[CHILD_ENV_ENV];
+  if (!policyJson) throw new LauncherError(EX_USAGE, `${POLICY_ENV} is not set`);
+  let policy: SandboxPolicy;
+  try {
+    policy = parseSandboxPolicy(policyJson);
+  } catch (err) {
+    throw new LauncherError(EX_USAGE, (err as Error).message);
+  }
+  const extraEnv: Record<string, string> = {};
+  if (extraJson) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(extraJson);
+    } catch {
+      throw new LauncherError(EX_USAGE, `${CHILD_ENV_ENV} is not valid JSON`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new LauncherError(EX_USAGE, `${CHILD_ENV_ENV} must be a JSON object of strings`);
+    }
+    for (const [k, v] of Object.entries(parsed)) {
+      if (typeof v !== 'string') throw new LauncherError(EX_USAGE, `${CHILD_ENV_ENV}.${k} must be a string`);
+      extraEnv[k] = v;
+    }
+  }
+  return { policy, extraEnv };
+}
+
+async function startSandbox(policy: SandboxPolicy, tools: Tools): Promise<void> {
+  // bubblewrap skips a bind whose source is missing, and the command's cwd must exist.
+  await fs.mkdir(policy.workspace, { recursive: true });
+  await fs.mkdir(policy.tmpDir, { recursive: true, mode: 0o700 });
+  await fs.mkdir(sandboxHome(policy), { recursive: true, mode: 0o700 });
+  // The runtime protects dotfiles, .git/hooks and .git/config relative to process.cwd() at wrap
+  // time (not the child's cwd): we must stand in the workspace.
+  process.chdir(policy.workspace);
+  try {
+    await SandboxManager.initialize(runtimeConfig(policy, tools));
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/dependencies not available/i.test(message)) throw unavailable(message);
+    throw new LauncherError(EX_SOFTWARE, `sandbox failed to start: ${message}`);
+  }
+  // initialize() starts the proxy; a command that connects before it listens would be refused.
+  if (!(await SandboxManager.waitForNetworkInitialization())) {
+    throw new LauncherError(EX_SOFTWARE, 'sandbox failed to start: its network proxy did not come up');
+  }
+}
+
+const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null) =>
+  code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0);
+
+async function shutdown(code: number): Promise<never> {
+  // Stops the proxy and its socat bridges; bounded, so a stuck bridge cannot keep us alive.
+  await Promise.race([SandboxManager.reset().catch(() => undefined), new Promise((r) => setTimeout(r, 2_000))]);
+  process.exit(code);
+}
+
+/** The sandboxed command, once started; signals that arrive before then end the launcher. */
+let child: ChildProcess | undefined;
+let killTimer: NodeJS.Timeout | undefined;
+
+function terminate(signal: NodeJS.Signals): void {
+  if (!child) {
+    void shutdown(128 + (os.constants.signals[signal] ?? 0));
+    return;
+  }
+  child.kill(signal);
+  const c = child;
+  killTimer ??= setTimeout(() => c.kill('SIGKILL'), KILL_GRACE_MS);
+}
+
+/** Runs `argv` in the sandbox with our stdio; resolves with the exit code to use. */
+async function run(policy: SandboxPolicy, extraEnv: Record<string, string>, argv: string[]): Promise<number> {
+  // A fixed commandId keeps the command text out of the proxy username (the default key).
+  const wrapped = await SandboxManager.wrapWithSandbox(innerCommand(policy, argv), undefined, undefined, undefined, {
+    commandId: 'paddock-hand',
+  });
+  const c = spawn('/bin/bash', ['-c', wrapped], {
+    cwd: policy.workspace,
+    env: childEnv(policy, extraEnv),
+    stdio: ['pipe', 'inherit', 'inherit'],
+  });
+  child = c;
+
+  // Our stdin closing means whoever started us is gone or done: pass the EOF on, then make sure.
+  c.stdin.on('error', () => undefined); // EPIPE once the command has exited
+  process.stdin.pipe(c.stdin);
+  process.stdin.once('end', () => setTimeout(() => terminate('SIGTERM'), STDIN_EOF_GRACE_MS).unref());
+
+  return new Promise<number>((resolve, reject) => {
+    c.once('error', (err) => reject(new LauncherError(EX_SOFTWARE, `cannot start the sandbox: ${err.message}`)));
+    c.once('exit', (code, signal) => {
+      clearTimeout(killTimer);
+      SandboxManager.cleanupAfterCommand();
+      resolve(exitCodeOf(code, signal));
+    });
+  });
+}
+
+/** `--check`: dependencies, then a real run of `true`, since a kernel may still refuse namespaces. */
+async function check(tools: Tools): Promise<number> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'paddock-sandbox-check-'));
+  try {
+    const policy: SandboxPolicy = {
+      workspace: dir,
+      tmpDir: dir,
+      allowWrite: [dir],
+      denyRead: [],
+      allowedDomains: [],
+    };
+    await startSandbox(policy, tools);
+    const wrapped = await SandboxManager.wrapWithSandbox('true');
+    const child = spawn('/bin/bash', ['-c', wrapped], { cwd: dir, env: childEnv(policy, {}), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number>((resolve) => {
+      child.once('error', () => resolve(127));
+      child.once('exit', (c, s) => resolve(exitCodeOf(c, s)));
+    });
+    if (code !== 0) throw unavailable(`bubblewrap cannot create a sandbox here (exit ${code}): ${stderr.trim()}`);
+    return 0;
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<never> {
+  const args = process.argv.slice(2);
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => terminate(signal));
+  try {
+    if (args[0] === '--check') {
+      const tools = await checkDependencies();
+      return await shutdown(await check(tools));
+    }
+    const { policy, extraEnv } = readInputs();
+    const dashdash = args.indexOf('--');
+    const argv = dashdash >= 0 ? args.slice(dashdash + 1) : args;
+    if (argv.length === 0) throw new LauncherError(EX_USAGE, 'usage: sandbox-launcher -- <command> [args…]');
+    const tools = await checkDependencies();
+    await startSandbox(policy, tools);
+    return await shutdown(await run(policy, extraEnv, argv));
+  } catch (err) {
+    const code = err instanceof LauncherError ? err.exitCode : EX_SOFTWARE;
+    process.stderr.write(`sandbox-launcher: ${(err as Error).message}\n`);
+    return shutdown(code);
+  }
+}
+
+await main();

@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * What one sandboxed hand may do: write only in its workspace and private tmp, read everything
+ * except `denyRead`, reach only `allowedDomains` (empty = no network at all). One launcher
+ * process enforces one policy, because sandbox-runtime's network filter is global per process.
+ */
+export interface SandboxPolicy {
+  /** The hand's working directory. */
+  workspace: string;
+  /** The hand's private TMPDIR; its HOME is a directory inside it (see sandboxHome). */
+  tmpDir: string;
+  /** Where writes are allowed: the workspace and tmpDir. */
+  allowWrite: string[];
+  /** Paths hidden from the hand (an empty directory or nothing appears in their place). */
+  denyRead: string[];
+  /** Hosts reachable through the runtime's proxy: exact names, `*.example.com`, or IP literals. */
+  allowedDomains: string[];
+}
+
+/** The variable that carries the policy JSON to the launcher; the launcher never forwards it. */
+export const POLICY_ENV = 'PADDOCK_SANDBOX_POLICY';
+/** Extra variables for the sandboxed command (JSON object), read and dropped by the launcher. */
+export const CHILD_ENV_ENV = 'PADDOCK_SANDBOX_CHILD_ENV';
+
+const AbsolutePath = z.string().refine((p) => path.isAbsolute(p), 'must be an absolute path');
+
+const PolicySchema = z.strictObject({
+  workspace: AbsolutePath,
+  tmpDir: AbsolutePath,
+  allowWrite: z.array(AbsolutePath),
+  denyRead: z.array(AbsolutePath),
+  allowedDomains: z.array(z.string().min(1)),
+});
+
+/**
+ * The hand's HOME: inside its tmp dir, not the workspace. sandbox-runtime masks dotfiles at the top
+ * of the workspace (.gitconfig, .bashrc, … become unreadable /dev/null binds), so a HOME there
+ * would break git and shells.
+ */
+export function sandboxHome(policy: SandboxPolicy): string {
+  return path.join(policy.tmpDir, 'home');
+}
+
+/** Parses and validates a policy received as JSON; throws an Error naming the bad field. */
+export function parseSandboxPolicy(json: string): SandboxPolicy {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw new Error('sandbox policy is not valid JSON');
+  }
+  const parsed = PolicySchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new Error(`invalid sandbox policy: ${issues}`);
+  }
+  return parsed.data;
+}
+
+/** Credential stores under a home directory that no hand has any business reading. */
+const HOME_SECRETS = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.kube',
+  '.docker',
+  '.config/gcloud',
+  '.config/gh',
+  '.netrc',
+  '.npmrc',
+  '.pypirc',
+  '.git-credentials',
+  '.pgpass',
+  '.bash_history',
+];
+
+/** System files holding machine secrets (readable here because the server may run as root). */
+const SYSTEM_SECRETS = ['/root', '/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/sudoers.d'];
+
+export interface SandboxPolicyOptions {
+  workspace: string;
+  /** The server's data directory (database, key files): denied as a whole. */
+  dataDir: string;
+  /** Defaults to a directory under the OS tmp dir derived from the workspace path. */
+  tmpDir?: string;
+  /** A `PADDOCK_MASTER_KEY` key file, when it lives outside dataDir. */
+  masterKeyFile?: string;
+  /** Any other paths to hide. */
+  extraDenyRead?: string[];
+  /** Empty or absent = no network. */
+  allowedDomains?: string[];
+  /** The server's home directory; defaults to os.homedir(). */
+  home?: string;
+  /** The server's working directory, whose `.env*` files may hold API keys; defaults to process.cwd(). */
+  serverDir?: string;
+}
+
+/** Builds the policy for one hand with the defaults every hand gets. Paths are made absolute. */
+export function sandboxPolicy(opts: SandboxPolicyOptions): SandboxPolicy {
+  const workspace = path.resolve(opts.workspace);
+  const tmpDir = path.resolve(opts.tmpDir ?? defaultTmpDir(workspace));
+  const home = opts.home ?? os.homedir();
+  const denyRead = [
+    path.resolve(opts.dataDir),
+    ...(opts.masterKeyFile ? [path.resolve(opts.masterKeyFile)] : []),
+    ...HOME_SECRETS.map((p) => path.join(home, p)),
+    ...SYSTEM_SECRETS,
+    ...sshHostKeys(),
+    ...envFiles(opts.serverDir ?? process.cwd()),
+    ...(opts.extraDenyRead ?? []).map((p) => path.resolve(p)),
+  ];
+  return {
+    workspace,
+    tmpDir,
+    allowWrite: [workspace, tmpDir],
+    // A deny above the workspace (a workspace under dataDir) still leaves the workspace usable:
+    // sandbox-runtime binds the write roots back over the hidden directory.
+    denyRead: [...new Set(denyRead)],
+    allowedDomains: [...new Set(opts.allowedDomains ?? [])],
+  };
+}
+
+/** Stable per workspace, so a re-provisioned hand on the same workspace finds its tmp again. */
+function defaultTmpDir(workspace: string): string {
+  const id = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
+  return path.join(os.tmpdir(), `paddock-hand-${id}`);
+}
+
+/** The host's SSH private keys (the public halves stay readable). */
+function sshHostKeys(): string[] {
+  return listDir('/etc/ssh')
+    .filter((n) => n.startsWith('ssh_host_') && !n.endsWith('.pub'))
+    .map((n) => path.join('/etc/ssh', n));
+}
+
+/** `.env`, `.env.local`, … next to the server: Next.js loads secrets from them. */
+function envFiles(dir: string): string[] {
+  return listDir(dir)
+    .filter((n) => n === '.env' || n.startsWith('.env.'))
+    .map((n) => path.join(path.resolve(dir), n));
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
