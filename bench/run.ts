@@ -12,6 +12,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import type { NewEvent } from '~/lib/events';
 import { HandRegistry } from '~/server/hands/registry';
+import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
@@ -227,7 +228,9 @@ async function main(): Promise<void> {
         ids.push(s.id);
       }
       const model = new TimingModel();
-      harness = new Harness({ store, model, hands: new HandRegistry(), live: new LiveBus(), leaseTtlMs: 15_000 });
+      const live = new LiveBus();
+      const hands = new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' });
+      harness = new Harness({ store, model, hands, live, leaseTtlMs: 15_000 });
       const samples: number[] = [];
       for (const id of ids) {
         const before = model.calls.length;

@@ -140,8 +140,20 @@ export const NewEvent = z.discriminatedUnion('type', [
     model_stop_reason: z.string().nullish(),
   }),
   // Paddock's own: hand lifecycle.
-  z.object({ type: z.literal('hand.provisioned'), hand: z.string().min(1), kind: z.string().min(1) }),
-  z.object({ type: z.literal('hand.released'), hand: z.string().min(1) }),
+  z.object({
+    type: z.literal('hand.provisioned'),
+    hand: z.string().min(1),
+    kind: z.string().min(1),
+    /** How long provisioning took (0 for a warm-pool hand is not expected: it is still measured). */
+    provision_ms: z.number().nonnegative().optional(),
+    /** Set when the hand came from another session, which keeps working in the same workspace. */
+    transferred_from: z.object({ session_id: z.string().min(1), hand: z.string().min(1) }).optional(),
+  }),
+  z.object({
+    type: z.literal('hand.released'),
+    hand: z.string().min(1),
+    transferred_to: z.object({ session_id: z.string().min(1), hand: z.string().min(1) }).optional(),
+  }),
   z.object({ type: z.literal('hand.lost'), hand: z.string().min(1), reason: z.string() }),
 ]);
 export type NewEvent = z.infer<typeof NewEvent>;
@@ -186,6 +198,7 @@ export function describeZodError(err: z.ZodError): string {
 
 // ── live deltas: streamed to subscribers, never stored ──────────────────────
 export type LiveDelta =
+  | { kind: 'hand'; session_id: string; hand: string; hand_kind: string; phase: 'starting' | 'ready' | 'failed'; detail?: string }
   | { kind: 'text'; session_id: string; model_request_start_id: string; index: number; text: string }
   | { kind: 'thinking'; session_id: string; model_request_start_id: string; index: number; text: string }
   | { kind: 'tool_input'; session_id: string; model_request_start_id: string; index: number; name: string; partial_json: string };

@@ -8,6 +8,13 @@ const handArg = {
   hand: { type: 'string', description: "Which hand runs the call (default: the session's current hand)." },
 };
 
+/** Tools that run on a hand (the rest are handled by the harness itself). */
+export const HAND_TOOLS = ['bash', 'read', 'write', 'edit', 'glob', 'grep'] as const;
+export type HandToolName = (typeof HAND_TOOLS)[number];
+export function isHandTool(name: string): name is HandToolName {
+  return (HAND_TOOLS as readonly string[]).includes(name);
+}
+
 export const BRAIN_TOOLS: readonly ToolSpec[] = [
   {
     name: 'bash',
@@ -62,5 +69,28 @@ export const BRAIN_TOOLS: readonly ToolSpec[] = [
       properties: { pattern: { type: 'string' }, path: { type: 'string', description: 'Folder or file to search (default: all).' }, ...handArg },
       required: ['pattern'],
     },
+  },
+  {
+    name: 'provision',
+    description:
+      'Start a fresh hand (execution environment with its own empty workspace) and make it the current one. ' +
+      'Use it when a hand was lost, or when you need a separate environment. kind: "sandbox" (default), "memory" (in-process files only, no shell), or "remote" with a configured endpoint name.',
+    input_schema: {
+      type: 'object',
+      properties: {
+        kind: { type: 'string', enum: ['sandbox', 'memory', 'remote', 'local'] },
+        endpoint: { type: 'string', description: 'For kind "remote": the name of an endpoint the operator configured.' },
+      },
+    },
+  },
+  {
+    name: 'release',
+    description: 'Shut a hand down when you no longer need it. Its workspace is discarded.',
+    input_schema: { type: 'object', properties: { hand: { type: 'string' } }, required: ['hand'] },
+  },
+  {
+    name: 'list_hands',
+    description: "List this session's hands with their kind, status and age; the current one is marked.",
+    input_schema: { type: 'object', properties: {} },
   },
 ];

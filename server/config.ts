@@ -1,4 +1,5 @@
 import 'server-only';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -6,8 +7,11 @@ import { z } from 'zod';
  * The environment, validated once at start. A bad value stops the server with a message naming
  * the variable, instead of failing later in some request.
  */
+const RemoteHands = z.record(z.string().min(1), z.object({ url: z.url(), token: z.string().min(1).optional() }));
+
 const Env = z.object({
   PADDOCK_DATA_DIR: z.string().min(1).default('./.paddock'),
+  PADDOCK_WORKSPACES_DIR: z.string().min(1).optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_AUTH_TOKEN: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
@@ -18,11 +22,33 @@ const Env = z.object({
   PADDOCK_RETRY_BASE_MS: z.coerce.number().int().min(0).default(500),
   PADDOCK_LEASE_TTL_MS: z.coerce.number().int().min(200).default(15_000),
   PADDOCK_SWEEP_MS: z.coerce.number().int().min(50).default(2_000),
+  /** The hand a session gets on its first tool call. */
+  PADDOCK_DEFAULT_HAND: z.enum(['sandbox', 'memory', 'local']).default('sandbox'),
+  /** Opt-in: when the machine cannot sandbox, run hands as plain local processes. Unsafe. */
+  PADDOCK_ALLOW_UNSANDBOXED: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  /** Pre-started sandbox hands kept ready (0 turns the pool off). */
+  PADDOCK_WARM_POOL: z.coerce.number().int().min(0).max(32).default(2),
+  /** Hosts every sandbox hand may reach, comma-separated (a session adds its own `allowed_domains`). */
+  PADDOCK_HAND_ALLOWED_DOMAINS: z.string().default('').transform((v) => v.split(',').map((d) => d.trim()).filter(Boolean)),
+  /** Remote hands the brain may attach by name: {"name": {"url": "http://…/mcp", "token": "…"}}. */
+  PADDOCK_REMOTE_HANDS: z
+    .string()
+    .default('{}')
+    .transform((v, ctx) => {
+      try {
+        return RemoteHands.parse(JSON.parse(v));
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: `must be JSON like {"name":{"url":"http://host/mcp","token":"…"}}: ${(e as Error).message}` });
+        return z.NEVER;
+      }
+    }),
   PADDOCK_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 
 export type Config = z.infer<typeof Env> & {
   dataDir: string;
+  /** Where hands get their workspace folders (outside dataDir, which hands must not read). */
+  workspacesDir: string;
   /** 'anthropic' when a key (or an Anthropic-compatible base URL) is configured, else the demo brain. */
   brain: 'anthropic' | 'demo';
 };
@@ -39,5 +65,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   const hasKey = Boolean(c.ANTHROPIC_API_KEY ?? c.ANTHROPIC_AUTH_TOKEN);
   // A local Anthropic-compatible server (Ollama, llama.cpp) needs a base URL but no real key.
   const brain = hasKey || c.ANTHROPIC_BASE_URL ? 'anthropic' : 'demo';
-  return { ...c, dataDir: path.resolve(c.PADDOCK_DATA_DIR), brain };
+  const dataDir = path.resolve(c.PADDOCK_DATA_DIR);
+  const workspacesDir = path.resolve(c.PADDOCK_WORKSPACES_DIR ?? path.join(os.tmpdir(), 'paddock-workspaces'));
+  return { ...c, dataDir, workspacesDir, brain };
 }

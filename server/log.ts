@@ -15,7 +15,7 @@ export interface Logger {
 
 function threshold(): number {
   const lvl = process.env.PADDOCK_LOG_LEVEL as Level | 'silent' | undefined;
-  return ORDER[lvl ?? (process.env.VITEST ? 'warn' : 'info')] ?? ORDER.info;
+  return ORDER[lvl ?? (process.env.VITEST ? 'error' : 'info')] ?? ORDER.info;
 }
 
 export function logger(scope: string): Logger {

@@ -2,7 +2,13 @@ import 'server-only';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Config, loadConfig } from '~/server/config';
+import type { HandKind } from '~/lib/hand';
+import { createMemoryProvisioner } from '~/server/hands/memory-hand';
+import type { Provisioner } from '~/server/hands/provisioner';
 import { HandRegistry } from '~/server/hands/registry';
+import { createRemoteProvisioner } from '~/server/hands/remote-provisioner';
+import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
+import { WarmPool } from '~/server/hands/warm-pool';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { Harness } from '~/server/harness/harness';
@@ -49,12 +55,37 @@ export function modelFromConfig(config: Config): ModelClient {
   });
 }
 
+/** The hand provisioners this server offers, and the default kind a session gets. */
+export function createHands(config: Config, store: SessionStore, live: LiveBus): HandRegistry {
+  const local = createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir });
+  const provisioners: Partial<Record<HandKind, Provisioner>> = {
+    memory: createMemoryProvisioner(),
+    sandbox: local,
+    remote: createRemoteProvisioner(),
+    ...(config.PADDOCK_ALLOW_UNSANDBOXED ? { local } : {}),
+  };
+  const defaultKind: HandKind = config.PADDOCK_DEFAULT_HAND === 'local' && !config.PADDOCK_ALLOW_UNSANDBOXED ? 'sandbox' : config.PADDOCK_DEFAULT_HAND;
+  const pool =
+    defaultKind === 'sandbox' && config.PADDOCK_WARM_POOL > 0
+      ? new WarmPool(local, { kind: 'sandbox', allowedDomains: config.PADDOCK_HAND_ALLOWED_DOMAINS }, config.PADDOCK_WARM_POOL).start()
+      : null;
+  return new HandRegistry({
+    store,
+    live,
+    provisioners,
+    defaultKind,
+    allowedDomains: config.PADDOCK_HAND_ALLOWED_DOMAINS,
+    remoteEndpoints: config.PADDOCK_REMOTE_HANDS,
+    pool,
+  });
+}
+
 async function startRuntime(): Promise<Runtime> {
   const config = loadConfig();
   fs.mkdirSync(config.dataDir, { recursive: true });
   const store = await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
   const live = new LiveBus();
-  const hands = new HandRegistry();
+  const hands = createHands(config, store, live);
   const model = modelFromConfig(config);
   const harness = new Harness({
     store,

@@ -7,6 +7,7 @@ import type { FollowItem } from '~/server/api/follow';
 import { createCaller } from '~/server/api/root';
 import { loadConfig } from '~/server/config';
 import { HandRegistry } from '~/server/hands/registry';
+import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
@@ -20,7 +21,7 @@ beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-api-'));
   const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
   const live = new LiveBus();
-  const hands = new HandRegistry();
+  const hands = new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' });
   const harness = new Harness({ store, live, hands, model: createDemoBrain({ chunkDelayMs: 0 }) });
   rt = { config: loadConfig({ PADDOCK_DATA_DIR: dir }), store, live, hands, harness };
 });
@@ -109,5 +110,23 @@ describe('tRPC API', () => {
     await reading;
     ac.abort();
     expect(seqs).toEqual([4, 5, 6, 7]);
+  });
+
+  it('transfers a hand to another session, whose brain continues in the same workspace', async () => {
+    const a = await api().sessions.create({});
+    const b = await api().sessions.create({});
+    await api().events.send({ sessionId: a.id, event: { type: 'user.message', content: [{ type: 'text', text: 'write plan.md: step 1 done' }] } });
+    await rt.harness.wake(a.id);
+    expect(await api().hands.transfer({ from: a.id, hand: 'memory-1', to: b.id })).toEqual({ hand: 'memory-1', kind: 'memory' });
+
+    await api().events.send({ sessionId: b.id, event: { type: 'user.message', content: [{ type: 'text', text: 'read plan.md' }] } });
+    await rt.harness.wake(b.id);
+    const results = await api().events.list({ sessionId: b.id, types: ['agent.tool_result'] });
+    expect(results).toMatchObject([{ hand: 'memory-1', content: [{ text: 'step 1 done' }] }]);
+    expect(await api().events.list({ sessionId: a.id, types: ['hand.released'] })).toMatchObject([{ transferred_to: { session_id: b.id } }]);
+    expect(await api().events.list({ sessionId: b.id, types: ['hand.provisioned'] })).toMatchObject([{ transferred_from: { session_id: a.id } }]);
+
+    const again = await rejection(api().hands.transfer({ from: a.id, hand: 'memory-1', to: b.id }));
+    expect(again.code).toBe('BAD_REQUEST');
   });
 });

@@ -1,11 +1,13 @@
 import 'server-only';
 import { eventsRouter } from '~/server/api/routers/events';
+import { handsRouter } from '~/server/api/routers/hands';
 import { sessionsRouter } from '~/server/api/routers/sessions';
 import { createCallerFactory, createTRPCRouter } from '~/server/api/trpc';
 
 export const appRouter = createTRPCRouter({
   sessions: sessionsRouter,
   events: eventsRouter,
+  hands: handsRouter,
 });
 
 export type AppRouter = typeof appRouter;

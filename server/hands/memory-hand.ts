@@ -1,9 +1,10 @@
 import 'server-only';
 import { z } from 'zod';
-import { type ExecuteContext, type Hand, type ToolSpec, ToolError } from '~/lib/hand';
+import { type ExecuteContext, type Hand, NEVER_LOST, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { describeZodError } from '~/lib/events';
 import { globToRegExp } from '~/server/hands/glob';
+import type { Provisioner } from '~/server/hands/provisioner';
 
 /**
  * An in-process hand over an in-memory file tree. It has no shell: it exists so a session can
@@ -42,6 +43,7 @@ function parse<T>(schema: z.ZodType<T>, tool: string, input: unknown): T {
 
 export class MemoryHand implements Hand {
   readonly kind = 'memory' as const;
+  readonly lost = NEVER_LOST;
   private readonly files = new Map<string, string>();
 
   constructor(readonly id: string) {}
@@ -119,4 +121,11 @@ export class MemoryHand implements Hand {
     this.files.clear();
     return Promise.resolve();
   }
+}
+
+/** In-process hands: for tests and for the demo brain when nothing else is configured. */
+export function createMemoryProvisioner(): Provisioner {
+  return {
+    provision: (handId) => Promise.resolve(new MemoryHand(handId)),
+  };
 }

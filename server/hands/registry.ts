@@ -1,35 +1,227 @@
 import 'server-only';
-import type { Hand } from '~/lib/hand';
-import { ToolError } from '~/lib/hand';
-import { MemoryHand } from '~/server/hands/memory-hand';
+import type { NewEvent, StoredEvent } from '~/lib/events';
+import { type Hand, type HandKind, ToolError } from '~/lib/hand';
+import { handsInLog } from '~/lib/hand-log';
+import type { ProvisionSpec, Provisioner } from '~/server/hands/provisioner';
+import type { WarmPool } from '~/server/hands/warm-pool';
+import type { LiveBus } from '~/server/harness/live-bus';
+import { errorFields, logger } from '~/server/log';
+import type { SessionStore } from '~/server/session/store';
+
+const log = logger('hands');
+
+/** How a harness step lets the registry append (with its lease fence) and when to give up. */
+export interface HandScope {
+  sessionId: string;
+  emit: (event: NewEvent, idempotencyKey: string) => Promise<StoredEvent>;
+  signal: AbortSignal;
+}
+
+export interface HandEntry {
+  /** The hand's name in this session (`sandbox-1`), which the brain and the log use. */
+  id: string;
+  kind: HandKind;
+  status: 'starting' | 'ready' | 'released' | 'lost';
+  hand: Hand | null;
+  startedAt: number;
+  reason?: string;
+}
+
+interface SessionHands {
+  entries: Map<string, HandEntry>;
+  counter: number;
+  /** The in-flight provisioning of the default hand, shared by parallel calls. */
+  provisioningDefault: Promise<HandEntry> | null;
+}
+
+export interface HandRegistryOptions {
+  store: SessionStore;
+  live: LiveBus;
+  provisioners: Partial<Record<HandKind, Provisioner>>;
+  /** The kind a session gets when a call needs a hand and it has none. */
+  defaultKind: HandKind;
+  /** Extra hosts sandbox hands may reach, on top of a session's own `allowed_domains`. */
+  allowedDomains?: string[];
+  /** Operator-configured remote endpoints the brain may attach by name (tokens stay here). */
+  remoteEndpoints?: Record<string, { url: string; token?: string }>;
+  pool?: WarmPool | null;
+}
 
 /**
- * The hands each session holds. Hands are provisioned lazily: none exists until the first call
- * that needs one. (Sandboxed and remote provisioners plug in here.)
+ * The hands each session holds on this process. Hands are provisioned lazily (no hand exists
+ * until a call needs one), are cattle (a lost hand is recorded and replaced on demand), and their
+ * lifecycle is written to the session log as `hand.*` events.
  */
 export class HandRegistry {
-  private readonly bySession = new Map<string, Map<string, Hand>>();
+  private readonly sessions = new Map<string, Promise<SessionHands>>();
 
-  /** The id a call will run on: the named hand, else the session's default. */
-  resolveId(_sessionId: string, requested: unknown): string {
-    return typeof requested === 'string' && requested.length > 0 ? requested : 'memory-1';
+  constructor(private readonly o: HandRegistryOptions) {}
+
+  get defaultKind(): HandKind {
+    return this.o.defaultKind;
   }
 
-  /** The hand for a call, provisioning the session's default hand on first use. */
-  acquire(sessionId: string, handId: string): Hand {
-    let hands = this.bySession.get(sessionId);
-    if (!hands) this.bySession.set(sessionId, (hands = new Map<string, Hand>()));
-    const existing = hands.get(handId);
-    if (existing) return existing;
-    if (handId !== 'memory-1') throw new ToolError(`no hand named ${handId} in this session`);
-    const hand = new MemoryHand(handId);
-    hands.set(handId, hand);
-    return hand;
+  /** The hand a call runs on: the one it names, else the current one, else a fresh default. */
+  async resolve(scope: HandScope, requested: string | undefined): Promise<HandEntry> {
+    const s = await this.state(scope);
+    if (requested) {
+      const e = s.entries.get(requested);
+      if (!e) throw new ToolError(`no hand named ${requested} in this session (hands: ${describe(s) || 'none yet'})`);
+      if (e.status !== 'ready' || !e.hand) {
+        throw new ToolError(`hand ${requested} is ${e.status}${e.reason ? ` (${e.reason})` : ''}; call provision for a new one, or omit "hand" to get one`);
+      }
+      return e;
+    }
+    const current = [...s.entries.values()].reverse().find((e) => e.status === 'ready' && e.hand);
+    if (current) return current;
+    s.provisioningDefault ??= this.provision(scope, { kind: this.o.defaultKind }).finally(() => {
+      s.provisioningDefault = null;
+    });
+    return s.provisioningDefault;
+  }
+
+  /** Starts a new hand of the given kind and makes it the session's current one. */
+  async provision(scope: HandScope, request: { kind: HandKind; endpoint?: string }): Promise<HandEntry> {
+    const s = await this.state(scope);
+    const spec = await this.specFor(scope.sessionId, request);
+    const provisioner = this.o.provisioners[spec.kind];
+    if (!provisioner) throw new ToolError(`hands of kind ${spec.kind} are not available on this server (available: ${Object.keys(this.o.provisioners).join(', ')})`);
+    s.counter += 1;
+    const entry: HandEntry = { id: `${spec.kind}-${s.counter}`, kind: spec.kind, status: 'starting', hand: null, startedAt: Date.now() };
+    s.entries.set(entry.id, entry);
+    const progress = (phase: 'starting' | 'ready' | 'failed', detail?: string) =>
+      this.o.live.publish({ kind: 'hand', session_id: scope.sessionId, hand: entry.id, hand_kind: spec.kind, phase, ...(detail ? { detail } : {}) });
+    progress('starting', 'provisioning');
+    const t0 = performance.now();
+    try {
+      const pooled = this.o.pool?.take(spec) ?? null;
+      entry.hand = pooled ?? (await provisioner.provision(entry.id, spec, { signal: scope.signal, onProgress: (p, d) => progress(p, d) }));
+    } catch (e) {
+      entry.status = 'lost';
+      entry.reason = e instanceof Error ? e.message : String(e);
+      progress('failed', entry.reason);
+      throw new ToolError(`could not provision a ${spec.kind} hand: ${entry.reason}`);
+    }
+    entry.status = 'ready';
+    progress('ready');
+    const hand = entry.hand;
+    void hand.lost.then((reason) => this.markLost(scope.sessionId, entry.id, hand, reason));
+    await scope.emit({ type: 'hand.provisioned', hand: entry.id, kind: spec.kind, provision_ms: Math.round(performance.now() - t0) }, `hand:${entry.id}:provisioned`);
+    log.info('hand provisioned', { session: scope.sessionId, hand: entry.id, ms: Math.round(performance.now() - t0) });
+    return entry;
+  }
+
+  async release(scope: HandScope, id: string): Promise<void> {
+    const s = await this.state(scope);
+    const e = s.entries.get(id);
+    if (!e) throw new ToolError(`no hand named ${id} in this session`);
+    if (e.status !== 'ready') throw new ToolError(`hand ${id} is already ${e.status}`);
+    e.status = 'released';
+    const hand = e.hand;
+    e.hand = null;
+    await hand?.close().catch((err: unknown) => log.warn('hand close failed', { hand: id, ...errorFields(err) }));
+    await scope.emit({ type: 'hand.released', hand: id }, `hand:${id}:released`);
+  }
+
+  async list(scope: HandScope): Promise<HandEntry[]> {
+    return [...(await this.state(scope)).entries.values()];
+  }
+
+  /**
+   * Moves a ready hand, workspace and all, to another session. Both logs record it; the hand is
+   * the receiving session's current hand from then on.
+   */
+  async transfer(from: HandScope, id: string, to: HandScope): Promise<HandEntry> {
+    const src = await this.state(from);
+    const e = src.entries.get(id);
+    if (!e || e.status !== 'ready' || !e.hand) throw new ToolError(`hand ${id} is not a ready hand of session ${from.sessionId}`);
+    const dst = await this.state(to);
+    dst.counter += 1;
+    const moved: HandEntry = { id: `${e.kind}-${dst.counter}`, kind: e.kind, status: 'ready', hand: e.hand, startedAt: e.startedAt };
+    dst.entries.set(moved.id, moved);
+    e.status = 'released';
+    e.reason = `transferred to ${to.sessionId}`;
+    e.hand = null;
+    const hand = moved.hand!;
+    void hand.lost.then((reason) => this.markLost(to.sessionId, moved.id, hand, reason));
+    await from.emit({ type: 'hand.released', hand: id, transferred_to: { session_id: to.sessionId, hand: moved.id } }, `hand:${id}:released`);
+    await to.emit({ type: 'hand.provisioned', hand: moved.id, kind: e.kind, provision_ms: 0, transferred_from: { session_id: from.sessionId, hand: id } }, `hand:${moved.id}:provisioned`);
+    return moved;
   }
 
   async closeAll(): Promise<void> {
-    const all = [...this.bySession.values()].flatMap((m) => [...m.values()]);
-    this.bySession.clear();
-    await Promise.allSettled(all.map((h) => h.close()));
+    const all = await Promise.all(this.sessions.values());
+    this.sessions.clear();
+    const hands = all.flatMap((s) => [...s.entries.values()]).flatMap((e) => (e.hand ? [e.hand] : []));
+    await Promise.allSettled(hands.map((h) => h.close()));
+    await this.o.pool?.close();
   }
+
+  /** Records a hand's death once, whoever notices first (the watcher or a failing call). */
+  private async markLost(sessionId: string, id: string, hand: Hand, reason: string): Promise<void> {
+    const s = await this.sessions.get(sessionId);
+    const e = s?.entries.get(id);
+    if (!e || e.hand !== hand || e.status !== 'ready') return;
+    e.status = 'lost';
+    e.reason = reason;
+    e.hand = null;
+    log.warn('hand lost', { session: sessionId, hand: id, reason });
+    await this.o.store
+      .emitEvent(sessionId, { type: 'hand.lost', hand: id, reason }, { idempotencyKey: `hand:${id}:lost` })
+      .catch((err: unknown) => log.error('could not record a lost hand', { session: sessionId, hand: id, ...errorFields(err) }));
+  }
+
+  private state(scope: HandScope): Promise<SessionHands> {
+    let s = this.sessions.get(scope.sessionId);
+    if (!s) {
+      s = this.load(scope);
+      this.sessions.set(scope.sessionId, s);
+      s.catch(() => this.sessions.delete(scope.sessionId));
+    }
+    return s;
+  }
+
+  /** First touch on this process: hands the log says are ready have no process here any more. */
+  private async load(scope: HandScope): Promise<SessionHands> {
+    const records = handsInLog(await this.o.store.getEvents(scope.sessionId, { types: ['hand.provisioned', 'hand.released', 'hand.lost'] }));
+    const s: SessionHands = { entries: new Map(), counter: records.length, provisioningDefault: null };
+    for (const r of records) {
+      const entry: HandEntry = { id: r.id, kind: r.kind as HandKind, status: r.status, hand: null, startedAt: Date.parse(r.since), ...(r.reason ? { reason: r.reason } : {}) };
+      if (r.status === 'ready') {
+        entry.status = 'lost';
+        entry.reason = 'its process did not survive a server restart';
+        await scope.emit({ type: 'hand.lost', hand: r.id, reason: entry.reason }, `hand:${r.id}:lost`);
+      }
+      s.entries.set(r.id, entry);
+    }
+    return s;
+  }
+
+  private async specFor(sessionId: string, request: { kind: HandKind; endpoint?: string }): Promise<ProvisionSpec> {
+    switch (request.kind) {
+      case 'memory':
+        return { kind: 'memory' };
+      case 'sandbox':
+      case 'local': {
+        const session = await this.o.store.getSession(sessionId);
+        const own = (session?.metadata.allowed_domains ?? '').split(',').map((d) => d.trim()).filter(Boolean);
+        return { kind: request.kind, allowedDomains: [...new Set([...(this.o.allowedDomains ?? []), ...own])] };
+      }
+      case 'remote': {
+        const name = request.endpoint;
+        const endpoint = name ? this.o.remoteEndpoints?.[name] : undefined;
+        if (!name || !endpoint) {
+          const known = Object.keys(this.o.remoteEndpoints ?? {});
+          throw new ToolError(`a remote hand needs "endpoint", one of the configured endpoints: ${known.length > 0 ? known.join(', ') : 'none configured (PADDOCK_REMOTE_HANDS)'}`);
+        }
+        return { kind: 'remote', transport: 'http', url: endpoint.url, ...(endpoint.token ? { token: endpoint.token } : {}) };
+      }
+      case 'browser':
+        throw new ToolError('browser hands are registered by a browser tab, not provisioned');
+    }
+  }
+}
+
+function describe(s: SessionHands): string {
+  return [...s.entries.values()].map((e) => `${e.id} (${e.status})`).join(', ');
 }

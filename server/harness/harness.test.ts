@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LiveDelta, NewEvent, StoredEvent } from '~/lib/events';
 import type { ExecuteContext, Hand, ToolSpec } from '~/lib/hand';
 import { HandRegistry } from '~/server/hands/registry';
+import { createMemoryProvisioner } from '~/server/hands/memory-hand';
+import type { Provisioner } from '~/server/hands/provisioner';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
@@ -25,11 +27,15 @@ let fake: FakeMessagesApi;
 let live: LiveBus;
 const harnesses: Harness[] = [];
 
+function memoryHands(provisioner: Provisioner = createMemoryProvisioner()): HandRegistry {
+  return new HandRegistry({ store, live, provisioners: { memory: provisioner }, defaultKind: 'memory' });
+}
+
 function makeHarness(opts: { hands?: HandRegistry; maxRetries?: number } = {}): Harness {
   const h = new Harness({
     store,
     live,
-    hands: opts.hands ?? new HandRegistry(),
+    hands: opts.hands ?? memoryHands(),
     // The real SDK, over real HTTP + SSE, against the scripted fake.
     model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
     maxRetries: opts.maxRetries ?? 2,
@@ -118,6 +124,7 @@ describe('harness against the Messages API (real SDK, fake server)', () => {
       'agent.message',
       'agent.tool_use',
       'span.model_request_end',
+      'hand.provisioned',
       'agent.tool_result',
       'span.model_request_start',
       'agent.thinking',
@@ -207,13 +214,9 @@ describe('harness against the Messages API (real SDK, fake server)', () => {
             reject(new Error('aborted'));
           });
         }),
+      lost: new Promise<string>(() => undefined),
       close: () => Promise.resolve(),
     };
-    class SlowHands extends HandRegistry {
-      override acquire(): Hand {
-        return slow;
-      }
-    }
     const id = await sessionWith('run two things', {
       kind: 'message',
       steps: [
@@ -221,7 +224,7 @@ describe('harness against the Messages API (real SDK, fake server)', () => {
         { kind: 'tool_use', name: 'bash', input: { command: 'sleep 200' } },
       ],
     });
-    const done = makeHarness({ hands: new SlowHands() }).wake(id);
+    const done = makeHarness({ hands: memoryHands({ provision: () => Promise.resolve(slow) }) }).wake(id);
     await waitForEvent(id, 'span.model_request_end');
     await new Promise((r) => setTimeout(r, 50));
     await store.emitEvent(id, { type: 'user.interrupt' });

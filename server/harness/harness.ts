@@ -2,11 +2,11 @@ import 'server-only';
 import { randomUUID } from 'node:crypto';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { isDomainError } from '~/lib/errors';
-import { ToolError } from '~/lib/hand';
+import { type HandKind, ToolError } from '~/lib/hand';
 import { abortReason, sleep } from '~/lib/sleep';
-import { BRAIN_TOOLS } from '~/lib/tools';
+import { BRAIN_TOOLS, isHandTool } from '~/lib/tools';
 import { unreachable } from '~/lib/unreachable';
-import type { HandRegistry } from '~/server/hands/registry';
+import type { HandEntry, HandRegistry, HandScope } from '~/server/hands/registry';
 import { SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
 import { type Action, type ToolUse, decide } from '~/server/harness/decide';
 import type { LiveBus } from '~/server/harness/live-bus';
@@ -28,6 +28,33 @@ export interface HarnessOptions {
   retryBaseMs?: number;
   /** Identifies this process in lease owners. */
   instanceId?: string;
+}
+
+/** A failed call, remembering which hand it ran on so the result can say so. */
+class CallFailure extends Error {
+  constructor(
+    message: string,
+    readonly hand: string,
+  ) {
+    super(message);
+    this.name = 'CallFailure';
+  }
+}
+
+const HAND_KINDS: readonly HandKind[] = ['sandbox', 'memory', 'remote', 'local', 'browser'];
+function isHandKind(k: string): k is HandKind {
+  return (HAND_KINDS as readonly string[]).includes(k);
+}
+
+function formatHands(entries: HandEntry[]): string {
+  if (entries.length === 0) return 'no hands yet: the first tool call provisions one';
+  const current = [...entries].reverse().find((e) => e.status === 'ready');
+  return entries
+    .map((e) => {
+      const age = Math.round((Date.now() - e.startedAt) / 1000);
+      return `${e.id}\t${e.kind}\t${e.status}${e.reason ? ` (${e.reason})` : ''}\t${age}s${e === current ? '\t(current)' : ''}`;
+    })
+    .join('\n');
 }
 
 /** Why a step was cut short: the user interrupted, the lease was lost, or the harness is closing. */
@@ -229,29 +256,75 @@ export class Harness {
   }
 
   private async runTools(sessionId: string, fence: Fence, calls: ToolUse[], signal: AbortSignal): Promise<void> {
+    const scope: HandScope = {
+      sessionId,
+      signal,
+      emit: (event, key) => this.o.store.emitEvent(sessionId, event, { fence, idempotencyKey: key }),
+    };
     await Promise.all(
       calls.map(async (call) => {
-        const handId = call.hand ?? this.o.hands.resolveId(sessionId, call.input.hand);
-        let text: string;
-        let isError = false;
+        let outcome: { text: string; hand?: string; isError: boolean };
         try {
-          if (!BRAIN_TOOLS.some((t) => t.name === call.name)) throw new ToolError(`unknown tool ${call.name}`);
-          const hand = this.o.hands.acquire(sessionId, handId);
-          const { hand: _routing, ...input } = call.input;
-          text = await hand.execute(call.name, input, { callId: call.id, signal });
+          outcome = { ...(await this.runCall(scope, call, signal)), isError: false };
         } catch (e) {
           if (signal.aborted) throw abortReason(signal);
-          isError = true;
-          text = e instanceof Error ? e.message : String(e);
+          outcome = { text: e instanceof Error ? e.message : String(e), isError: true, ...(e instanceof CallFailure ? { hand: e.hand } : {}) };
         }
         // Stored once per call, whoever retries it.
         await this.o.store.emitEvent(
           sessionId,
-          { type: 'agent.tool_result', tool_use_id: call.id, hand: handId, ...(isError ? { is_error: true } : {}), content: [{ type: 'text', text }] },
+          {
+            type: 'agent.tool_result',
+            tool_use_id: call.id,
+            ...(outcome.hand ? { hand: outcome.hand } : {}),
+            ...(outcome.isError ? { is_error: true } : {}),
+            content: [{ type: 'text', text: outcome.text }],
+          },
           { fence, idempotencyKey: call.id },
         );
       }),
     );
+  }
+
+  /** One tool call: a hand-management tool, or a hand tool routed to its hand. */
+  private async runCall(scope: HandScope, call: ToolUse, signal: AbortSignal): Promise<{ text: string; hand?: string }> {
+    const { hands } = this.o;
+    const { hand: requested, ...input } = call.input;
+    const named = typeof requested === 'string' && requested.length > 0 ? requested : undefined;
+    switch (call.name) {
+      case 'provision': {
+        const kind = typeof input.kind === 'string' ? input.kind : hands.defaultKind;
+        if (!isHandKind(kind)) throw new ToolError(`provision: unknown kind ${kind} (sandbox, memory, remote, local)`);
+        const endpoint = typeof input.endpoint === 'string' ? input.endpoint : undefined;
+        const e = await hands.provision(scope, { kind, ...(endpoint ? { endpoint } : {}) });
+        return { text: `provisioned ${e.id} (${e.kind}); it is now the current hand`, hand: e.id };
+      }
+      case 'release': {
+        if (!named) throw new ToolError('release: name the hand to release, e.g. {"hand": "sandbox-1"}');
+        await hands.release(scope, named);
+        return { text: `released ${named}` };
+      }
+      case 'list_hands':
+        return { text: formatHands(await hands.list(scope)) };
+      default:
+        break;
+    }
+    if (!isHandTool(call.name)) throw new ToolError(`unknown tool ${call.name}`);
+    const entry = await hands.resolve(scope, named);
+    const hand = entry.hand;
+    if (!hand) throw new CallFailure(`hand ${entry.id} is not ready`, entry.id);
+    try {
+      // A hand that dies mid-call fails the call at once, not at its timeout.
+      const text = await Promise.race([
+        hand.execute(call.name, input, { callId: call.id, signal }),
+        hand.lost.then((reason): never => {
+          throw new Error(`hand ${entry.id} was lost: ${reason}. A fresh hand is provisioned on the next call (or call provision).`);
+        }),
+      ]);
+      return { text, hand: entry.id };
+    } catch (e) {
+      throw new CallFailure(e instanceof Error ? e.message : String(e), entry.id);
+    }
   }
 
   private async callModel(sessionId: string, fence: Fence, events: StoredEvent[], attempt: number, run: Run): Promise<void> {
@@ -294,7 +367,8 @@ export class Harness {
     if (texts.length > 0) batch.push({ type: 'agent.message', content: texts.map((t) => ({ type: 'text', text: t.text })) });
     for (const b of turn.content) {
       if (b.type !== 'tool_use') continue;
-      batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, hand: this.o.hands.resolveId(sessionId, b.input.hand) });
+      const hand = typeof b.input.hand === 'string' && b.input.hand.length > 0 ? b.input.hand : undefined;
+      batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, ...(hand ? { hand } : {}) });
     }
     batch.push(spanEnd({ is_error: false, model_usage: turn.usage, ttft_ms: turn.ttftMs === null ? null : Math.round(turn.ttftMs * 10) / 10, model_stop_reason: turn.stopReason }));
     // One atomic batch: a crash leaves either the whole turn or none of it.

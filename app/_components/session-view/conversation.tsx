@@ -67,18 +67,35 @@ function ItemView({ item }: { item: Item }) {
       );
     case 'tool': {
       const { use, result } = item.call;
+      const hand = (result?.type === 'agent.tool_result' ? result.hand : undefined) ?? use.hand;
+      const bash = use.name === 'bash' && typeof use.input.command === 'string';
       return (
         <div className={`tool ${result?.is_error ? 'tool-error' : ''}`} data-testid="tool-call">
           <div className="tool-head">
             <span className="mono">{use.name}</span>
-            {use.hand && <span className="muted small">on {use.hand}</span>}
+            {hand && (
+              <span className="muted small" data-testid="tool-hand">
+                on {hand}
+              </span>
+            )}
             <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : 'running…'}</span>
           </div>
-          <pre className="tool-input">{JSON.stringify(use.input, null, 2)}</pre>
-          {result && (
-            <pre className="tool-result" data-testid="tool-result">
-              {resultText(result.content)}
+          {bash ? (
+            <pre className="terminal">
+              <span className="prompt">$ </span>
+              {String(use.input.command)}
+              {result ? '\n' : ''}
+              {result && <span data-testid="tool-result">{resultText(result.content)}</span>}
             </pre>
+          ) : (
+            <>
+              <pre className="tool-input">{JSON.stringify(use.input, null, 2)}</pre>
+              {result && (
+                <pre className="tool-result" data-testid="tool-result">
+                  {resultText(result.content)}
+                </pre>
+              )}
+            </>
           )}
         </div>
       );

@@ -5,6 +5,7 @@ import { BrainBadge } from '~/app/_components/brain-badge';
 import { Composer } from '~/app/_components/session-view/composer';
 import { Conversation } from '~/app/_components/session-view/conversation';
 import { awaitingAgent, conversation, currentStatus } from '~/app/_components/session-view/derive';
+import { HandsPanel } from '~/app/_components/session-view/hands-panel';
 import { Timeline } from '~/app/_components/session-view/timeline';
 import { useSessionLog } from '~/app/_components/session-view/use-session-log';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
@@ -15,7 +16,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
   const trpc = useTRPC();
   const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
   const mirrored = useLiveQuery(() => mirror().sessions.get(sessionId), [sessionId]);
-  const { events, streaming, connection, error } = useSessionLog(sessionId);
+  const { events, streaming, handProgress, connection, error } = useSessionLog(sessionId);
 
   useEffect(() => {
     if (session.data) void mirrorSessions([session.data]);
@@ -60,6 +61,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
           <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} />
         </section>
         <aside className="side">
+          <HandsPanel events={log} progress={handProgress} />
           <h2>Timeline</h2>
           <Timeline events={log} />
         </aside>

@@ -24,6 +24,12 @@ function detail(e: StoredEvent): string {
       return e.stop_reason.type;
     case 'session.error':
       return e.error.type;
+    case 'hand.provisioned':
+      return `${e.hand} (${e.kind})${e.provision_ms !== undefined ? ` in ${e.provision_ms} ms` : ''}${e.transferred_from ? ` from ${e.transferred_from.session_id}` : ''}`;
+    case 'hand.released':
+      return e.hand;
+    case 'hand.lost':
+      return `${e.hand}: ${e.reason}`;
     default:
       return '';
   }

@@ -7,6 +7,9 @@ import { useTRPCClient } from '~/lib/browser/trpc';
 
 export type Connection = 'connecting' | 'live' | 'reconnecting' | 'offline';
 
+/** A hand being provisioned right now (live only; the log records the outcome). */
+export type HandProgress = Record<string, { kind: string; phase: 'starting' | 'ready' | 'failed'; detail?: string }>;
+
 /** Text streamed for a model request that has not been stored yet, keyed by its start event. */
 export type Streaming = Record<string, { text: string; thinking: string; tools: string[] }>;
 
@@ -19,6 +22,7 @@ export function useSessionLog(sessionId: string) {
   const [connection, setConnection] = useState<Connection>('connecting');
   const [error, setError] = useState<string | null>(null);
   const [streaming, setStreaming] = useState<Streaming>({});
+  const [handProgress, setHandProgress] = useState<HandProgress>({});
   const pending = useRef<StoredEvent[]>([]);
 
   const events = useLiveQuery(
@@ -41,7 +45,11 @@ export function useSessionLog(sessionId: string) {
         flushing = null;
       })();
     };
-    const onDelta = (d: LiveDelta) =>
+    const onDelta = (d: LiveDelta) => {
+      if (d.kind === 'hand') {
+        setHandProgress((prev) => ({ ...prev, [d.hand]: { kind: d.hand_kind, phase: d.phase, ...(d.detail ? { detail: d.detail } : {}) } }));
+        return;
+      }
       setStreaming((prev) => {
         const cur = prev[d.model_request_start_id] ?? { text: '', thinking: '', tools: [] };
         const next = { ...cur };
@@ -50,6 +58,7 @@ export function useSessionLog(sessionId: string) {
         else if (!next.tools.includes(d.name)) next.tools = [...next.tools, d.name];
         return { ...prev, [d.model_request_start_id]: next };
       });
+    };
     const onEvent = (e: StoredEvent) => {
       pending.current.push(e);
       flush();
@@ -104,5 +113,5 @@ export function useSessionLog(sessionId: string) {
     };
   }, [client, sessionId]);
 
-  return { events: events ?? null, streaming, connection, error };
+  return { events: events ?? null, streaming, handProgress, connection, error };
 }

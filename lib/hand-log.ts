@@ -1,0 +1,41 @@
+import type { StoredEvent } from '~/lib/events';
+
+/** A hand as the session log records it. */
+export interface HandRecord {
+  id: string;
+  kind: string;
+  status: 'ready' | 'released' | 'lost';
+  since: string;
+  reason?: string;
+}
+
+/** Folds the log's `hand.*` events into the session's hands, in provisioning order. Pure. */
+export function handsInLog(events: readonly StoredEvent[]): HandRecord[] {
+  const hands = new Map<string, HandRecord>();
+  for (const e of events) {
+    switch (e.type) {
+      case 'hand.provisioned':
+        hands.set(e.hand, { id: e.hand, kind: e.kind, status: 'ready', since: e.processed_at });
+        break;
+      case 'hand.released': {
+        const h = hands.get(e.hand);
+        if (h) Object.assign(h, { status: 'released', since: e.processed_at, reason: e.transferred_to ? `transferred to ${e.transferred_to.session_id}` : undefined });
+        break;
+      }
+      case 'hand.lost': {
+        const h = hands.get(e.hand);
+        if (h && h.status === 'ready') Object.assign(h, { status: 'lost', since: e.processed_at, reason: e.reason });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return [...hands.values()];
+}
+
+/** The hand calls go to when they name none: the newest one still ready. */
+export function currentHand(records: readonly HandRecord[]): HandRecord | null {
+  for (let i = records.length - 1; i >= 0; i--) if (records[i]!.status === 'ready') return records[i]!;
+  return null;
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '~/server/config';
+
+describe('config', () => {
+  it('runs the labelled demo brain when no key and no base URL are set', () => {
+    const c = loadConfig({});
+    expect(c.brain).toBe('demo');
+    expect(c.PADDOCK_MODEL).toBe('claude-sonnet-5-5');
+    expect(c.PADDOCK_DEFAULT_HAND).toBe('sandbox');
+    expect(c.PADDOCK_ALLOW_UNSANDBOXED).toBe(false);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '' }).brain).toBe('demo');
+  });
+
+  it('uses Claude with a key, and any Anthropic-compatible server with only a base URL', () => {
+    expect(loadConfig({ ANTHROPIC_API_KEY: 'sk-ant-x' }).brain).toBe('anthropic');
+    expect(loadConfig({ ANTHROPIC_BASE_URL: 'http://localhost:11434', PADDOCK_MODEL: 'qwen3-coder' })).toMatchObject({ brain: 'anthropic', PADDOCK_MODEL: 'qwen3-coder' });
+  });
+
+  it('refuses a bad value with a message naming the variable', () => {
+    expect(() => loadConfig({ ANTHROPIC_BASE_URL: 'not a url' })).toThrow(/ANTHROPIC_BASE_URL/);
+    expect(() => loadConfig({ PADDOCK_MODEL_RETRIES: '-1' })).toThrow(/PADDOCK_MODEL_RETRIES/);
+    expect(() => loadConfig({ PADDOCK_DEFAULT_HAND: 'docker' })).toThrow(/PADDOCK_DEFAULT_HAND/);
+    expect(() => loadConfig({ PADDOCK_REMOTE_HANDS: '{"gpu": {"url": "nope"}}' })).toThrow(/PADDOCK_REMOTE_HANDS/);
+  });
+
+  it('parses the hand allowlist and remote endpoints', () => {
+    const c = loadConfig({ PADDOCK_HAND_ALLOWED_DOMAINS: 'registry.npmjs.org, github.com', PADDOCK_REMOTE_HANDS: '{"gpu":{"url":"http://10.0.0.5:8080/mcp","token":"t"}}' });
+    expect(c.PADDOCK_HAND_ALLOWED_DOMAINS).toEqual(['registry.npmjs.org', 'github.com']);
+    expect(c.PADDOCK_REMOTE_HANDS).toEqual({ gpu: { url: 'http://10.0.0.5:8080/mcp', token: 't' } });
+  });
+});

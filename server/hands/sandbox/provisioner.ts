@@ -1,0 +1,97 @@
+import 'server-only';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Hand } from '~/lib/hand';
+import { connectMcpHand } from '~/server/hands/mcp-hand';
+import type { Provisioner } from '~/server/hands/provisioner';
+import { sandboxPolicy } from '~/server/hands/sandbox/policy';
+import { checkSandboxAvailable, launcherInvocation } from '~/server/hands/sandbox/spawn-sandboxed';
+import { cleanEnv, stderrTail } from '~/server/hands/stdio-env';
+
+export interface LocalHandOptions {
+  /** The server's data dir: hidden from sandboxed hands. */
+  dataDir: string;
+  /** Where each hand gets its own fresh workspace folder. */
+  workspacesDir: string;
+  masterKeyFile?: string;
+  /** Repo root holding bin/paddock-hand.mjs; default process.cwd(). */
+  root?: string;
+}
+
+/**
+ * Hands as long-lived paddock-hand processes on this machine, one per hand, each with a fresh
+ * workspace: `sandbox` inside bubblewrap (through the sandbox launcher, one policy per hand),
+ * `local` as a plain process, only when the operator opted in (PADDOCK_ALLOW_UNSANDBOXED).
+ */
+export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
+  const root = o.root ?? process.cwd();
+  let sandboxOk = false;
+
+  return {
+    async provision(handId, spec, opts): Promise<Hand> {
+      if (spec.kind !== 'sandbox' && spec.kind !== 'local') throw new Error(`cannot make a ${spec.kind} hand here`);
+      const fail = (message: string): never => {
+        opts.onProgress?.('failed', message);
+        throw new Error(message);
+      };
+      if (spec.kind === 'sandbox' && !sandboxOk) {
+        opts.onProgress?.('starting', 'checking that this machine can sandbox');
+        const check = await checkSandboxAvailable();
+        if (!check.ok) {
+          fail(`${check.missing} (or set PADDOCK_ALLOW_UNSANDBOXED=1 to run hands without a sandbox, at your own risk)`);
+        }
+        sandboxOk = true;
+      }
+      await fs.mkdir(o.workspacesDir, { recursive: true });
+      const workspace = await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`));
+      const argv = [process.execPath, path.join(root, 'bin', 'paddock-hand.mjs'), '--workspace', workspace, '--stdio'];
+      let transport: StdioClientTransport;
+      if (spec.kind === 'sandbox') {
+        opts.onProgress?.('starting', 'launching paddock-hand in a sandbox');
+        const policy = sandboxPolicy({
+          workspace,
+          dataDir: o.dataDir,
+          allowedDomains: spec.allowedDomains ?? [],
+          ...(o.masterKeyFile ? { masterKeyFile: o.masterKeyFile } : {}),
+        });
+        const inv = launcherInvocation({ policy, command: argv });
+        transport = new StdioClientTransport({ command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' });
+      } else {
+        opts.onProgress?.('starting', 'starting paddock-hand WITHOUT a sandbox (PADDOCK_ALLOW_UNSANDBOXED)');
+        transport = new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), env: cleanEnv(), cwd: workspace, stderr: 'pipe' });
+      }
+      const tail = stderrTail(transport);
+      let hand: Hand;
+      try {
+        hand = await connectMcpHand({
+          id: handId,
+          kind: spec.kind,
+          transport,
+          signal: opts.signal,
+          lossDetail: () => {
+            const t = tail();
+            return t ? `its process stopped; last stderr:\n${t}` : 'its process stopped';
+          },
+        });
+      } catch (e) {
+        await fs.rm(workspace, { recursive: true, force: true });
+        const t = tail();
+        return fail(`${spec.kind} hand did not start: ${e instanceof Error ? e.message : String(e)}${t ? `\n${t}` : ''}`);
+      }
+      opts.onProgress?.('ready');
+      // Released hands are cattle: their workspace goes with them.
+      return {
+        id: hand.id,
+        kind: hand.kind,
+        lost: hand.lost,
+        tools: () => hand.tools(),
+        execute: (name, input, ctx) => hand.execute(name, input, ctx),
+        close: async () => {
+          await hand.close();
+          await fs.rm(workspace, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
