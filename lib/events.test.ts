@@ -44,6 +44,7 @@ const samples: { [T in EventType]: NewEventOf<T> } = {
     content: [{ type: 'text', text: '42' }],
     is_error: null,
   },
+  'user.file_edit': { type: 'user.file_edit', hand: 'browser-1', path: 'src/index.js', content: 'console.log(1);\n' },
   'agent.message': { type: 'agent.message', content: [{ type: 'text', text: 'Done.' }, { type: 'redacted' }] },
   'agent.thinking': { type: 'agent.thinking', content: [{ type: 'thinking', thinking: 'Let me look.', signature: 'sig-abc' }] },
   'agent.tool_use': {
@@ -122,7 +123,7 @@ const DESIGN_SDK_TYPES = [
   'span.model_request_start',
   'span.model_request_end',
 ] as const;
-const PADDOCK_TYPES = ['hand.provisioned', 'hand.released', 'hand.lost'] as const;
+const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.released', 'hand.lost'] as const;
 
 const roundTrip = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
 
@@ -163,7 +164,7 @@ describe('event vocabulary', () => {
     expectTypeOf<Exclude<EventType, BetaManagedAgentsSessionEventType | (typeof PADDOCK_TYPES)[number]>>().toEqualTypeOf<never>();
     // …and every DESIGN type is one of ours.
     expectTypeOf<Exclude<(typeof DESIGN_SDK_TYPES)[number], EventType>>().toEqualTypeOf<never>();
-    expect(EVENT_TYPES.filter((t) => t.startsWith('hand.'))).toEqual([...PADDOCK_TYPES]);
+    expect(EVENT_TYPES.filter((t) => t.startsWith('hand.') || t === 'user.file_edit')).toEqual([...PADDOCK_TYPES]);
   });
 
   it('lists the user event types as a subset of all event types', () => {

@@ -86,6 +86,13 @@ export const NewEvent = z.discriminatedUnion('type', [
     content: z.array(ToolResultContent).optional(),
     is_error: z.boolean().nullish(),
   }),
+  // Paddock addition: the user changed a file in a hand from the IDE; the brain reads it next turn.
+  z.object({
+    type: z.literal('user.file_edit'),
+    hand: z.string().min(1).max(100),
+    path: z.string().min(1).max(4096),
+    content: z.string().max(256 * 1024),
+  }),
   z.object({ type: z.literal('agent.message'), content: z.array(z.discriminatedUnion('type', [TextBlock, RedactedBlock])) }),
   // Paddock addition: `content` keeps the thinking text and signature for replay.
   z.object({ type: z.literal('agent.thinking'), content: z.array(ThinkingBlock).optional() }),

@@ -129,4 +129,18 @@ describe('tRPC API', () => {
     const again = await rejection(api().hands.transfer({ from: a.id, hand: 'memory-1', to: b.id }));
     expect(again.code).toBe('BAD_REQUEST');
   });
+
+  it('lets the IDE list, read and edit files on a server hand, recording the edit for the brain', async () => {
+    const s = await api().sessions.create({});
+    await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'write src/a.js: let x = 1;' }] } });
+    await rt.harness.wake(s.id);
+    expect(await api().hands.listFiles({ sessionId: s.id, hand: 'memory-1' })).toEqual({ files: ['src/a.js'] });
+    const edit = await api().hands.writeFile({ sessionId: s.id, hand: 'memory-1', path: 'src/a.js', content: 'let x = 2;' });
+    expect(edit).toMatchObject({ type: 'user.file_edit', hand: 'memory-1', path: 'src/a.js' });
+    expect(await api().hands.readFile({ sessionId: s.id, hand: 'memory-1', path: 'src/a.js' })).toEqual({ content: 'let x = 2;' });
+    const bad = await rejection(api().hands.readFile({ sessionId: s.id, hand: 'memory-1', path: 'nope.js' }));
+    expect(bad.code).toBe('BAD_REQUEST');
+    expect(bad.message).toContain('no such file');
+    expect((await rejection(api().hands.listFiles({ sessionId: s.id, hand: 'sandbox-7' }))).code).toBe('BAD_REQUEST');
+  });
 });

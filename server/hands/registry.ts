@@ -4,6 +4,7 @@ import { type Hand, type HandKind, ToolError } from '~/lib/hand';
 import { handsInLog } from '~/lib/hand-log';
 import type { ProvisionSpec, Provisioner } from '~/server/hands/provisioner';
 import type { WarmPool } from '~/server/hands/warm-pool';
+import { BrowserHand } from '~/server/hands/browser-hand';
 import type { LiveBus } from '~/server/harness/live-bus';
 import { errorFields, logger } from '~/server/log';
 import type { SessionStore } from '~/server/session/store';
@@ -45,6 +46,7 @@ export interface HandRegistryOptions {
   /** Operator-configured remote endpoints the brain may attach by name (tokens stay here). */
   remoteEndpoints?: Record<string, { url: string; token?: string }>;
   pool?: WarmPool | null;
+  browserTimeouts?: { heartbeatTimeoutMs?: number; claimTimeoutMs?: number };
 }
 
 /**
@@ -109,6 +111,43 @@ export class HandRegistry {
     await scope.emit({ type: 'hand.provisioned', hand: entry.id, kind: spec.kind, provision_ms: Math.round(performance.now() - t0) }, `hand:${entry.id}:provisioned`);
     log.info('hand provisioned', { session: scope.sessionId, hand: entry.id, ms: Math.round(performance.now() - t0) });
     return entry;
+  }
+
+  /**
+   * A browser tab offers itself as a hand. Tabs of one session share one browser hand (any live
+   * tab may run a call; exactly one does): a tab joins the ready one, or a new one is made and
+   * becomes the session's current hand.
+   */
+  async attachBrowser(scope: HandScope, tabId: string, engine: string): Promise<HandEntry> {
+    const s = await this.state(scope);
+    const existing = [...s.entries.values()].find((e) => e.kind === 'browser' && e.status === 'ready' && e.hand instanceof BrowserHand);
+    if (existing && (existing.hand as BrowserHand).heartbeat(tabId)) return existing;
+    s.counter += 1;
+    const id = `browser-${s.counter}`;
+    const hand = new BrowserHand(id, {
+      store: this.o.store,
+      sessionId: scope.sessionId,
+      engine,
+      ...(this.o.browserTimeouts ?? {}),
+    });
+    hand.heartbeat(tabId);
+    const entry: HandEntry = { id, kind: 'browser', status: 'ready', hand, startedAt: Date.now() };
+    s.entries.set(id, entry);
+    void hand.lost.then((reason) => this.markLost(scope.sessionId, id, hand, reason));
+    await scope.emit({ type: 'hand.provisioned', hand: id, kind: 'browser', provision_ms: 0 }, `hand:${id}:provisioned`);
+    return entry;
+  }
+
+  /** The live browser hand of a session by id, for heartbeats and claims from its tabs. */
+  async browserHand(scope: HandScope, id: string): Promise<BrowserHand | null> {
+    const e = (await this.state(scope)).entries.get(id);
+    return e?.status === 'ready' && e.hand instanceof BrowserHand ? e.hand : null;
+  }
+
+  /** The id calls without a `hand` would go to right now, without provisioning anything. */
+  async peekCurrent(scope: HandScope): Promise<string | null> {
+    const s = await this.state(scope);
+    return [...s.entries.values()].reverse().find((e) => e.status === 'ready' && e.hand)?.id ?? null;
   }
 
   async release(scope: HandScope, id: string): Promise<void> {

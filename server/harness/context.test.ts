@@ -457,3 +457,14 @@ describe('buildContext: cache stability and determinism', () => {
     }
   });
 });
+
+describe('buildContext: user edits', () => {
+  it('shows a file the user edited in the IDE to the brain as user text', () => {
+    const log = new Log();
+    log.user('fix it');
+    log.add({ type: 'user.file_edit', hand: 'browser-1', path: 'src/a.js', content: 'let x = 2;' });
+    const json = JSON.stringify(log.build().messages);
+    expect(json).toContain('The user edited src/a.js on hand browser-1');
+    expect(json).toContain('let x = 2;');
+  });
+});

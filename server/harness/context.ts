@@ -53,6 +53,11 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
           }),
         );
         break;
+      case 'user.file_edit': {
+        const shown = e.content.length > 20_000 ? `${e.content.slice(0, 20_000)}\n[… ${e.content.length - 20_000} more characters]` : e.content;
+        push('user', [{ type: 'text', text: `[The user edited ${e.path} on hand ${e.hand} in the editor. Its content is now:]\n${shown}` }]);
+        break;
+      }
       case 'agent.thinking':
         push('assistant', (e.content ?? []).map((b) => ({ type: 'thinking', thinking: b.thinking, signature: b.signature })));
         break;

@@ -81,6 +81,7 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
         break;
       case 'user.tool_confirmation':
       case 'user.custom_tool_result':
+      case 'user.file_edit':
       case 'agent.message':
       case 'agent.thinking':
       case 'agent.mcp_tool_use':

@@ -290,7 +290,9 @@ export class Harness {
   private async runCall(scope: HandScope, call: ToolUse, signal: AbortSignal): Promise<{ text: string; hand?: string }> {
     const { hands } = this.o;
     const { hand: requested, ...input } = call.input;
-    const named = typeof requested === 'string' && requested.length > 0 ? requested : undefined;
+    // A call addressed to a browser hand at turn time stays there: its tabs already saw it.
+    const addressed = call.hand?.startsWith('browser-') ? call.hand : undefined;
+    const named = typeof requested === 'string' && requested.length > 0 ? requested : addressed;
     switch (call.name) {
       case 'provision': {
         const kind = typeof input.kind === 'string' ? input.kind : hands.defaultKind;
@@ -365,9 +367,15 @@ export class Harness {
     if (thinking.length > 0) batch.push({ type: 'agent.thinking', content: thinking });
     const texts = turn.content.filter((b) => b.type === 'text' && b.text.length > 0) as Extract<TurnBlock, { type: 'text' }>[];
     if (texts.length > 0) batch.push({ type: 'agent.message', content: texts.map((t) => ({ type: 'text', text: t.text })) });
+    // Each call is addressed to the hand it will run on (named, or the current one), so a browser
+    // tab can see in the log which calls are its own.
+    const current = turn.content.some((b) => b.type === 'tool_use')
+      ? await this.o.hands.peekCurrent({ sessionId, signal: run.loop.signal, emit: (e, key) => store.emitEvent(sessionId, e, { fence, idempotencyKey: key }) })
+      : null;
     for (const b of turn.content) {
       if (b.type !== 'tool_use') continue;
-      const hand = typeof b.input.hand === 'string' && b.input.hand.length > 0 ? b.input.hand : undefined;
+      const named = typeof b.input.hand === 'string' && b.input.hand.length > 0 ? b.input.hand : undefined;
+      const hand = named ?? (isHandTool(b.name) ? (current ?? undefined) : undefined);
       batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, ...(hand ? { hand } : {}) });
     }
     batch.push(spanEnd({ is_error: false, model_usage: turn.usage, ttft_ms: turn.ttftMs === null ? null : Math.round(turn.ttftMs * 10) / 10, model_stop_reason: turn.stopReason }));

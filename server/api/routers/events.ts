@@ -22,7 +22,9 @@ export const eventsRouter = createTRPCRouter({
   }),
 
   send: publicProcedure.input(z.object({ sessionId: SessionId, event: SendableEvent })).mutation(async ({ ctx, input }) => {
-    const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event);
+    // A tool result shares its idempotency key with the harness's own write: one result per call.
+    const key = input.event.type === 'user.tool_result' ? input.event.tool_use_id : undefined;
+    const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
     void ctx.runtime.harness.wake(input.sessionId);
     if (stored.type === 'user.message' && stored.seq === 1) await autoTitle(ctx.runtime.store, input.sessionId, stored.content);
     return stored;
