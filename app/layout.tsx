@@ -2,6 +2,7 @@ import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
 import Link from 'next/link';
 import { Providers } from '~/app/_components/providers';
+import { ServiceWorker } from '~/app/_components/service-worker';
 import '~/app/globals.css';
 
 export const metadata: Metadata = {
@@ -21,6 +22,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           <span className="tagline">agent sessions that survive anything</span>
         </header>
         <Providers>{children}</Providers>
+        <ServiceWorker />
       </body>
     </html>
   );

@@ -65,7 +65,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   const hasKey = Boolean(c.ANTHROPIC_API_KEY ?? c.ANTHROPIC_AUTH_TOKEN);
   // A local Anthropic-compatible server (Ollama, llama.cpp) needs a base URL but no real key.
   const brain = hasKey || c.ANTHROPIC_BASE_URL ? 'anthropic' : 'demo';
-  const dataDir = path.resolve(c.PADDOCK_DATA_DIR);
-  const workspacesDir = path.resolve(c.PADDOCK_WORKSPACES_DIR ?? path.join(os.tmpdir(), 'paddock-workspaces'));
+  // turbopackIgnore: runtime paths, not files to bundle (else Next traces the whole project).
+  const dataDir = path.resolve(/*turbopackIgnore: true*/ c.PADDOCK_DATA_DIR);
+  const workspacesDir = path.resolve(/*turbopackIgnore: true*/ c.PADDOCK_WORKSPACES_DIR ?? path.join(os.tmpdir(), 'paddock-workspaces'));
   return { ...c, dataDir, workspacesDir, brain };
 }

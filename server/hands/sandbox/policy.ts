@@ -103,13 +103,14 @@ export interface SandboxPolicyOptions {
 
 /** Builds the policy for one hand with the defaults every hand gets. Paths are made absolute. */
 export function sandboxPolicy(opts: SandboxPolicyOptions): SandboxPolicy {
-  const workspace = path.resolve(opts.workspace);
-  const tmpDir = path.resolve(opts.tmpDir ?? defaultTmpDir(workspace));
+  // turbopackIgnore: runtime paths, not files to bundle (else Next traces the whole project).
+  const workspace = path.resolve(/*turbopackIgnore: true*/ opts.workspace);
+  const tmpDir = path.resolve(/*turbopackIgnore: true*/ opts.tmpDir ?? defaultTmpDir(workspace));
   const home = opts.home ?? os.homedir();
   const denyRead = [
-    path.resolve(opts.dataDir),
-    ...(opts.masterKeyFile ? [path.resolve(opts.masterKeyFile)] : []),
-    ...HOME_SECRETS.map((p) => path.join(home, p)),
+    path.resolve(/*turbopackIgnore: true*/ opts.dataDir),
+    ...(opts.masterKeyFile ? [path.resolve(/*turbopackIgnore: true*/ opts.masterKeyFile)] : []),
+    ...HOME_SECRETS.map((p) => path.join(/*turbopackIgnore: true*/ home, p)),
     ...SYSTEM_SECRETS,
     ...sshHostKeys(),
     ...envFiles(opts.serverDir ?? process.cwd()),

@@ -1,0 +1,82 @@
+import { type Page, expect, test } from '@playwright/test';
+import { enqueue, resetFake } from '~/e2e/fake';
+import { OwnServer } from '~/e2e/own-server';
+
+const server = new OwnServer(3212, {
+  PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/offline`,
+  ANTHROPIC_API_KEY: 'e2e-test-key',
+  ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+  PADDOCK_DEFAULT_HAND: 'memory',
+  PADDOCK_SWEEP_MS: '200',
+  PADDOCK_LEASE_TTL_MS: '1000',
+});
+
+test.use({ baseURL: server.url });
+test.beforeAll(async () => server.start());
+test.afterAll(async () => server.kill());
+test.beforeEach(async () => resetFake());
+
+/** The (session, seq) rows the tab mirrored, read straight from IndexedDB. */
+function mirroredSeqs(page: Page, sessionId: string): Promise<number[]> {
+  return page.evaluate(
+    (id) =>
+      new Promise<number[]>((resolve, reject) => {
+        const open = indexedDB.open('paddock-mirror');
+        open.onerror = () => reject(new Error('cannot open the mirror'));
+        open.onsuccess = () => {
+          const tx = open.result.transaction('events', 'readonly');
+          const all = tx.objectStore('events').getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
+          all.onsuccess = () => resolve((all.result as Array<{ seq: number }>).map((r) => r.seq));
+        };
+      }),
+    sessionId,
+  );
+}
+
+test('a server killed mid-answer and restarted: the page stays readable offline and the mirror ends without gap or duplicate', async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  const id = page.url().split('/s/')[1]!;
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  // Let the service worker take control so the page itself survives the outage.
+  await page.evaluate(() => navigator.serviceWorker.ready);
+
+  await enqueue({ kind: 'message', steps: [{ kind: 'text', text: 'First answer.' }] });
+  await page.getByTestId('composer-input').fill('one');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('agent-message')).toHaveText('First answer.');
+  await page.reload(); // now served (and cached) under the service worker
+  await expect(page.getByTestId('agent-message')).toHaveText('First answer.');
+
+  // A slow answer; the server dies while it streams.
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'text', text: Array.from({ length: 100 }, (_, i) => `w${i}`).join(' '), chunks: 100 }], chunkDelayMs: 80 },
+    { kind: 'message', steps: [{ kind: 'text', text: 'Answer after the crash.' }] },
+  );
+  await page.getByTestId('composer-input').fill('two');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('streaming')).toContainText('w3');
+  await server.kill();
+
+  await expect(page.getByTestId('offline-banner')).toBeVisible();
+  await page.reload();
+  await expect(page.getByTestId('agent-message').first()).toHaveText('First answer.');
+  await expect(page.getByTestId('offline-banner')).toBeVisible();
+  await page.goto('/');
+  await expect(page.getByTestId('offline-banner')).toBeVisible();
+  await expect(page.getByTestId('sessions')).toContainText(id);
+
+  await server.start();
+  await page.goto(`/s/${id}`);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  // The harness on the new process resumes the unanswered turn.
+  await expect(page.getByTestId('agent-message').last()).toHaveText('Answer after the crash.', { timeout: 20_000 });
+  await expect(page.getByTestId('status')).toHaveText('idle');
+
+  const seqs = await mirroredSeqs(page, id);
+  expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+  const res = await fetch(`${server.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id }))}`);
+  const session = ((await res.json()) as { result: { data: { last_seq: number } } }).result.data;
+  expect(seqs.length).toBe(session.last_seq);
+});
