@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.next/**', '.paddock/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts', '*.config.*', 'scripts/*.mjs', 'bin/*.mjs'] },
+  { ignores: ['node_modules/**', '.next/**', '.paddock/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts', '*.config.*', 'scripts/*.mjs', 'bin/*.mjs', 'public/**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
