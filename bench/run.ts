@@ -18,6 +18,8 @@ import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
 import { percentile, ratePerSecond, summarize } from '~/bench/stats';
+import { Rows, ms, perSec, printTable } from '~/bench/table';
+import { runTtftBench } from '~/bench/ttft';
 
 // The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
@@ -30,19 +32,8 @@ const BIG_LOG = 10_000;
 const READ_RUNS = 10;
 const WAKE_SESSIONS = 5;
 
-interface Row {
-  benchmark: string;
-  result: string;
-  goal: string;
-  /** null: informational, no goal. */
-  ok: boolean | null;
-}
-
-const rows: Row[] = [];
-const row = (benchmark: string, result: string, goal = '—', ok: boolean | null = null) => rows.push({ benchmark, result, goal, ok });
-
-const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0)} ms`;
-const perSec = (x: number) => `${Math.round(x).toLocaleString('en-US')} ev/s`;
+const table = new Rows();
+const row = (benchmark: string, result: string, goal?: string, ok?: boolean | null) => table.add(benchmark, result, goal, ok);
 
 // ── event fixtures (all parse-valid per lib/events.ts) ─────────────────────────────────────────
 const AGENT_TEXT =
@@ -254,24 +245,14 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  printTable(rows);
-  console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`);
-}
+  printTable(table.rows);
+  console.log(`store/harness part ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
-function printTable(table: readonly Row[]): void {
-  const header = { benchmark: 'benchmark', result: 'result', goal: 'goal', ok: 'ok?' };
-  const cells = table.map((r) => ({ ...r, ok: r.ok === null ? '' : r.ok ? 'yes' : 'NO' }));
-  const w = {
-    benchmark: Math.max(header.benchmark.length, ...cells.map((c) => c.benchmark.length)),
-    result: Math.max(header.result.length, ...cells.map((c) => c.result.length)),
-    goal: Math.max(header.goal.length, ...cells.map((c) => c.goal.length)),
-  };
-  const line = (c: { benchmark: string; result: string; goal: string; ok: string }) =>
-    `${c.benchmark.padEnd(w.benchmark)}  ${c.result.padStart(w.result)}  ${c.goal.padEnd(w.goal)}  ${c.ok}`.trimEnd();
+  // Second table: time to first token, coupled vs lazy hands (bench/ttft.ts).
   console.log('');
-  console.log(line(header));
-  console.log(`${'─'.repeat(w.benchmark)}  ${'─'.repeat(w.result)}  ${'─'.repeat(w.goal)}  ${'─'.repeat(3)}`);
-  for (const c of cells) console.log(line(c));
+  const t1 = performance.now();
+  printTable(await runTtftBench());
+  console.log(`ttft part ${((performance.now() - t1) / 1000).toFixed(1)} s · total ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 main().catch((e: unknown) => {

@@ -26,7 +26,8 @@ export interface LocalHandOptions {
  */
 export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
   const root = o.root ?? process.cwd();
-  let sandboxOk = false;
+  // One check shared by concurrent first provisions (a burst of parallel checks can misreport).
+  let check: ReturnType<typeof checkSandboxAvailable> | null = null;
 
   return {
     async provision(handId, spec, opts): Promise<Hand> {
@@ -35,13 +36,14 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         opts.onProgress?.('failed', message);
         throw new Error(message);
       };
-      if (spec.kind === 'sandbox' && !sandboxOk) {
+      if (spec.kind === 'sandbox') {
         opts.onProgress?.('starting', 'checking that this machine can sandbox');
-        const check = await checkSandboxAvailable();
-        if (!check.ok) {
-          fail(`${check.missing} (or set PADDOCK_ALLOW_UNSANDBOXED=1 to run hands without a sandbox, at your own risk)`);
+        check ??= checkSandboxAvailable();
+        const result = await check;
+        if (!result.ok) {
+          check = null; // an operator may install what is missing: check again next time
+          fail(`${result.missing} (or set PADDOCK_ALLOW_UNSANDBOXED=1 and PADDOCK_DEFAULT_HAND=local to run hands without a sandbox, at your own risk)`);
         }
-        sandboxOk = true;
       }
       await fs.mkdir(o.workspacesDir, { recursive: true });
       const workspace = await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`));

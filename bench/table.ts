@@ -1,0 +1,38 @@
+/** The benchmark's result table: rows with an optional goal, printed as aligned plain text. */
+
+export interface Row {
+  benchmark: string;
+  result: string;
+  goal: string;
+  /** null: informational, no goal. */
+  ok: boolean | null;
+}
+
+/** Collects rows; `add(benchmark, result)` is an informational row, with a goal it is checked. */
+export class Rows {
+  readonly rows: Row[] = [];
+
+  add(benchmark: string, result: string, goal = '—', ok: boolean | null = null): void {
+    this.rows.push({ benchmark, result, goal, ok });
+  }
+}
+
+export const ms = (x: number): string => `${x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0)} ms`;
+export const perSec = (x: number): string => `${Math.round(x).toLocaleString('en-US')} ev/s`;
+export const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
+
+export function printTable(table: readonly Row[]): void {
+  const header = { benchmark: 'benchmark', result: 'result', goal: 'goal', ok: 'ok?' };
+  const cells = table.map((r) => ({ ...r, ok: r.ok === null ? '' : r.ok ? 'yes' : 'NO' }));
+  const w = {
+    benchmark: Math.max(header.benchmark.length, ...cells.map((c) => c.benchmark.length)),
+    result: Math.max(header.result.length, ...cells.map((c) => c.result.length)),
+    goal: Math.max(header.goal.length, ...cells.map((c) => c.goal.length)),
+  };
+  const line = (c: { benchmark: string; result: string; goal: string; ok: string }) =>
+    `${c.benchmark.padEnd(w.benchmark)}  ${c.result.padStart(w.result)}  ${c.goal.padEnd(w.goal)}  ${c.ok}`.trimEnd();
+  console.log('');
+  console.log(line(header));
+  console.log(`${'─'.repeat(w.benchmark)}  ${'─'.repeat(w.result)}  ${'─'.repeat(w.goal)}  ${'─'.repeat(3)}`);
+  for (const c of cells) console.log(line(c));
+}
