@@ -6,6 +6,34 @@ const config: NextConfig = {
   serverExternalPackages: ['better-sqlite3'],
   allowedDevOrigins: ['127.0.0.1'],
   poweredByHeader: false,
+  // Cross-origin isolation only where the WebContainer runs (the session IDE). Share links, the
+  // embed widget and the API must stay linkable and frameable, so they never get these headers.
+  headers() {
+    return Promise.resolve([
+      // The browser hand's Web Worker is a static chunk: under the session page's COEP, a worker
+      // script must itself carry COEP (and CORP) or Chromium refuses to start it.
+      {
+        source: '/_next/static/:path*',
+        headers: [
+          { key: 'Cross-Origin-Embedder-Policy', value: 'require-corp' },
+          { key: 'Cross-Origin-Resource-Policy', value: 'same-origin' },
+        ],
+      },
+      {
+        source: '/s/:path*',
+        headers: [
+          { key: 'Cross-Origin-Opener-Policy', value: 'same-origin' },
+          { key: 'Cross-Origin-Embedder-Policy', value: 'require-corp' },
+        ],
+      },
+    ]);
+  },
+  turbopack: {
+    resolveAlias: {
+      // Next's browser zlib polyfill lacks `constants`: just-bash's gzip needs them (offline engine).
+      'next/dist/compiled/browserify-zlib': { browser: './lib/browser/shims/zlib.ts' },
+    },
+  },
 };
 
 export default config;

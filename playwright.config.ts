@@ -9,7 +9,7 @@ const next = (port: number, env: Record<string, string>) => ({
   url: `http://127.0.0.1:${port}/`,
   reuseExistingServer: false,
   timeout: 60_000,
-  env: { NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', ...env },
+  env: { NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', PADDOCK_DEV_PAGES: '1', ...env },
 });
 
 export default defineConfig({

@@ -19,6 +19,7 @@ import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
 import { percentile, ratePerSecond, summarize } from '~/bench/stats';
 import { Rows, ms, perSec, printTable } from '~/bench/table';
+import { runBrowserBench } from '~/bench/browser';
 import { runTtftBench } from '~/bench/ttft';
 
 // The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
@@ -253,6 +254,12 @@ async function main(): Promise<void> {
   const t1 = performance.now();
   printTable(await runTtftBench());
   console.log(`ttft part ${((performance.now() - t1) / 1000).toFixed(1)} s · total ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+  // Third table: the browser, reload from IndexedDB and live appends (bench/browser.ts).
+  console.log('');
+  const t2 = performance.now();
+  printTable(await runBrowserBench());
+  console.log(`browser part ${((performance.now() - t2) / 1000).toFixed(1)} s · total ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 main().catch((e: unknown) => {

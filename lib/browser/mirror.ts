@@ -42,9 +42,10 @@ export async function mirroredEvents(sessionId: string): Promise<StoredEvent[]> 
   return rows.map((r) => r.event);
 }
 
-export async function lastMirroredSeq(sessionId: string): Promise<number> {
-  const last = await mirror().events.where('[session_id+seq]').between([sessionId, 0], [sessionId, Infinity]).last();
-  return last?.seq ?? 0;
+/** The newest `n` mirrored events, oldest first: enough to paint a long session at once. */
+export async function mirroredTail(sessionId: string, n: number): Promise<StoredEvent[]> {
+  const rows = await mirror().events.where('[session_id+seq]').between([sessionId, 0], [sessionId, Infinity]).reverse().limit(n).toArray();
+  return rows.reverse().map((r) => r.event);
 }
 
 /** Idempotent: the key is (session, seq), so a replayed event overwrites itself. */

@@ -1,5 +1,5 @@
 'use client';
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { ToolResultContent } from '~/lib/events';
 import { unreachable } from '~/lib/unreachable';
 import type { Item } from '~/app/_components/session-view/derive';
@@ -9,7 +9,12 @@ function resultText(content: readonly ToolResultContent[] | undefined): string {
   return (content ?? []).map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
 }
 
+/** Items rendered at first; older ones load on demand (a long session paints instantly). */
+const WINDOW = 200;
+
 export function Conversation({ items, streaming }: { items: Item[]; streaming: Streaming }) {
+  const [all, setAll] = useState(false);
+  const shown = all || items.length <= WINDOW ? items : items.slice(-WINDOW);
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   // Follow new output while the reader is at the bottom; leave them alone once they scroll up.
@@ -27,7 +32,12 @@ export function Conversation({ items, streaming }: { items: Item[]; streaming: S
         pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
       }}
     >
-      {items.map((item) => (
+      {shown.length < items.length && (
+        <button type="button" className="small more" onClick={() => setAll(true)}>
+          show {items.length - shown.length} earlier messages
+        </button>
+      )}
+      {shown.map((item) => (
         <ItemView key={item.kind === 'tool' ? item.call.use.id : item.event.id} item={item} />
       ))}
       {Object.entries(streaming).map(([startId, s]) => (

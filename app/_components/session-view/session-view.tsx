@@ -1,29 +1,55 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
-import { useEffect } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { Composer } from '~/app/_components/session-view/composer';
 import { Conversation } from '~/app/_components/session-view/conversation';
 import { awaitingAgent, conversation, currentStatus } from '~/app/_components/session-view/derive';
-import { HandsPanel } from '~/app/_components/session-view/hands-panel';
 import { Timeline } from '~/app/_components/session-view/timeline';
+import dynamic from 'next/dynamic';
+import { useBrowserHand } from '~/lib/browser/use-browser-hand';
 import { useSessionLog } from '~/app/_components/session-view/use-session-log';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { useTRPC } from '~/lib/browser/trpc';
 import { useLiveQuery } from 'dexie-react-hooks';
+
+// The IDE (CodeMirror, xterm) and the waterfall load after the log has painted.
+const Workbench = dynamic(() => import('~/app/_components/session-view/workbench').then((m) => m.Workbench), {
+  ssr: false,
+  loading: () => <div className="workbench" />,
+});
+const Waterfall = dynamic(() => import('~/app/_components/ide/waterfall').then((m) => m.Waterfall), { ssr: false });
 
 export function SessionView({ sessionId }: { sessionId: string }) {
   const trpc = useTRPC();
   const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
   const mirrored = useLiveQuery(() => mirror().sessions.get(sessionId), [sessionId]);
   const { events, streaming, handProgress, connection, error } = useSessionLog(sessionId);
+  // Whether this tab serves as the session's browser hand; remembered so a reload re-attaches.
+  const [browserEnabled, setBrowserEnabled] = useState(false);
+  const [view, setView] = useState<'timeline' | 'waterfall'>('timeline');
+  useEffect(() => {
+    setBrowserEnabled(localStorage.getItem(`paddock.browserHand.${sessionId}`) === '1');
+  }, [sessionId]);
+  const toggleBrowser = () => {
+    const next = !browserEnabled;
+    localStorage.setItem(`paddock.browserHand.${sessionId}`, next ? '1' : '0');
+    setBrowserEnabled(next);
+  };
+  const browser = useBrowserHand(sessionId, events, browserEnabled && connection !== 'offline');
+  // Marks the first paint of the log (from the mirror) for the reload benchmark.
+  const painted = events !== null;
+  useEffect(() => {
+    if (painted) requestAnimationFrame(() => performance.mark('paddock:log-painted'));
+  }, [painted]);
 
   useEffect(() => {
     if (session.data) void mirrorSessions([session.data]);
   }, [session.data]);
 
   const notFound = session.error?.data?.code === 'NOT_FOUND' || session.error?.data?.code === 'BAD_REQUEST';
-  const log = events ?? [];
+  const log = useMemo(() => events ?? [], [events]);
+  const items = useMemo(() => conversation(log), [log]);
   const status = currentStatus(log);
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
@@ -56,15 +82,31 @@ export function SessionView({ sessionId }: { sessionId: string }) {
         </p>
       )}
       <div className="session-body">
+        <section className="ide">
+          <Workbench
+            sessionId={sessionId}
+            events={log}
+            progress={handProgress}
+            browser={browser}
+            browserEnabled={browserEnabled}
+            onToggleBrowser={toggleBrowser}
+          />
+          <div className="bottom">
+            <div className="tabs" role="tablist">
+              <button type="button" role="tab" aria-selected={view === 'timeline'} data-testid="tab-timeline" onClick={() => setView('timeline')}>
+                Timeline
+              </button>
+              <button type="button" role="tab" aria-selected={view === 'waterfall'} data-testid="tab-waterfall" onClick={() => setView('waterfall')}>
+                Waterfall
+              </button>
+            </div>
+            <div className="bottom-body">{view === 'timeline' ? <Timeline events={log} /> : <Waterfall events={log} />}</div>
+          </div>
+        </section>
         <section className="chat">
-          {events === null ? <p className="muted">Loading…</p> : <Conversation items={conversation(log)} streaming={streaming} />}
+          {events === null ? <p className="muted">Loading…</p> : <Conversation items={items} streaming={streaming} />}
           <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} />
         </section>
-        <aside className="side">
-          <HandsPanel events={log} progress={handProgress} />
-          <h2>Timeline</h2>
-          <Timeline events={log} />
-        </aside>
       </div>
     </main>
   );

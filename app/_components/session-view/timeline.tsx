@@ -1,4 +1,5 @@
 'use client';
+import { useState } from 'react';
 import type { StoredEvent } from '~/lib/events';
 import { clock } from '~/app/_components/time';
 
@@ -35,10 +36,22 @@ function detail(e: StoredEvent): string {
   }
 }
 
+/** Rows rendered at first: a 10k-event log stays instant; the rest is one click away. */
+const WINDOW = 400;
+
 export function Timeline({ events }: { events: readonly StoredEvent[] }) {
+  const [all, setAll] = useState(false);
+  const shown = all || events.length <= WINDOW ? events : events.slice(-WINDOW);
   return (
     <ol className="timeline" data-testid="timeline">
-      {events.map((e) => (
+      {shown.length < events.length && (
+        <li className="more">
+          <button type="button" className="small" onClick={() => setAll(true)}>
+            show {events.length - shown.length} earlier events
+          </button>
+        </li>
+      )}
+      {shown.map((e) => (
         <li key={e.seq} data-seq={e.seq} data-type={e.type}>
           <span className="seq mono">{e.seq}</span>
           <span className="type mono">{e.type}</span>

@@ -1,8 +1,7 @@
 'use client';
-import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useRef, useState } from 'react';
 import type { LiveDelta, StoredEvent } from '~/lib/events';
-import { lastMirroredSeq, mirror, mirrorEvents } from '~/lib/browser/mirror';
+import { mirrorEvents, mirroredEvents, mirroredTail } from '~/lib/browser/mirror';
 import { useTRPCClient } from '~/lib/browser/trpc';
 
 export type Connection = 'connecting' | 'live' | 'reconnecting' | 'offline';
@@ -13,9 +12,14 @@ export type HandProgress = Record<string, { kind: string; phase: 'starting' | 'r
 /** Text streamed for a model request that has not been stored yet, keyed by its start event. */
 export type Streaming = Record<string, { text: string; thinking: string; tools: string[] }>;
 
+/** Events painted first on open: the newest ones, read before the whole log. */
+const FIRST_PAINT_TAIL = 300;
+
 /**
- * The session's log as this tab knows it: rendered from IndexedDB first (instant, works
- * offline), then kept current by following the server from the last mirrored seq.
+ * The session's log as this tab knows it: rendered from IndexedDB first (its tail at once, then
+ * the whole log; works offline), then kept current by following the server from the last
+ * mirrored seq. Live events go straight into state (IndexedDB is written in the background), so
+ * a new event costs one render, not a re-read of the whole mirror.
  */
 export function useSessionLog(sessionId: string) {
   const client = useTRPCClient();
@@ -25,10 +29,7 @@ export function useSessionLog(sessionId: string) {
   const [handProgress, setHandProgress] = useState<HandProgress>({});
   const pending = useRef<StoredEvent[]>([]);
 
-  const events = useLiveQuery(
-    async () => (await mirror().events.where('[session_id+seq]').between([sessionId, 0], [sessionId, Infinity]).toArray()).map((r) => r.event),
-    [sessionId],
-  );
+  const [events, setEvents] = useState<StoredEvent[] | null>(null);
 
   useEffect(() => {
     let cancelled = false;
@@ -59,7 +60,20 @@ export function useSessionLog(sessionId: string) {
         return { ...prev, [d.model_request_start_id]: next };
       });
     };
+    // The log in memory; live events are appended (in seq order, once each) and rendered per frame.
+    let log: StoredEvent[] = [];
+    let frame = 0;
+    const render = () => {
+      frame ||= requestAnimationFrame(() => {
+        frame = 0;
+        if (!cancelled) setEvents(log.slice());
+      });
+    };
     const onEvent = (e: StoredEvent) => {
+      const last = log.at(-1)?.seq ?? 0;
+      if (e.seq <= last) return;
+      log.push(e);
+      render();
       pending.current.push(e);
       flush();
       if (e.type === 'span.model_request_end') {
@@ -72,8 +86,13 @@ export function useSessionLog(sessionId: string) {
     };
 
     void (async () => {
-      const afterSeq = await lastMirroredSeq(sessionId);
+      const tail = await mirroredTail(sessionId, FIRST_PAINT_TAIL);
       if (cancelled) return;
+      setEvents(tail);
+      log = tail.length < FIRST_PAINT_TAIL ? tail : await mirroredEvents(sessionId);
+      if (cancelled) return;
+      if (log !== tail) setEvents(log.slice());
+      const afterSeq = log.at(-1)?.seq ?? 0;
       const sub = client.events.follow.subscribe(
         { sessionId, afterSeq },
         {
@@ -109,9 +128,11 @@ export function useSessionLog(sessionId: string) {
 
     return () => {
       cancelled = true;
+      if (frame) cancelAnimationFrame(frame);
       unsubscribe?.();
+      setEvents(null);
     };
   }, [client, sessionId]);
 
-  return { events: events ?? null, streaming, handProgress, connection, error };
+  return { events, streaming, handProgress, connection, error };
 }

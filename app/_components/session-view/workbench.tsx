@@ -1,0 +1,123 @@
+'use client';
+import { useEffect, useMemo, useState } from 'react';
+import { CodeEditor } from '~/app/_components/ide/code-editor';
+import { FileTree } from '~/app/_components/ide/file-tree';
+import { HandSwitcher } from '~/app/_components/ide/hand-switcher';
+import { TerminalView } from '~/app/_components/ide/terminal-view';
+import { HandsPanel } from '~/app/_components/session-view/hands-panel';
+import { useHandFiles } from '~/app/_components/session-view/use-hand-files';
+import type { HandProgress } from '~/app/_components/session-view/use-session-log';
+import type { StoredEvent } from '~/lib/events';
+import type { BrowserHandState } from '~/lib/browser/use-browser-hand';
+import { currentHand, handsInLog } from '~/lib/hand-log';
+
+/** Terminal text for one hand: each bash call on it, with its output once stored. */
+function terminalChunks(events: readonly StoredEvent[], hand: string | null): string[] {
+  if (!hand) return [];
+  const results = new Map<string, string>();
+  for (const e of events) {
+    if (e.type === 'agent.tool_result' || e.type === 'user.tool_result') {
+      results.set(e.tool_use_id, (e.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join(''));
+    }
+  }
+  const chunks: string[] = [];
+  for (const e of events) {
+    if (e.type !== 'agent.tool_use' || e.name !== 'bash' || e.hand !== hand) continue;
+    chunks.push(`\x1b[32m$\x1b[0m ${String(e.input.command)}\n`);
+    const out = results.get(e.id);
+    if (out !== undefined) chunks.push(out.endsWith('\n') ? out : `${out}\n`);
+  }
+  return chunks;
+}
+
+export function Workbench({
+  sessionId,
+  events,
+  progress,
+  browser,
+  browserEnabled,
+  onToggleBrowser,
+}: {
+  sessionId: string;
+  events: readonly StoredEvent[];
+  progress: HandProgress;
+  browser: BrowserHandState;
+  browserEnabled: boolean;
+  onToggleBrowser: () => void;
+}) {
+  const records = useMemo(() => handsInLog(events), [events]);
+  const current = currentHand(records)?.id ?? null;
+  const [picked, setPicked] = useState<string | null>(null);
+  const hand = picked ?? current;
+  const [file, setFile] = useState<string | null>(null);
+  const [content, setContent] = useState('');
+  const [fileError, setFileError] = useState<string | null>(null);
+  const resultsCount = events.filter((e) => e.type === 'agent.tool_result' || e.type === 'user.tool_result' || e.type === 'user.file_edit').length;
+  const version = resultsCount + browser.filesVersion;
+  const own = browser.hand !== null && hand === browser.hand;
+  const { files, read, write, unavailable } = useHandFiles(sessionId, hand, browser.engine, own, version);
+
+  useEffect(() => {
+    setFile(null);
+  }, [hand]);
+  useEffect(() => {
+    if (!file) return;
+    let live = true;
+    read(file).then(
+      (c) => {
+        if (!live) return;
+        setContent(c);
+        setFileError(null);
+      },
+      (e: unknown) => live && setFileError(e instanceof Error ? e.message : String(e)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [file, read, version]);
+
+  return (
+    <div className="workbench">
+      <div className="wb-left">
+        <div className="browser-hand" data-testid="browser-hand" data-engine={browser.engine?.kind ?? ''}>
+          <button type="button" data-testid="browser-hand-toggle" onClick={onToggleBrowser} className={browserEnabled ? '' : 'primary'}>
+            {browserEnabled ? 'Stop using this tab' : 'Use this tab as a hand'}
+          </button>
+          {browserEnabled && (
+            <div className="small muted" data-testid="browser-hand-status">
+              {browser.engine ? (
+                <>
+                  <strong data-testid="engine-kind">{browser.engine.kind === 'webcontainer' ? 'WebContainer' : 'offline engine'}</strong>
+                  {browser.hand ? ` · ${browser.hand}` : ''}
+                  <div data-testid="engine-reason">{browser.engine.reason}</div>
+                </>
+              ) : (
+                browser.status
+              )}
+              {browser.error && <div className="error">{browser.error}</div>}
+            </div>
+          )}
+        </div>
+        <HandsPanel events={events} progress={progress} />
+        {records.length > 0 && <HandSwitcher hands={records} selected={hand} onSelect={setPicked} />}
+        {unavailable ? <p className="small muted">{unavailable}</p> : <FileTree files={files} selected={file} onSelect={setFile} />}
+      </div>
+      <div className="wb-main">
+        <div className="wb-editor">
+          {file ? (
+            fileError ? (
+              <p className="error small">{fileError}</p>
+            ) : (
+              <CodeEditor path={file} value={content} onSave={(c) => write(file, c)} />
+            )
+          ) : (
+            <p className="muted small wb-empty">{hand ? 'Pick a file to open it.' : 'No hand yet: files appear once the agent (or this tab) provides one.'}</p>
+          )}
+        </div>
+        <div className="wb-terminal">
+          <TerminalView chunks={terminalChunks(events, hand)} />
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,10 @@
+import { notFound } from 'next/navigation';
+import type { ReactNode } from 'react';
+
+export const dynamic = 'force-dynamic';
+
+/** Developer pages (engine playground, IDE preview): only with PADDOCK_DEV_PAGES=1. */
+export default function DevLayout({ children }: { children: ReactNode }) {
+  if (process.env.PADDOCK_DEV_PAGES !== '1') notFound();
+  return children;
+}

@@ -1,0 +1,123 @@
+'use client';
+import 'client-only';
+import { useEffect, useRef, useState } from 'react';
+import type { StoredEvent } from '~/lib/events';
+import type { BrowserEngine } from '~/lib/browser/engine/types';
+import { useTRPCClient } from '~/lib/browser/trpc';
+import { isHandTool } from '~/lib/tools';
+
+export interface BrowserHandState {
+  engine: BrowserEngine | null;
+  /** The hand's id in the session once attached (`browser-1`). */
+  hand: string | null;
+  status: string;
+  error: string | null;
+  /** Output of the commands this tab ran, in order (for the terminal). */
+  output: string[];
+  /** Bumped whenever the workspace may have changed. */
+  filesVersion: number;
+}
+
+const HEARTBEAT_MS = 2_000;
+
+/**
+ * This tab as a hand: starts the engine, attaches to the session, heartbeats, and runs every
+ * call addressed to its hand that it is granted, answering with `user.tool_result`.
+ */
+export function useBrowserHand(sessionId: string, events: readonly StoredEvent[] | null, enabled: boolean): BrowserHandState {
+  const client = useTRPCClient();
+  const [state, setState] = useState<BrowserHandState>({ engine: null, hand: null, status: 'off', error: null, output: [], filesVersion: 0 });
+  const tabId = useRef<string>('');
+  const attempted = useRef(new Set<string>());
+  if (!tabId.current) tabId.current = `tab-${crypto.randomUUID()}`;
+
+  // Engine + attachment + heartbeat, for as long as the hand is enabled.
+  useEffect(() => {
+    if (!enabled) return;
+    let cancelled = false;
+    let engine: BrowserEngine | null = null;
+    let beat: ReturnType<typeof setInterval> | null = null;
+    const attach = async (e: BrowserEngine) => {
+      const { hand } = await client.hands.attachBrowser.mutate({ sessionId, tabId: tabId.current, engine: e.kind });
+      if (!cancelled) setState((s) => ({ ...s, hand, status: 'ready', error: null }));
+      return hand;
+    };
+    void (async () => {
+      try {
+        setState((s) => ({ ...s, status: 'starting engine…' }));
+        const { startBrowserEngine } = await import('~/lib/browser/engine/start-engine');
+        // Operator/test overrides: force an engine, or shorten the WebContainer boot wait.
+        const prefer = localStorage.getItem('paddock.engine');
+        const bootTimeout = Number(localStorage.getItem('paddock.wcBootTimeoutMs'));
+        engine = await startBrowserEngine({
+          sessionId,
+          onStatus: (status) => !cancelled && setState((s) => ({ ...s, status })),
+          ...(prefer === 'offline' || prefer === 'webcontainer' ? { prefer } : {}),
+          ...(bootTimeout > 0 ? { bootTimeoutMs: bootTimeout } : {}),
+        });
+        if (cancelled) return engine.dispose();
+        const started = engine;
+        started.onFilesChanged(() => setState((s) => ({ ...s, filesVersion: s.filesVersion + 1 })));
+        setState((s) => ({ ...s, engine: started }));
+        let hand = await attach(started);
+        beat = setInterval(() => {
+          void client.hands.heartbeat
+            .mutate({ sessionId, hand, tabId: tabId.current })
+            .then(async ({ alive }) => {
+              // Lost (say the server restarted, or the tab slept): offer the tab again.
+              if (!alive && !cancelled) hand = await attach(started);
+            })
+            .catch(() => undefined);
+        }, HEARTBEAT_MS);
+      } catch (e) {
+        if (!cancelled) setState((s) => ({ ...s, status: 'failed', error: e instanceof Error ? e.message : String(e) }));
+      }
+    })();
+    return () => {
+      cancelled = true;
+      if (beat) clearInterval(beat);
+      engine?.dispose();
+      setState((s) => ({ ...s, engine: null, hand: null, status: 'off' }));
+    };
+  }, [client, sessionId, enabled]);
+
+  // Run the calls addressed to this hand that have no result yet.
+  const { engine, hand } = state;
+  useEffect(() => {
+    if (!engine || !hand || !events) return;
+    const answered = new Set<string>();
+    for (const e of events) if (e.type === 'agent.tool_result' || e.type === 'user.tool_result') answered.add(e.tool_use_id);
+    for (const e of events) {
+      if (e.type !== 'agent.tool_use' || e.hand !== hand || answered.has(e.id) || attempted.current.has(e.id)) continue;
+      attempted.current.add(e.id);
+      void runCall(e);
+    }
+
+    async function runCall(use: Extract<StoredEvent, { type: 'agent.tool_use' }>) {
+      const { granted } = await client.hands.claim.mutate({ sessionId, hand: hand!, tabId: tabId.current, toolUseId: use.id });
+      if (!granted) return;
+      const { hand: _h, ...input } = use.input;
+      let text: string;
+      let isError = false;
+      const header = use.name === 'bash' ? `$ ${String(input.command)}\n` : `▸ ${use.name} ${JSON.stringify(input)}\n`;
+      setState((s) => ({ ...s, output: [...s.output, header] }));
+      try {
+        if (!isHandTool(use.name)) throw new Error(`unknown tool ${use.name}`);
+        text = await engine!.execute(use.name, input, {
+          signal: new AbortController().signal,
+          onOutput: (chunk) => setState((s) => ({ ...s, output: [...s.output, chunk] })),
+        });
+      } catch (err) {
+        isError = true;
+        text = err instanceof Error ? err.message : String(err);
+      }
+      setState((s) => ({ ...s, output: use.name === 'bash' ? s.output : [...s.output, `${text}\n`], filesVersion: s.filesVersion + 1 }));
+      await client.events.send.mutate({
+        sessionId,
+        event: { type: 'user.tool_result', tool_use_id: use.id, content: [{ type: 'text', text }], ...(isError ? { is_error: true } : {}) },
+      });
+    }
+  }, [client, sessionId, engine, hand, events]);
+
+  return state;
+}
