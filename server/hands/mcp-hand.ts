@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { describeZodError } from '~/lib/events';
 import { type ExecuteContext, type Hand, type HandKind, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
-import { globToRegExp } from '~/server/hands/glob';
+import { globToRegExp } from '~/lib/glob';
 import { logger } from '~/server/log';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryHand } from '~/server/hands/memory-hand';
-import { globToRegExp } from '~/server/hands/glob';
+import { globToRegExp } from '~/lib/glob';
 
 const ctx = { callId: 'c1', signal: new AbortController().signal };
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { type ExecuteContext, type Hand, NEVER_LOST, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { describeZodError } from '~/lib/events';
-import { globToRegExp } from '~/server/hands/glob';
+import { globToRegExp } from '~/lib/glob';
 import type { Provisioner } from '~/server/hands/provisioner';
 
 /**

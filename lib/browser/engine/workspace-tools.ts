@@ -1,6 +1,8 @@
 import 'client-only';
 import { ToolError } from '~/lib/hand';
 import { joinPosix, relativeInside, resolvePosix } from '~/lib/browser/engine/posix-path';
+import { globToRegExp } from '~/lib/glob';
+import { grepFiles } from '~/lib/grep-lines';
 
 /**
  * read/write/edit/glob/grep for the browser engines, over a small async filesystem interface
@@ -36,7 +38,6 @@ export const TOOL_LIMITS = {
 
 /** Folders that glob, grep and the file list skip unless the pattern or path names them. */
 const SKIPPED_DIRS = ['node_modules', '.git'];
-const GREP_LINE_CHARS = 500;
 
 const utf8 = new TextDecoder();
 
@@ -163,23 +164,7 @@ export class WorkspaceTools {
       files.sort();
     } else files.push(scope.rel);
 
-    const out: string[] = [];
-    const cap = TOOL_LIMITS.grepResults;
-    for (const rel of files) {
-      const text = await this.readSearchable(rel === '' ? this.root : joinPosix(this.root, rel));
-      if (text === null) continue;
-      const lines = text.split('\n');
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i]!;
-        if (!re.test(line)) continue;
-        if (out.length === cap) {
-          return `${out.join('\n')}\n[grep: stopped after ${cap} matches; narrow the pattern or path]`;
-        }
-        const shown = line.length > GREP_LINE_CHARS ? `${line.slice(0, GREP_LINE_CHARS)}…` : line;
-        out.push(`${rel}:${i + 1}: ${shown}`);
-      }
-    }
-    return out.length > 0 ? out.join('\n') : `no matches for ${pattern}`;
+    return grepFiles(files, (rel) => this.readSearchable(rel === '' ? this.root : joinPosix(this.root, rel)), re, pattern, TOOL_LIMITS.grepResults);
   }
 
   /** Every file in the workspace (relative, sorted), without node_modules and .git (the file tree). */
@@ -277,34 +262,6 @@ export function capOutput(text: string, cap: number): string {
 }
 
 // ── helpers ────────────────────────────────────────────────────────────────
-
-/** Translates a glob (`*`, `**`, `?`, `{a,b}`) into an anchored RegExp over `/`-separated paths. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') {
-      if (glob[i + 1] === '*') {
-        const slash = glob[i + 2] === '/';
-        re += slash ? '(?:.*/)?' : '.*';
-        i += slash ? 2 : 1;
-      } else re += '[^/]*';
-    } else if (c === '?') re += '[^/]';
-    else if (c === '{') {
-      const end = glob.indexOf('}', i);
-      if (end < 0) re += '\\{';
-      else {
-        re += `(?:${glob.slice(i + 1, end).split(',').map(escapeRe).join('|')})`;
-        i = end;
-      }
-    } else re += escapeRe(c);
-  }
-  return new RegExp(`^${re}$`);
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-}
 
 function skipUnlessNamed(text: string): (name: string) => boolean {
   const named = SKIPPED_DIRS.filter((d) => text.includes(d));

@@ -4,7 +4,8 @@ import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } 
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '~/lib/hand';
-import { globToRegExp } from '~/server/hands/glob';
+import { globToRegExp } from '~/lib/glob';
+import { grepFiles } from '~/lib/grep-lines';
 
 /**
  * The six hand tools on a real workspace folder. Every path is confined to the workspace (after
@@ -45,7 +46,6 @@ export interface GrepInput { pattern: string; path?: string | undefined }
 
 /** Folders that glob and grep skip unless the pattern or path names them. */
 const SKIPPED_DIRS = ['node_modules', '.git'];
-const GREP_LINE_CHARS = 500;
 /** After bash exits, how long to keep reading output still held open by background children. */
 const DRAIN_MS = 100;
 
@@ -196,23 +196,7 @@ export class Workspace {
       files.sort();
     } else files.push(scope.rel);
 
-    const out: string[] = [];
-    const cap = this.limits.grepResults;
-    for (const rel of files) {
-      const text = await this.readSearchable(path.join(this.root, rel));
-      if (text === null) continue;
-      const lines = text.split('\n');
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i]!;
-        if (!re.test(line)) continue;
-        if (out.length === cap) {
-          return `${out.join('\n')}\n[grep: stopped after ${cap} matches; narrow the pattern or path]`;
-        }
-        const shown = line.length > GREP_LINE_CHARS ? `${line.slice(0, GREP_LINE_CHARS)}…` : line;
-        out.push(`${rel}:${i + 1}: ${shown}`);
-      }
-    }
-    return out.length > 0 ? out.join('\n') : `no matches for ${pattern}`;
+    return grepFiles(files, (rel) => this.readSearchable(path.join(this.root, rel)), re, pattern, this.limits.grepResults);
   }
 
   /** Files (and symlinks, not followed) below `abs`, as workspace-relative `/` paths. */
