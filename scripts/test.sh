@@ -8,6 +8,7 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 if [ ! -d node_modules ]; then step "npm ci"; npm ci; fi
 step "system packages"; bash scripts/ensure-system-deps.sh
+step "postgresql"; bash scripts/ensure-postgres.sh
 step "typecheck"; npx tsc --noEmit -p .
 step "lint"; npx eslint .
 step "unit tests"; npx vitest run

@@ -23,6 +23,7 @@ describe('config', () => {
     expect(() => loadConfig({ ANTHROPIC_BASE_URL: 'not a url' })).toThrow(/ANTHROPIC_BASE_URL/);
     expect(() => loadConfig({ PADDOCK_MODEL_RETRIES: '-1' })).toThrow(/PADDOCK_MODEL_RETRIES/);
     expect(() => loadConfig({ PADDOCK_DEFAULT_HAND: 'docker' })).toThrow(/PADDOCK_DEFAULT_HAND/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ PADDOCK_REMOTE_HANDS: '{"gpu": {"url": "nope"}}' })).toThrow(/PADDOCK_REMOTE_HANDS/);
   });
 

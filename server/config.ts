@@ -12,6 +12,11 @@ const RemoteHands = z.record(z.string().min(1), z.object({ url: z.url(), token: 
 const Env = z.object({
   PADDOCK_DATA_DIR: z.string().min(1).default('./.paddock'),
   PADDOCK_WORKSPACES_DIR: z.string().min(1).optional(),
+  /** postgres://… stores sessions in PostgreSQL (several server instances can share them). */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_AUTH_TOKEN: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),

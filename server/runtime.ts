@@ -15,6 +15,7 @@ import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient } from '~/server/harness/model-client';
 import { logger } from '~/server/log';
+import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 
@@ -83,7 +84,9 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus):
 async function startRuntime(): Promise<Runtime> {
   const config = loadConfig();
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const store = await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
+  const store = config.DATABASE_URL
+    ? await openPostgresStore({ url: config.DATABASE_URL })
+    : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
   const live = new LiveBus();
   const hands = createHands(config, store, live);
   const model = modelFromConfig(config);
@@ -98,6 +101,6 @@ async function startRuntime(): Promise<Runtime> {
     retryBaseMs: config.PADDOCK_RETRY_BASE_MS,
   });
   harness.startSweeper(config.PADDOCK_SWEEP_MS);
-  log.info('paddock started', { dataDir: config.dataDir, brain: config.brain, model: model.label });
+  log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
   return { config, store, harness, live, hands };
 }

@@ -10,7 +10,7 @@ function resultText(content: readonly ToolResultContent[] | undefined): string {
 }
 
 /** Items rendered at first; older ones load on demand (a long session paints instantly). */
-const WINDOW = 200;
+const WINDOW = 80;
 
 export function Conversation({ items, streaming }: { items: Item[]; streaming: Streaming }) {
   const [all, setAll] = useState(false);

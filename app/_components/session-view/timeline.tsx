@@ -37,7 +37,7 @@ function detail(e: StoredEvent): string {
 }
 
 /** Rows rendered at first: a 10k-event log stays instant; the rest is one click away. */
-const WINDOW = 400;
+const WINDOW = 150;
 
 export function Timeline({ events }: { events: readonly StoredEvent[] }) {
   const [all, setAll] = useState(false);

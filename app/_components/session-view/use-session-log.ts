@@ -16,6 +16,16 @@ export type Streaming = Record<string, { text: string; thinking: string; tools: 
 const FIRST_PAINT_TAIL = 300;
 
 /**
+ * The mirror read for the session this page opened on starts as soon as this module loads, so it
+ * runs while React hydrates instead of after.
+ */
+const early: { sessionId: string; tail: Promise<StoredEvent[]> } | null = (() => {
+  if (typeof window === 'undefined') return null;
+  const m = /^\/s\/(sesn_[0-9A-Za-z]+)/.exec(window.location.pathname);
+  return m ? { sessionId: m[1]!, tail: mirroredTail(m[1]!, FIRST_PAINT_TAIL) } : null;
+})();
+
+/**
  * The session's log as this tab knows it: rendered from IndexedDB first (its tail at once, then
  * the whole log; works offline), then kept current by following the server from the last
  * mirrored seq. Live events go straight into state (IndexedDB is written in the background), so
@@ -86,7 +96,7 @@ export function useSessionLog(sessionId: string) {
     };
 
     void (async () => {
-      const tail = await mirroredTail(sessionId, FIRST_PAINT_TAIL);
+      const tail = await (early?.sessionId === sessionId ? early.tail : mirroredTail(sessionId, FIRST_PAINT_TAIL));
       if (cancelled) return;
       setEvents(tail);
       log = tail.length < FIRST_PAINT_TAIL ? tail : await mirroredEvents(sessionId);

@@ -1,0 +1,408 @@
+import 'server-only';
+import type { Kysely, Transaction } from 'kysely';
+import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
+import { type NewEvent, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
+import { newId } from '~/lib/ids';
+import { type Notifier, WakeUp } from '~/server/session/notifier';
+import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
+import {
+  DEFAULT_TITLE,
+  type EmitOptions,
+  type EventSlice,
+  type Fence,
+  type ListQuery,
+  type Page,
+  type Session,
+  type SessionInit,
+  type SessionStatus,
+  type SessionStore,
+} from '~/server/session/store';
+
+/**
+ * The session store written once in Kysely, for every SQL backend (SQLite, PostgreSQL). The
+ * queries are portable; what differs between databases is only how a transaction is run, which
+ * a backend supplies as a StoreBackend.
+ */
+
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 200;
+const FOLLOW_BATCH = 500;
+/** Rows per INSERT: keeps big batches far below SQLite's bound-parameter limit (and PostgreSQL's). */
+const INSERT_CHUNK = 500;
+
+/** The log's status events, and the session status each one leaves behind. */
+const STATUS_OF: Partial<Record<NewEvent['type'], SessionStatus>> = {
+  'session.status_running': 'running',
+  'session.status_idle': 'idle',
+  'session.status_rescheduled': 'rescheduling',
+  'session.status_terminated': 'terminated',
+};
+
+/** A log ending in one of these needs nothing from the harness. */
+const SETTLED_TYPES = ['session.status_idle', 'session.status_terminated'];
+
+export type Tx = Transaction<Database>;
+
+/** What a database contributes to the shared store: how its transactions run. */
+export interface StoreBackend {
+  /**
+   * Runs one append in a write transaction and resolves after its commit. Appends to one session
+   * must be serialized by the database: SQLite's `begin immediate` does it for the whole file;
+   * on PostgreSQL set `lockSessionRow`.
+   */
+  appendTransaction<T>(work: (trx: Tx) => Promise<T>): Promise<T>;
+  /** Runs reads that must all see one snapshot (read-only). */
+  readSnapshot<T>(work: (trx: Tx) => Promise<T>): Promise<T>;
+  /** Read the session row of an append with `select … for update` (not valid SQL in SQLite). */
+  lockSessionRow: boolean;
+  /** Runs after the database was closed: releases what the backend owns besides it. */
+  afterClose?(): Promise<void>;
+}
+
+export class KyselySessionStore implements SessionStore {
+  /** Ends every follow() when the store closes, instead of leaving them to fail on a closed db. */
+  readonly #closing = new AbortController();
+  readonly #backend: StoreBackend;
+
+  constructor(
+    /** Exposed for backend-specific checks (pragmas, migrations); go through the methods otherwise. */
+    readonly db: Kysely<Database>,
+    readonly notifier: Notifier,
+    backend: StoreBackend,
+  ) {
+    this.#backend = backend;
+  }
+
+  async createSession(init: SessionInit): Promise<Session> {
+    const now = new Date().toISOString();
+    const row: SessionRow = {
+      id: newId('sesn'),
+      title: init.title ?? DEFAULT_TITLE,
+      created_at: now,
+      updated_at: now,
+      status: 'idle',
+      last_seq: 0,
+      last_event_type: null,
+      metadata: JSON.stringify(init.metadata ?? {}),
+      lease_owner: null,
+      lease_epoch: 0,
+      lease_expires_at: null,
+    };
+    await this.db.insertInto('sessions').values(row).execute();
+    return toSession(row);
+  }
+
+  async getSession(id: string): Promise<Session | null> {
+    const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toSession(row) : null;
+  }
+
+  async updateSession(id: string, patch: { title?: string }): Promise<Session> {
+    if (patch.title !== undefined && patch.title.trim() === '') throw new InvalidInputError('title: must not be empty');
+    const row = await this.db
+      .updateTable('sessions')
+      .set({ ...(patch.title !== undefined ? { title: patch.title.trim() } : {}), updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new NotFoundError('session', id);
+    return toSession(row);
+  }
+
+  async listSessions(q: ListQuery): Promise<Page<Session>> {
+    // Over-large pages are clamped rather than refused: a client asking for more gets a cursor.
+    const limit = Math.min(positiveInt('limit', q.limit ?? DEFAULT_PAGE), MAX_PAGE);
+    const after = q.cursor ? decodeCursor(q.cursor) : null;
+    let query = this.db.selectFrom('sessions').selectAll();
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([eb('updated_at', '<', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('id', '<', after.id)])]),
+      );
+    }
+    // One extra row tells whether another page exists. Both keys are fixed-format ASCII (ISO-8601,
+    // prefixed ULIDs), which sort the same under byte order and the usual PostgreSQL collations (C, en_US…).
+    const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      data: page.map(toSession),
+      next_cursor: rows.length > limit && last ? encodeCursor(last.updated_at, last.id) : null,
+    };
+  }
+
+  async getEvents(id: string, slice: EventSlice = {}): Promise<StoredEvent[]> {
+    const from = slice.from === undefined ? undefined : integer('from', slice.from);
+    const to = slice.to === undefined ? undefined : integer('to', slice.to);
+    const limit = slice.limit === undefined ? undefined : positiveInt('limit', slice.limit);
+    // One snapshot, so a negative `from` is resolved against the same log it slices.
+    return this.#backend.readSnapshot(async (trx) => {
+      const session = await trx.selectFrom('sessions').select('last_seq').where('id', '=', id).executeTakeFirst();
+      if (!session) throw new NotFoundError('session', id);
+      const first = from === undefined ? 1 : from < 0 ? Math.max(1, session.last_seq + from + 1) : Math.max(1, from);
+      let query = trx.selectFrom('events').selectAll().where('session_id', '=', id).where('seq', '>=', first);
+      if (to !== undefined) query = query.where('seq', '<=', to);
+      // An empty list means "no filter": it is what an absent query parameter parses to.
+      if (slice.types && slice.types.length > 0) query = query.where('type', 'in', [...slice.types]);
+      query = query.orderBy('seq', 'asc');
+      if (limit !== undefined) query = query.limit(limit);
+      return (await query.execute()).map(toStoredEvent);
+    });
+  }
+
+  async emitEvent(id: string, event: NewEvent, opts?: EmitOptions): Promise<StoredEvent> {
+    const [first] = await this.emitEvents(id, [event], opts);
+    // emitEvents never returns an empty list for a non-empty batch; this keeps the type honest.
+    if (!first) throw new Error(`emitEvent stored nothing for ${id}`);
+    return first;
+  }
+
+  async emitEvents(id: string, events: readonly NewEvent[], opts: EmitOptions = {}): Promise<StoredEvent[]> {
+    if (events.length === 0) throw new InvalidInputError('events: at least one event is required');
+    // Validate everything before touching the database: a bad event anywhere writes nothing.
+    const parsed = events.map((e, i) => validateEvent(e, events.length > 1 ? i : null));
+    const key = opts.idempotencyKey;
+    if (key !== undefined && key.length === 0) throw new InvalidInputError('idempotencyKey: must not be empty');
+    if (opts.expectLastSeq !== undefined && (!Number.isInteger(opts.expectLastSeq) || opts.expectLastSeq < 0)) {
+      throw new InvalidInputError('expectLastSeq: must be a non-negative integer');
+    }
+    if (opts.fence && opts.fence.sessionId !== id) {
+      throw new InvalidInputError(`fence: belongs to session ${opts.fence.sessionId}, not ${id}`);
+    }
+
+    const outcome = await this.#backend.appendTransaction(async (trx) => {
+      let read = trx.selectFrom('sessions').select(['last_seq', 'status', 'lease_owner', 'lease_epoch']).where('id', '=', id);
+      // Appenders of one session queue here; each reads the row its predecessor committed.
+      if (this.#backend.lockSessionRow) read = read.forUpdate();
+      const session = await read.executeTakeFirst();
+      if (!session) throw new NotFoundError('session', id);
+
+      // A retried request returns what its first attempt stored, whatever happened since.
+      if (key !== undefined) {
+        const seen = await trx
+          .selectFrom('idempotency')
+          .select(['first_seq', 'count'])
+          .where('session_id', '=', id)
+          .where('key', '=', key)
+          .executeTakeFirst();
+        if (seen) {
+          const rows = await trx
+            .selectFrom('events')
+            .selectAll()
+            .where('session_id', '=', id)
+            .where('seq', '>=', seen.first_seq)
+            .where('seq', '<', seen.first_seq + seen.count)
+            .orderBy('seq', 'asc')
+            .execute();
+          return { appended: false as const, events: rows.map(toStoredEvent) };
+        }
+      }
+
+      if (opts.fence) checkFence(id, opts.fence, session);
+      if (opts.expectLastSeq !== undefined && opts.expectLastSeq !== session.last_seq) {
+        throw new SeqConflictError(id, opts.expectLastSeq, session.last_seq);
+      }
+
+      const processedAt = new Date().toISOString();
+      const stored: StoredEvent[] = parsed.map((e, i) => ({
+        ...e,
+        id: newId('sevt'),
+        session_id: id,
+        seq: session.last_seq + 1 + i,
+        processed_at: processedAt,
+      }));
+      const rows: NewEventRow[] = stored.map((e, i) => ({
+        session_id: id,
+        seq: e.seq,
+        id: e.id,
+        type: e.type,
+        processed_at: processedAt,
+        payload: JSON.stringify(parsed[i]),
+      }));
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        await trx.insertInto('events').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+      }
+      if (key !== undefined) {
+        // The primary key (session_id, key) backs the check above: a second batch under the same
+        // key fails here and rolls back rather than being stored twice.
+        await trx.insertInto('idempotency').values({ session_id: id, key, first_seq: session.last_seq + 1, count: stored.length }).execute();
+      }
+      const last = parsed.at(-1);
+      await trx
+        .updateTable('sessions')
+        .set({
+          last_seq: session.last_seq + stored.length,
+          last_event_type: last?.type ?? null,
+          updated_at: processedAt,
+          status: parsed.reduce<SessionStatus>((status, e) => STATUS_OF[e.type] ?? status, session.status),
+        })
+        .where('id', '=', id)
+        .execute();
+      return { appended: true as const, events: stored };
+    });
+
+    const last = outcome.events.at(-1);
+    // Only after the commit: a follower woken earlier could read before the rows are visible.
+    if (outcome.appended && last) this.notifier.notify(id, last.seq);
+    return outcome.events;
+  }
+
+  async *follow(id: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<StoredEvent, void, undefined> {
+    let cursor = afterSeq === 0 ? 0 : positiveInt('afterSeq', afterSeq);
+    const stop = AbortSignal.any([signal, this.#closing.signal]);
+    if (stop.aborted) return;
+    // Subscribe before the first read, so an append racing with the read still wakes us.
+    const wake = new WakeUp(this.notifier, id);
+    try {
+      if (!(await this.getSession(id))) throw new NotFoundError('session', id);
+      while (!stop.aborted) {
+        const rows = await this.db
+          .selectFrom('events')
+          .selectAll()
+          .where('session_id', '=', id)
+          .where('seq', '>', cursor)
+          .orderBy('seq', 'asc')
+          .limit(FOLLOW_BATCH)
+          .execute();
+        for (const row of rows) {
+          if (stop.aborted) return;
+          const event = toStoredEvent(row);
+          cursor = event.seq;
+          yield event;
+        }
+        // A full batch may have more behind it; otherwise sleep until a hint or the abort.
+        if (rows.length < FOLLOW_BATCH) await wake.wait(stop);
+      }
+    } finally {
+      wake.close();
+    }
+  }
+
+  async acquireLease(id: string, owner: string, ttlMs: number): Promise<Fence | null> {
+    if (owner.length === 0) throw new InvalidInputError('owner: must not be empty');
+    const now = Date.now();
+    const row = await this.db
+      .updateTable('sessions')
+      .set((eb) => ({ lease_owner: owner, lease_epoch: eb('lease_epoch', '+', 1), lease_expires_at: now + ttl(ttlMs) }))
+      .where('id', '=', id)
+      // Free or expired only: even the current owner must not re-acquire a live lease, so two
+      // workers sharing an owner name still exclude each other.
+      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<', now)]))
+      .returning('lease_epoch')
+      .executeTakeFirst();
+    if (row) return { sessionId: id, owner, epoch: row.lease_epoch };
+    if (!(await this.getSession(id))) throw new NotFoundError('session', id);
+    return null;
+  }
+
+  async renewLease(fence: Fence, ttlMs: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('sessions')
+      .set({ lease_expires_at: Date.now() + ttl(ttlMs) })
+      .where('id', '=', fence.sessionId)
+      .where('lease_owner', '=', fence.owner)
+      .where('lease_epoch', '=', fence.epoch)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async releaseLease(fence: Fence): Promise<void> {
+    // The epoch stays: fences handed out before stay older than any future acquire.
+    await this.db
+      .updateTable('sessions')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('id', '=', fence.sessionId)
+      .where('lease_owner', '=', fence.owner)
+      .where('lease_epoch', '=', fence.epoch)
+      .execute();
+  }
+
+  async sessionsNeedingWork(limit: number): Promise<string[]> {
+    const now = Date.now();
+    const rows = await this.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('status', '!=', 'terminated')
+      .where('last_event_type', 'is not', null)
+      .where('last_event_type', 'not in', SETTLED_TYPES)
+      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<', now)]))
+      .orderBy('updated_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(positiveInt('limit', limit))
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    this.#closing.abort();
+    await this.db.destroy();
+    await this.#backend.afterClose?.();
+  }
+}
+
+/**
+ * The writer must hold the session's current lease: same epoch and (unless released since) same
+ * owner. An expired lease nobody has taken over is still accepted: no one else can have written.
+ */
+function checkFence(id: string, fence: Fence, session: Pick<SessionRow, 'lease_owner' | 'lease_epoch'>): void {
+  const sameEpoch = fence.epoch === session.lease_epoch;
+  const sameOwner = session.lease_owner === null || session.lease_owner === fence.owner;
+  if (!sameEpoch || !sameOwner) throw new StaleFenceError(id, fence.epoch, session.lease_epoch);
+}
+
+function validateEvent(event: unknown, index: number | null): NewEvent {
+  const result = NewEventSchema.safeParse(event);
+  if (result.success) return result.data;
+  const where = index === null ? 'event' : `events[${index}]`;
+  throw new InvalidInputError(`invalid ${where}: ${describeZodError(result.error)}`);
+}
+
+function toStoredEvent(row: EventRow): StoredEvent {
+  // The payload was validated on the way in; parsing it again guards against schema drift. The
+  // stored fields come from typed, constrained columns and need no second check.
+  const payload = NewEventSchema.parse(JSON.parse(row.payload));
+  return { ...payload, id: row.id, session_id: row.session_id, seq: row.seq, processed_at: row.processed_at };
+}
+
+function toSession(row: SessionRow): Session {
+  return {
+    id: row.id,
+    title: row.title,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    status: row.status,
+    last_seq: row.last_seq,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+  };
+}
+
+function encodeCursor(updatedAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { updatedAt: string; id: string } {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {
+      return { updatedAt: value[0], id: value[1] };
+    }
+  } catch {
+    // Fall through: any undecodable cursor gets the same message.
+  }
+  throw new InvalidInputError('cursor: not a cursor returned by listSessions');
+}
+
+function integer(name: string, n: number): number {
+  if (!Number.isInteger(n)) throw new InvalidInputError(`${name}: must be an integer`);
+  return n;
+}
+
+function positiveInt(name: string, n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new InvalidInputError(`${name}: must be a positive integer`);
+  return n;
+}
+
+function ttl(ttlMs: number): number {
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new InvalidInputError('ttlMs: must be a positive number');
+  return Math.ceil(ttlMs);
+}

@@ -1,0 +1,92 @@
+import 'server-only';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { errorFields, logger } from '~/server/log';
+import { KyselySessionStore } from '~/server/session/kysely-queries';
+import { migrateToLatest } from '~/server/session/migrations';
+import type { Notifier } from '~/server/session/notifier';
+import { openPgNotifier } from '~/server/session/pg-notifier';
+import type { Database } from '~/server/session/schema';
+
+const log = logger('postgres-store');
+
+/** PostgreSQL's type oid for int8 (bigint). */
+const INT8_OID = 20;
+
+export interface PostgresStoreOptions {
+  /** Connection string, e.g. postgres://user@host:5432/paddock. */
+  url: string;
+  /**
+   * Wake-up hints for follow(). By default the store opens a PgNotifier (LISTEN/NOTIFY) on the same
+   * database, so followers on any server instance see appends from every other, and closes it on
+   * close(). A notifier passed in belongs to the caller.
+   */
+  notifier?: Notifier;
+  /** Most connections the store's pool opens (default 10); the notifier holds one more. */
+  poolSize?: number;
+}
+
+/**
+ * Opens (migrating if needed) the session store on PostgreSQL, for several server instances
+ * sharing one database. Same schema, migrations and queries as the SQLite store
+ * (kysely-queries.ts); only transactions differ, see PostgresSessionStore.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresSessionStore> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    application_name: 'paddock',
+    types: int8AsNumber(),
+  });
+  // An idle pooled connection that dies (server restart, terminated backend) is reported here;
+  // without a listener the pool would crash the process. The pool replaces it on next use.
+  pool.on('error', (e) => log.warn('idle connection lost', errorFields(e)));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    // Kysely's migrator takes a row lock first, so instances starting together migrate once.
+    await migrateToLatest(db);
+  } catch (e) {
+    await db.destroy();
+    throw e;
+  }
+  if (options.notifier) return new PostgresSessionStore(db, options.notifier, null);
+  try {
+    const own = await openPgNotifier({ url: options.url });
+    return new PostgresSessionStore(db, own, own);
+  } catch (e) {
+    await db.destroy();
+    throw e;
+  }
+}
+
+/**
+ * The shared Kysely store on PostgreSQL. Each append is one READ COMMITTED transaction that first
+ * locks the session row (`select … for update`): appenders of one session, from any process, queue
+ * on that lock and each reads the last_seq its predecessor committed, so seqs stay contiguous.
+ * There is no group commit here: PostgreSQL already flushes concurrent commits' WAL together, and
+ * a shared transaction would hold several sessions' locks at once (and could deadlock with
+ * another instance's). Multi-statement reads run in one REPEATABLE READ snapshot.
+ */
+export class PostgresSessionStore extends KyselySessionStore {
+  constructor(db: Kysely<Database>, notifier: Notifier, ownedNotifier: { close(): Promise<void> } | null) {
+    super(db, notifier, {
+      appendTransaction: (work) => db.transaction().execute(work),
+      readSnapshot: (work) => db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(work),
+      lockSessionRow: true,
+      afterClose: async () => {
+        await ownedNotifier?.close();
+      },
+    });
+  }
+}
+
+/**
+ * node-postgres returns int8 as a string (it may exceed 2^53). Our only bigint column holds epoch
+ * milliseconds, far below that, and the schema types it as a number. The parser is set on this
+ * pool's own type table, leaving pg's global one untouched for other users in the process.
+ */
+function int8AsNumber(): pg.CustomTypesConfig {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(INT8_OID, 'text', (value: string) => Number(value));
+  return types;
+}
