@@ -16,6 +16,8 @@ export interface BrowserHandState {
   output: string[];
   /** Bumped whenever the workspace may have changed. */
   filesVersion: number;
+  /** Dev servers the WebContainer started, by port. */
+  previews: Record<number, string>;
 }
 
 const HEARTBEAT_MS = 2_000;
@@ -26,7 +28,7 @@ const HEARTBEAT_MS = 2_000;
  */
 export function useBrowserHand(sessionId: string, events: readonly StoredEvent[] | null, enabled: boolean): BrowserHandState {
   const client = useTRPCClient();
-  const [state, setState] = useState<BrowserHandState>({ engine: null, hand: null, status: 'off', error: null, output: [], filesVersion: 0 });
+  const [state, setState] = useState<BrowserHandState>({ engine: null, hand: null, status: 'off', error: null, output: [], filesVersion: 0, previews: {} });
   const tabId = useRef<string>('');
   const attempted = useRef(new Set<string>());
   if (!tabId.current) tabId.current = `tab-${crypto.randomUUID()}`;
@@ -58,6 +60,7 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
         if (cancelled) return engine.dispose();
         const started = engine;
         started.onFilesChanged(() => setState((s) => ({ ...s, filesVersion: s.filesVersion + 1 })));
+        started.onPreview((url, port) => setState((s) => ({ ...s, previews: { ...s.previews, [port]: url } })));
         setState((s) => ({ ...s, engine: started }));
         let hand = await attach(started);
         beat = setInterval(() => {

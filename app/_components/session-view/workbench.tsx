@@ -95,6 +95,14 @@ export function Workbench({
                 browser.status
               )}
               {browser.error && <div className="error">{browser.error}</div>}
+              {Object.entries(browser.previews).map(([port, url]) => (
+                <div key={port} data-testid="preview-url">
+                  preview :{port}{' '}
+                  <a href={url} target="_blank" rel="noreferrer">
+                    {url}
+                  </a>
+                </div>
+              ))}
             </div>
           )}
         </div>
