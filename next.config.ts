@@ -6,6 +6,9 @@ const config: NextConfig = {
   serverExternalPackages: ['better-sqlite3'],
   allowedDevOrigins: ['127.0.0.1'],
   poweredByHeader: false,
+  // Type checking is its own step (`npm test` runs `tsc --noEmit` over everything, tests
+  // included); the build does not repeat it.
+  typescript: { ignoreBuildErrors: true },
   // Cross-origin isolation only where the WebContainer runs (the session IDE). Share links, the
   // embed widget and the API must stay linkable and frameable, so they never get these headers.
   headers() {

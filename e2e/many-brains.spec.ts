@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { type Page, expect, test } from '@playwright/test';
+import pg from 'pg';
+import { enqueue, resetFake } from '~/e2e/fake';
+import { FailoverProxy } from '~/e2e/failover-proxy';
+import { OwnServer } from '~/e2e/own-server';
+
+/**
+ * Two server instances share one PostgreSQL behind one origin. Instance A is SIGKILLed mid-turn;
+ * B's sweeper picks the session up once A's lease expires and finishes the turn; the browser that
+ * followed A reconnects (through the same origin) to B, and its mirror has no gap and no duplicate.
+ */
+const ADMIN = process.env.PADDOCK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const dbName = `paddock_e2e_${randomBytes(4).toString('hex')}`;
+const dbUrl = `${ADMIN.replace(/\/[^/]*$/, '')}/${dbName}`;
+const env = (port: number) => ({
+  DATABASE_URL: dbUrl,
+  PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/brain-${port}`,
+  ANTHROPIC_API_KEY: 'e2e-test-key',
+  ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+  PADDOCK_DEFAULT_HAND: 'memory',
+  PADDOCK_WARM_POOL: '0',
+  PADDOCK_LEASE_TTL_MS: '1500',
+  PADDOCK_SWEEP_MS: '250',
+  PADDOCK_RETRY_BASE_MS: '50',
+});
+const a = new OwnServer(3213, env(3213));
+const b = new OwnServer(3214, env(3214));
+const lb = new FailoverProxy(3215, [3213, 3214]);
+
+async function admin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: ADMIN });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+test.use({ baseURL: lb.url });
+test.describe.configure({ timeout: 90_000 });
+test.beforeAll(async () => {
+  await admin(`create database ${dbName}`);
+  await a.start();
+  await b.start();
+  await lb.start();
+});
+test.afterAll(async () => {
+  await lb.stop();
+  await a.kill();
+  await b.kill();
+  await admin(`drop database if exists ${dbName} with (force)`);
+});
+test.beforeEach(async () => resetFake());
+
+function mirroredSeqs(page: Page, sessionId: string): Promise<number[]> {
+  return page.evaluate(
+    (id) =>
+      new Promise<number[]>((resolve, reject) => {
+        const open = indexedDB.open('paddock-mirror');
+        open.onerror = () => reject(new Error('cannot open the mirror'));
+        open.onsuccess = () => {
+          const all = open.result.transaction('events', 'readonly').objectStore('events').getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
+          all.onsuccess = () => resolve((all.result as Array<{ seq: number }>).map((r) => r.seq));
+        };
+      }),
+    sessionId,
+  );
+}
+
+test('instance A dies mid-turn; B finishes the session and the browser follows B without gap or duplicate', async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  const id = page.url().split('/s/')[1]!;
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  expect(lb.target).toBe(3213);
+
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'text', text: Array.from({ length: 200 }, (_, i) => `a${i}`).join(' '), chunks: 200 }], chunkDelayMs: 60 },
+    { kind: 'message', steps: [{ kind: 'text', text: 'Finished by instance B.' }] },
+  );
+  await page.getByTestId('composer-input').fill('long task');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('streaming')).toContainText('a5');
+  await a.kill();
+
+  await expect(page.getByTestId('agent-message').last()).toHaveText('Finished by instance B.', { timeout: 30_000 });
+  await expect(page.getByTestId('status')).toHaveText('idle');
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  expect(lb.target).toBe(3214);
+
+  const seqs = await mirroredSeqs(page, id);
+  expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+  const res = await fetch(`${lb.url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`);
+  const events = ((await res.json()) as { result: { data: Array<{ seq: number; type: string }> } }).result.data;
+  expect(seqs.length).toBe(events.length);
+  // The answered-twice check: exactly one stored answer, though the model was asked twice.
+  expect(events.filter((e) => e.type === 'agent.message')).toHaveLength(1);
+  expect(events.filter((e) => e.type === 'span.model_request_start')).toHaveLength(2);
+});
