@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type NewEvent,
   type EventType,
   type NewEventOf,
   type StopReason,
@@ -569,5 +570,23 @@ describe('decide: simulated harness runs', () => {
       expect(decide(prefix)).toEqual(decide(prefix));
       expect(JSON.stringify(prefix)).toBe(before);
     }
+  });
+});
+
+describe('decide: input that arrives mid-turn', () => {
+  it('asks the model again for a user.message stored while a turn was streaming', () => {
+    const events: StoredEvent[] = [];
+    const add = (e: NewEvent) => {
+      const stored = { ...e, id: `sevt_${String(events.length + 1).padStart(26, '0')}`, session_id: 'sesn_test', seq: events.length + 1, processed_at: new Date(0).toISOString() };
+      events.push(stored);
+      return stored;
+    };
+    add({ type: 'user.message', content: [{ type: 'text', text: 'first' }] });
+    add({ type: 'session.status_running' });
+    const start = add({ type: 'span.model_request_start' });
+    add({ type: 'user.message', content: [{ type: 'text', text: 'second, while streaming' }] });
+    add({ type: 'agent.message', content: [{ type: 'text', text: 'answer to first' }] });
+    add({ type: 'span.model_request_end', model_request_start_id: start.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
+    expect(decide(events)).toEqual({ kind: 'call_model', attempt: 1 });
   });
 });

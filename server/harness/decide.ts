@@ -34,10 +34,15 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
   let failedAttempts = 0;
   const pending = new Map<string, ToolUse>();
   const cancelled = new Set<string>();
+  // A turn answers only the input that existed when it started: a message sent while the model
+  // was streaming still needs its own turn.
+  const turnStarts = new Map<string, number>();
+  let lastUserMessageSeq = 0;
 
   for (const e of events) {
     switch (e.type) {
       case 'user.message':
+        lastUserMessageSeq = e.seq;
         needsModel = true;
         interrupted = false;
         failedAttempts = 0;
@@ -59,9 +64,12 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
         break;
       case 'span.model_request_end':
         if (!e.is_error) {
-          needsModel = false;
+          needsModel = lastUserMessageSeq > (turnStarts.get(e.model_request_start_id) ?? Infinity);
           failedAttempts = 0;
         }
+        break;
+      case 'span.model_request_start':
+        turnStarts.set(e.id, e.seq);
         break;
       case 'session.status_rescheduled':
         status = 'rescheduling';
@@ -87,7 +95,6 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
       case 'agent.mcp_tool_use':
       case 'agent.mcp_tool_result':
       case 'agent.thread_context_compacted':
-      case 'span.model_request_start':
       case 'hand.provisioned':
       case 'hand.released':
       case 'hand.lost':

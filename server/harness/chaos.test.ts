@@ -1,0 +1,389 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredEvent } from '~/lib/events';
+import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
+import {
+  type FakeMessagesApi,
+  type RecordedRequest,
+  type ScriptedResponse,
+  errorResponse,
+  startFakeMessagesApi,
+} from '~/server/harness/testing/fake-messages-api';
+import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+
+/**
+ * Chaos: a real harness process (chaos-worker.ts: the runtime `next start` builds, minus Next)
+ * works a dozen multi-step sessions against the fake Messages API over real HTTP + SSE, and is
+ * SIGKILLed at seeded random moments, then restarted, for PADDOCK_CHAOS_SECONDS (default 60).
+ * Meanwhile this process keeps sending follow-up user messages to the SQLite file the worker
+ * uses. Then one last worker runs everything to completion, and every log must be well-formed
+ * (checkLogInvariants), hold every acknowledged user message, and end with its final answer.
+ *
+ * Knobs: PADDOCK_CHAOS_SECONDS, PADDOCK_CHAOS_SEED; PADDOCK_CHAOS_KEEP=1 keeps the temp dir (the
+ * database and worker.log); PADDOCK_CHAOS_MIDTURN=0 sends follow-ups only to idle sessions (by
+ * default they also arrive mid-turn, which once exposed a bug in decide(): see split-brain.test.ts,
+ * "a user racing the harness").
+ *
+ * The fake runs in this process rather than as scripts/fake-anthropic.ts: its brain is a function
+ * of each request (setFallback), which the standalone server's control routes cannot express.
+ */
+const CHAOS_SECONDS = Number(process.env.PADDOCK_CHAOS_SECONDS ?? 60);
+const SEED = Number(process.env.PADDOCK_CHAOS_SEED ?? 0xc4a05);
+const MIDTURN = process.env.PADDOCK_CHAOS_MIDTURN !== '0';
+const SESSIONS = 12;
+/** Enough for the drain to finish every session even on a loaded CI machine. */
+const DRAIN_TIMEOUT_MS = 60_000;
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const WORKER = path.join(root, 'server/harness/testing/chaos-worker.ts');
+
+/** mulberry32: a tiny seeded PRNG, so a run can be replayed from its seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A stable small hash, so a request's pacing depends on what is asked, not on when. */
+function hash(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+const blocksOf = (m: unknown): Record<string, unknown>[] => (isRecord(m) && Array.isArray(m.content) ? m.content.filter(isRecord) : []);
+
+const ASK = /chaos (s\d+ m\d+): take (\d+) tool steps/;
+const askText = (session: number, message: number, steps: number) => `chaos s${String(session).padStart(2, '0')} m${message}: take ${steps} tool steps, then say done`;
+
+/**
+ * The brain, stateless like the real one: the newest ask in the conversation says how many tool
+ * steps to take; the tool turns since it say how many are done. Steps cycle write → read → bash
+ * (the memory hand has no shell: an error result, which the brain just reads and moves past).
+ * Streams are paced to 200–600 ms a turn, so kills land mid-stream; a few requests fail (529) or
+ * drop mid-stream, so retries and crashes mix.
+ */
+function chaosBrain(rng: () => number, stats: { failuresInjected: number }) {
+  return (req: RecordedRequest): ScriptedResponse => {
+    const messages = req.body?.messages ?? [];
+    let askAt = -1;
+    let ask: RegExpExecArray | null = null;
+    messages.forEach((m, i) => {
+      if (!isRecord(m) || m.role !== 'user') return;
+      for (const b of blocksOf(m)) {
+        const hit = b.type === 'text' && typeof b.text === 'string' ? ASK.exec(b.text) : null;
+        if (hit) {
+          askAt = i;
+          ask = hit;
+        }
+      }
+    });
+    if (!ask) return errorResponse(400, 'chaos brain: no ask in the conversation');
+    const [, tag = '', stepsText] = ask as RegExpExecArray;
+    const steps = Number(stepsText);
+    const done = messages.slice(askAt + 1).filter((m) => isRecord(m) && m.role === 'assistant' && blocksOf(m).some((b) => b.type === 'tool_use')).length;
+    const h = hash(`${tag}:${done}`);
+    const pacing = { delayMs: 40 + (h % 140), chunkDelayMs: 12 + ((h >>> 8) % 22) };
+
+    const r = rng();
+    if (r < 0.05) {
+      stats.failuresInjected++;
+      return errorResponse(529);
+    }
+    if (r < 0.08) {
+      stats.failuresInjected++;
+      return { kind: 'drop', afterSteps: 1, steps: [{ kind: 'text', text: `${tag} step ${done}: this stream is cut` }] };
+    }
+    if (done >= steps) return { kind: 'message', steps: [{ kind: 'text', text: `done: ${tag} after ${steps} tool steps` }], ...pacing };
+    const file = `${tag.replace(' ', '/')}/notes.txt`;
+    const tool = (['write', 'read', 'bash'] as const)[done % 3]!;
+    const input = tool === 'write' ? { path: file, content: `${tag} step ${done}` } : tool === 'read' ? { path: file } : { command: `cat ${file}` };
+    return {
+      kind: 'message',
+      steps: [
+        { kind: 'text', text: `${tag} step ${done + 1} of ${steps}: ${tool}` },
+        { kind: 'tool_use', name: tool, input },
+      ],
+      ...pacing,
+    };
+  };
+}
+
+/** The worker process, in its own process group so one SIGKILL takes everything it started. */
+class Worker {
+  private child: ChildProcess | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  private killing = false;
+  readonly unexpectedExits: string[] = [];
+  starts = 0;
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly logFile: string,
+  ) {}
+
+  /** Starts a worker; resolves once it reports ready, or rejects after `timeoutMs`. */
+  start(): { ready: Promise<void> } {
+    const log = fs.openSync(this.logFile, 'a');
+    const child = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', WORKER], {
+      cwd: root,
+      detached: true,
+      stdio: ['ignore', 'pipe', log],
+      env: this.env,
+    });
+    fs.closeSync(log);
+    this.child = child;
+    this.killing = false;
+    this.starts++;
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        if (!this.killing) this.unexpectedExits.push(`worker ${child.pid} exited by itself (code ${code}, signal ${signal})`);
+        resolve();
+      }),
+    );
+    const ready = new Promise<void>((resolve, reject) => {
+      const lines = createInterface({ input: child.stdout! });
+      const timer = setTimeout(() => reject(new Error(`chaos worker ${child.pid} not ready within 30 s; see ${this.logFile}`)), 30_000);
+      lines.on('line', (line) => {
+        if (!line.startsWith('chaos-worker ready')) return;
+        clearTimeout(timer);
+        resolve();
+      });
+      void this.exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error('chaos worker exited before it was ready'));
+      });
+    });
+    // A kill before ready is part of the chaos: nobody else awaits this promise then.
+    ready.catch(() => undefined);
+    return { ready };
+  }
+
+  /** SIGKILL to the whole process group: no graceful shutdown, like a crash or an OOM kill. */
+  async kill(): Promise<void> {
+    const pid = this.child?.pid;
+    if (!pid) return;
+    this.killing = true;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await this.exited;
+    this.child = null;
+  }
+}
+
+/** One line per event, with what a reader of a failure needs: texts, and who answers whom. */
+function eventLine(e: StoredEvent): string {
+  const text = (blocks: ReadonlyArray<{ type: string; text?: string }>) => blocks.map((b) => (b.type === 'text' ? JSON.stringify(b.text) : b.type)).join(' ');
+  let detail = '';
+  if (e.type === 'user.message' || e.type === 'agent.message') detail = text(e.content);
+  else if (e.type === 'agent.tool_use') detail = `${e.name} ${JSON.stringify(e.input)}`;
+  else if (e.type === 'agent.tool_result' || e.type === 'user.tool_result') detail = `→ ${e.tool_use_id}${e.is_error ? ' (error)' : ''}`;
+  else if (e.type === 'span.model_request_end') detail = `→ ${e.model_request_start_id}${e.is_error ? ' (error)' : ''}`;
+  return `  ${e.seq} ${e.type} ${e.id} ${e.processed_at} ${detail}`;
+}
+
+interface Ack {
+  sessionId: string;
+  event: StoredEvent;
+}
+
+describe('chaos: a harness process SIGKILLed at random moments', () => {
+  let dir: string;
+  let store: SqliteSessionStore;
+  let fake: FakeMessagesApi;
+  let worker: Worker | null = null;
+  const brainStats = { failuresInjected: 0 };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-chaos-'));
+    // Created and migrated here, before any worker runs, so no kill lands in a first migration.
+    store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
+    // The fake adds one abort listener per paced stream to its shutdown signal; a dozen sessions
+    // streaming at once is expected here, not a leak (Node warns above 10).
+    setMaxListeners(SESSIONS * 4);
+    fake = await startFakeMessagesApi({ fallback: chaosBrain(prng(SEED ^ 0xb1a1), brainStats) });
+  });
+
+  afterAll(async () => {
+    await worker?.kill();
+    await fake?.close();
+    await store?.close();
+    if (dir && process.env.PADDOCK_CHAOS_KEEP !== '1') fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    `keeps every log well-formed through ${CHAOS_SECONDS} s of kills, and finishes every session with its answer`,
+    async ({ annotate }) => {
+      const t0 = performance.now();
+      // Separate streams, so the kill schedule follows from the seed whatever the follow-ups do.
+      const killRng = prng(SEED);
+      const askRng = prng(SEED ^ 0x5eed);
+      const logFile = path.join(dir, 'worker.log');
+      const { DATABASE_URL: _db, ANTHROPIC_AUTH_TOKEN: _token, ...inherited } = process.env;
+      worker = new Worker(
+        {
+          ...inherited,
+          PADDOCK_DATA_DIR: dir,
+          PADDOCK_WORKSPACES_DIR: path.join(dir, 'workspaces'),
+          ANTHROPIC_BASE_URL: fake.url,
+          ANTHROPIC_API_KEY: 'chaos-test-key',
+          PADDOCK_MODEL: 'claude-chaos',
+          PADDOCK_DEFAULT_HAND: 'memory',
+          PADDOCK_WARM_POOL: '0',
+          PADDOCK_LEASE_TTL_MS: '500',
+          PADDOCK_SWEEP_MS: '100',
+          PADDOCK_RETRY_BASE_MS: '50',
+          // Injected failures are rare and independent: with 8 retries none is ever exhausted.
+          PADDOCK_MODEL_RETRIES: '8',
+          PADDOCK_LOG_LEVEL: 'warn',
+        },
+        logFile,
+      );
+      const w = worker;
+
+      // ── sessions, each with its first ask ──
+      const acks: Ack[] = [];
+      const asked = new Map<string, number>(); // session → messages sent
+      const sessions: string[] = [];
+      const ask = async (sessionId: string) => {
+        const n = (asked.get(sessionId) ?? 0) + 1;
+        const steps = 1 + Math.floor(askRng() * 4);
+        const event = await store.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: askText(sessions.indexOf(sessionId), n, steps) }] });
+        // Acknowledged: the store resolved, so the message is durable and must survive anything.
+        acks.push({ sessionId, event });
+        asked.set(sessionId, n);
+      };
+      for (let i = 0; i < SESSIONS; i++) sessions.push((await store.createSession({ title: `chaos ${i}` })).id);
+      for (const id of sessions) await ask(id);
+
+      // ── follow-ups while the chaos runs ──
+      let chaosOver = false;
+      const followUps = (async () => {
+        while (!chaosOver) {
+          await sleep(300 + askRng() * 900);
+          if (chaosOver) break;
+          const id = sessions[Math.floor(askRng() * sessions.length)]!;
+          const last = (await store.getEvents(id, { from: -1 }))[0];
+          if (MIDTURN || last?.type === 'session.status_idle') await ask(id);
+        }
+      })();
+
+      // ── the chaos: start, let it work a random while, SIGKILL, again ──
+      let kills = 0;
+      let killsBeforeReady = 0;
+      /** Sessions caught in the middle of work (running or retrying) by a kill, summed over kills. */
+      let cutMidWork = 0;
+      const chaosEnd = performance.now() + CHAOS_SECONDS * 1000;
+      try {
+        while (performance.now() < chaosEnd) {
+          const { ready } = w.start();
+          if (killRng() < 0.15) {
+            // Sometimes during start-up: opening the store, the first sweep, the first acquires.
+            await Promise.race([sleep(100 + killRng() * 1_400), ready]);
+            killsBeforeReady++;
+          } else {
+            await ready;
+            await sleep(500 + killRng() * 2_500);
+          }
+          const rows = await Promise.all(sessions.map((id) => store.getSession(id)));
+          cutMidWork += rows.filter((r) => r?.status === 'running' || r?.status === 'rescheduling').length;
+          await w.kill();
+          kills++;
+        }
+      } finally {
+        chaosOver = true;
+        await followUps;
+      }
+
+      // ── the drain: one worker, no kills, until every session has answered its last ask ──
+      const chaosMs = performance.now() - t0;
+      await w.start().ready;
+      const finished = async (id: string) => {
+        const log = await store.getEvents(id, { from: -3 });
+        const lastAsk = acks.filter((a) => a.sessionId === id).at(-1)!;
+        return log.at(-1)?.type === 'session.status_idle' && (log.at(-1)?.seq ?? 0) > lastAsk.event.seq;
+      };
+      const drainEnd = performance.now() + DRAIN_TIMEOUT_MS;
+      let unfinished = sessions;
+      while (performance.now() < drainEnd) {
+        const states = await Promise.all(sessions.map(async (id) => ((await finished(id)) ? null : id)));
+        unfinished = states.filter((s): s is string => s !== null);
+        if (unfinished.length === 0) break;
+        await sleep(200);
+      }
+      await w.kill();
+      const drainMs = performance.now() - t0 - chaosMs;
+
+      // ── the verdict ──
+      const requests = fake.requests.filter((r) => r.path === '/v1/messages');
+      const problems: string[] = [];
+      let events = 0;
+      let violations = 0;
+      for (const [i, id] of sessions.entries()) {
+        const log = await store.getEvents(id);
+        events += log.length;
+        const found = checkLogInvariants(log);
+        violations += found.length;
+        for (const acked of acks.filter((a) => a.sessionId === id)) {
+          const stored = log[acked.event.seq - 1];
+          if (!stored || JSON.stringify(stored) !== JSON.stringify(acked.event)) {
+            found.push(`[ack] acknowledged ${acked.event.type} ${acked.event.id} at seq ${acked.event.seq} is not in the log as acknowledged`);
+          }
+        }
+        const lastAsk = [...log].reverse().find((e) => e.type === 'user.message');
+        const tag = lastAsk?.type === 'user.message' && lastAsk.content[0]?.type === 'text' ? ASK.exec(lastAsk.content[0].text)?.[1] : undefined;
+        const answer = [...log].reverse().find((e) => e.type === 'agent.message');
+        const answered = answer?.type === 'agent.message' && answer.seq > (lastAsk?.seq ?? 0) && answer.content.some((c) => c.type === 'text' && c.text.startsWith(`done: ${tag} `));
+        if (!answered) found.push(`[answer] no final "done: ${tag}" agent.message after the last ask (seq ${lastAsk?.seq})`);
+        for (const acked of acks.filter((a) => a.sessionId === id)) {
+          const text = acked.event.type === 'user.message' && acked.event.content[0]?.type === 'text' ? acked.event.content[0].text : '';
+          if (!requests.some((r) => JSON.stringify(r.body?.messages ?? []).includes(JSON.stringify(text)))) {
+            found.push(`[seen] acknowledged ${acked.event.id} (seq ${acked.event.seq}, "${text}") never reached the model`);
+          }
+        }
+        if (found.length > 0) {
+          problems.push(`session ${i} ${id} (seed ${SEED}):\n  ${found.join('\n  ')}\n${log.map(eventLine).join('\n')}`);
+        }
+      }
+      const workerErrors = fs
+        .readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"level":"error"'));
+      const summary =
+        `chaos (seed ${SEED}${MIDTURN ? ', mid-turn follow-ups' : ''}): ${kills} kills (${killsBeforeReady} during start-up) over ${Math.round(chaosMs / 1000)} s, ` +
+        `${cutMidWork} sessions cut mid-work, ${w.starts} worker starts, ${SESSIONS} sessions, ${acks.length} acknowledged user messages, ${events} events, ` +
+        `${requests.length} model requests (${brainStats.failuresInjected} failed on purpose), drain ${Math.round(drainMs / 1000)} s, ` +
+        `${unfinished.length} unfinished, ${violations} violations, ${workerErrors.length} worker error logs`;
+      await annotate(summary);
+      process.stdout.write(`[chaos] ${summary}\n`);
+
+      expect(w.unexpectedExits).toEqual([]);
+      expect(workerErrors.slice(0, 5)).toEqual([]);
+      expect(problems.slice(0, 3).join('\n\n')).toBe('');
+      expect(unfinished).toEqual([]);
+      // Not vacuous: there were kills, and they landed while sessions were mid-way.
+      expect(kills).toBeGreaterThanOrEqual(Math.floor(CHAOS_SECONDS / 6));
+      expect(cutMidWork).toBeGreaterThan(0);
+    },
+    (CHAOS_SECONDS + 120) * 1000,
+  );
+});

@@ -1,0 +1,205 @@
+import type { StoredEvent } from '~/lib/events';
+
+/**
+ * What must hold for any session log the harness wrote, however many harnesses raced on it and
+ * however often they crashed. Pure, so the split-brain and chaos tests (and anyone debugging a
+ * production log) share one definition of "well-formed". Each violation is one line naming the
+ * rule in brackets and the offending seqs and ids.
+ *
+ * Rules:
+ * - [seq] seqs are 1..N in order, one session, event ids unique.
+ * - [turn-atomic] agent.message / agent.thinking / agent.tool_use only appear inside a turn batch:
+ *   a contiguous run of them directly followed by a successful span.model_request_end, all stored
+ *   in one append (same processed_at). A crash leaves the whole turn or none of it.
+ * - [span] every span.model_request_end names a span.model_request_start stored before it, each
+ *   start has at most one end (no turn stored twice), and an end closes the latest start: a turn
+ *   landing after a newer turn began means a writer that lost its lease was still writing.
+ * - [span-open] a start without an end (its harness crashed or was fenced off) is superseded by a
+ *   later start or a user.interrupt; in an unsettled log the newest start may still be in flight.
+ * - [status] a model request starts only while the session is running.
+ * - [fork] two successful model turns never answer the same input: between them there is a new
+ *   user.message, tool result, file edit or confirmation. Two harnesses both storing an answer
+ *   to one context shows up here.
+ * - [tool-result] every result names an agent.tool_use stored before it, and no call has two
+ *   results; in a settled log every call has exactly one.
+ * - [idle] an end_turn idle leaves nothing behind: every call before it has its result, and the
+ *   newest user.message before it was answered by a successful turn that started after it (or
+ *   was interrupted); a retries_exhausted idle directly follows its session.error.
+ * - [hand] no hand name is provisioned twice.
+ * - [settled] a settled log ends in session.status_idle.
+ */
+export interface InvariantOptions {
+  /**
+   * Whether the log is at rest: every harness is done with it. Then nothing may be in flight (no
+   * call without a result, no open turn) and it must end idle. Default true.
+   */
+  settled?: boolean;
+}
+
+const TURN_OUTPUT = new Set<StoredEvent['type']>(['agent.message', 'agent.thinking', 'agent.tool_use']);
+
+/** What gives the model something new to answer. */
+const INPUT = new Set<StoredEvent['type']>([
+  'user.message',
+  'user.tool_result',
+  'user.custom_tool_result',
+  'user.tool_confirmation',
+  'user.file_edit',
+  'agent.tool_result',
+]);
+
+const at = (e: StoredEvent): string => `seq ${e.seq} ${e.type} ${e.id}`;
+
+export function checkLogInvariants(events: readonly StoredEvent[], opts: InvariantOptions = {}): string[] {
+  const settled = opts.settled ?? true;
+  const violations: string[] = [];
+  const fail = (rule: string, message: string) => violations.push(`[${rule}] ${message}`);
+
+  // [seq]: report the first gap only; everything after it would repeat the same news.
+  const gap = events.findIndex((e, i) => e.seq !== i + 1);
+  if (gap >= 0) fail('seq', `position ${gap + 1} holds ${at(events[gap]!)}; seqs must be contiguous 1..${events.length}`);
+  const sessions = new Set(events.map((e) => e.session_id));
+  if (sessions.size > 1) fail('seq', `one log holds events of ${sessions.size} sessions: ${[...sessions].join(', ')}`);
+  const seenIds = new Map<string, StoredEvent>();
+  for (const e of events) {
+    const first = seenIds.get(e.id);
+    if (first) fail('seq', `event id ${e.id} is stored twice (seq ${first.seq} and seq ${e.seq})`);
+    else seenIds.set(e.id, e);
+  }
+
+  let status: 'idle' | 'running' | 'rescheduling' | 'terminated' = 'idle';
+  const starts = new Map<string, StoredEvent>();
+  const endOf = new Map<string, StoredEvent>();
+  let latestStart: StoredEvent | null = null;
+  let lastTurnEnd: StoredEvent | null = null;
+  // Seqs of input events; a successful turn must answer some input stored after the previous
+  // successful turn STARTED and before it started itself (input that arrives mid-turn is the
+  // next turn's to answer).
+  const inputSeqs: number[] = [];
+  let answeredBefore = 0;
+  const calls = new Map<string, StoredEvent>();
+  const resultsOf = new Map<string, StoredEvent[]>();
+  /** The newest user.message not yet answered by a turn that started after it. */
+  let unanswered: StoredEvent | null = null;
+  let lastInterrupt: StoredEvent | null = null;
+  const provisioned = new Map<string, StoredEvent>();
+  /** Index of the next event not yet covered by a checked turn batch. */
+  let batchChecked = 0;
+
+  for (const [i, e] of events.entries()) {
+    if (INPUT.has(e.type)) inputSeqs.push(e.seq);
+
+    if (TURN_OUTPUT.has(e.type) && i >= batchChecked) {
+      let j = i;
+      while (j < events.length && TURN_OUTPUT.has(events[j]!.type)) j++;
+      batchChecked = j;
+      const end = events[j];
+      if (!end || end.type !== 'span.model_request_end' || end.is_error) {
+        fail('turn-atomic', `${at(e)}…seq ${j} are not followed by a successful span.model_request_end (next: ${end ? at(end) : 'end of log'})`);
+      } else {
+        const split = events.slice(i, j + 1).find((x) => x.processed_at !== e.processed_at);
+        if (split) fail('turn-atomic', `turn ${at(e)}…${at(end)} was not stored in one append (${at(split)} has processed_at ${split.processed_at}, not ${e.processed_at})`);
+      }
+    }
+
+    switch (e.type) {
+      case 'span.model_request_start':
+        if (status !== 'running') fail('status', `${at(e)} starts a model request while the session is ${status}`);
+        starts.set(e.id, e);
+        latestStart = e;
+        break;
+      case 'span.model_request_end': {
+        const start = starts.get(e.model_request_start_id);
+        if (!start) {
+          fail('span', `${at(e)} ends ${e.model_request_start_id}, which is not a span.model_request_start stored before it`);
+          break;
+        }
+        const earlier = endOf.get(start.id);
+        if (earlier) {
+          fail('span', `${at(start)} is ended twice: ${at(earlier)} and ${at(e)} (a turn stored twice)`);
+          break;
+        }
+        endOf.set(start.id, e);
+        if (latestStart && latestStart.id !== start.id) {
+          fail('span', `${at(e)} closes ${at(start)} after a newer ${at(latestStart)} began (interleaved turns: a fenced-off writer got through)`);
+        }
+        if (!e.is_error) {
+          if (!inputSeqs.some((q) => q > answeredBefore && q < start.seq)) {
+            fail('fork', `${at(e)} answers no new input: the previous successful turn ended at ${lastTurnEnd ? at(lastTurnEnd) : '(none: nothing was asked yet)'}`);
+          }
+          answeredBefore = start.seq;
+          lastTurnEnd = e;
+          if (unanswered && start.seq > unanswered.seq) unanswered = null;
+        }
+        break;
+      }
+      case 'agent.tool_use':
+        calls.set(e.id, e);
+        break;
+      case 'agent.tool_result':
+      case 'user.tool_result': {
+        if (!calls.has(e.tool_use_id)) fail('tool-result', `${at(e)} answers ${e.tool_use_id}, which is not an agent.tool_use stored before it`);
+        const list = resultsOf.get(e.tool_use_id) ?? [];
+        list.push(e);
+        resultsOf.set(e.tool_use_id, list);
+        if (list.length === 2) fail('tool-result', `${e.tool_use_id} has more than one result: ${list.map(at).join(', ')}`);
+        break;
+      }
+      case 'user.message':
+        unanswered = e;
+        break;
+      case 'user.interrupt':
+        unanswered = null;
+        lastInterrupt = e;
+        break;
+      case 'session.status_running':
+        status = 'running';
+        break;
+      case 'session.status_rescheduled':
+        status = 'rescheduling';
+        break;
+      case 'session.status_terminated':
+        status = 'terminated';
+        break;
+      case 'session.status_idle': {
+        status = 'idle';
+        if (e.stop_reason.type === 'end_turn') {
+          const open = [...calls.values()].filter((c) => !resultsOf.has(c.id));
+          if (open.length > 0) fail('idle', `${at(e)} idles with calls still unanswered: ${open.map(at).join(', ')}`);
+          if (unanswered) fail('idle', `${at(e)} idles over ${at(unanswered)}: no successful model turn started after it`);
+        } else if (e.stop_reason.type === 'retries_exhausted') {
+          const prev = events[i - 1];
+          if (prev?.type !== 'session.error') fail('idle', `${at(e)} (retries_exhausted) does not directly follow a session.error`);
+          unanswered = null; // given up on, and reported as such
+        }
+        break;
+      }
+      case 'hand.provisioned': {
+        const first = provisioned.get(e.hand);
+        if (first) fail('hand', `hand ${e.hand} is provisioned twice: ${at(first)} and ${at(e)}`);
+        else provisioned.set(e.hand, e);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // [span-open]: an open start is fine once someone asked again, or the user stopped the turn.
+  for (const start of starts.values()) {
+    if (endOf.has(start.id)) continue;
+    const superseded = latestStart !== null && latestStart.id !== start.id;
+    const interrupted = lastInterrupt !== null && lastInterrupt.seq > start.seq;
+    const inFlight = !settled && latestStart?.id === start.id;
+    if (!superseded && !interrupted && !inFlight) fail('span-open', `${at(start)} never ended and no later turn replaced it`);
+  }
+
+  if (settled) {
+    for (const c of calls.values()) {
+      if (!resultsOf.has(c.id)) fail('tool-result', `${at(c)} has no result in a settled log`);
+    }
+    const last = events.at(-1);
+    if (last && last.type !== 'session.status_idle') fail('settled', `the log ends in ${at(last)}, not session.status_idle`);
+  }
+  return violations;
+}
