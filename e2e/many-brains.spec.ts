@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { type Page, expect, test } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import pg from 'pg';
 import { enqueue, resetFake } from '~/e2e/fake';
+import { mirroredSeqs } from '~/e2e/mirror';
 import { FailoverProxy } from '~/e2e/failover-proxy';
 import { OwnServer } from '~/e2e/own-server';
 
@@ -53,21 +54,6 @@ test.afterAll(async () => {
   await admin(`drop database if exists ${dbName} with (force)`);
 });
 test.beforeEach(async () => resetFake());
-
-function mirroredSeqs(page: Page, sessionId: string): Promise<number[]> {
-  return page.evaluate(
-    (id) =>
-      new Promise<number[]>((resolve, reject) => {
-        const open = indexedDB.open('paddock-mirror');
-        open.onerror = () => reject(new Error('cannot open the mirror'));
-        open.onsuccess = () => {
-          const all = open.result.transaction('events', 'readonly').objectStore('events').getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
-          all.onsuccess = () => resolve((all.result as Array<{ seq: number }>).map((r) => r.seq));
-        };
-      }),
-    sessionId,
-  );
-}
 
 test('instance A dies mid-turn; B finishes the session and the browser follows B without gap or duplicate', async ({ page }) => {
   await page.goto('/');

@@ -1,5 +1,6 @@
-import { type Page, expect, test } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { enqueue, resetFake } from '~/e2e/fake';
+import { mirroredSeqs } from '~/e2e/mirror';
 import { OwnServer } from '~/e2e/own-server';
 
 const server = new OwnServer(3212, {
@@ -15,23 +16,6 @@ test.use({ baseURL: server.url });
 test.beforeAll(async () => server.start());
 test.afterAll(async () => server.kill());
 test.beforeEach(async () => resetFake());
-
-/** The (session, seq) rows the tab mirrored, read straight from IndexedDB. */
-function mirroredSeqs(page: Page, sessionId: string): Promise<number[]> {
-  return page.evaluate(
-    (id) =>
-      new Promise<number[]>((resolve, reject) => {
-        const open = indexedDB.open('paddock-mirror');
-        open.onerror = () => reject(new Error('cannot open the mirror'));
-        open.onsuccess = () => {
-          const tx = open.result.transaction('events', 'readonly');
-          const all = tx.objectStore('events').getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
-          all.onsuccess = () => resolve((all.result as Array<{ seq: number }>).map((r) => r.seq));
-        };
-      }),
-    sessionId,
-  );
-}
 
 test('a server killed mid-answer and restarted: the page stays readable offline and the mirror ends without gap or duplicate', async ({ page }) => {
   await page.goto('/');

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StaleFenceError, isDomainError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
@@ -14,6 +13,7 @@ import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient, ModelTurn, TurnBlock } from '~/server/harness/model-client';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { openPostgresStore } from '~/server/session/postgres-store';
+import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { EmitOptions, EventSlice, Fence, ListQuery, SessionInit, SessionStore } from '~/server/session/store';
 
@@ -38,45 +38,18 @@ const WAVE = 10;
 const FLAKY_TTL_MS = 3;
 const STEADY_TTL_MS = 10_000;
 
-// ── PostgreSQL: a fresh database for this file, dropped at the end (as postgres-store.test.ts) ──
-const ADMIN_URL = process.env.PADDOCK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `paddock_split_${randomBytes(6).toString('hex')}`;
-const pgUrl = (() => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
-  try {
-    await client.connect();
-  } catch (e) {
-    const where = new URL(ADMIN_URL);
-    where.password = '';
-    throw new Error(
-      `PostgreSQL is not reachable at ${where.toString()} (${e instanceof Error ? e.message : String(e)}). ` +
-        'Start it with `bash scripts/ensure-postgres.sh`, or point PADDOCK_TEST_DATABASE_URL at a server.',
-      { cause: e },
-    );
-  }
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-let pgCreated = false;
+// ── PostgreSQL: a fresh database for this file, dropped at the end ──
+let pgDb: TestDatabase | null = null;
+let pgUrl = '';
 let tmpDir = '';
 beforeAll(async () => {
   tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-split-brain-'));
-  await admin((c) => c.query(`create database ${c.escapeIdentifier(dbName)}`));
-  pgCreated = true;
+  pgDb = await createTestDatabase('paddock_split');
+  pgUrl = pgDb.url;
 });
 
 afterAll(async () => {
-  if (pgCreated) await admin((c) => c.query(`drop database if exists ${c.escapeIdentifier(dbName)} with (force)`));
+  await pgDb?.drop();
   if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
 });
 

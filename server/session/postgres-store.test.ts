@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { migrateToLatest } from '~/server/session/migrations';
 import { PgNotifier, openPgNotifier } from '~/server/session/pg-notifier';
 import { type PostgresSessionStore, openPostgresStore } from '~/server/session/postgres-store';
 import { runStoreContract } from '~/server/session/store-contract';
+import { type TestDatabase, createTestDatabase, withAdmin } from '~/server/session/testing/pg-test-db';
 
 /**
  * The Postgres store against a real server: the shared contract, then what only several server
@@ -15,43 +15,16 @@ import { runStoreContract } from '~/server/session/store-contract';
  * PostgreSQL must be running (scripts/ensure-postgres.sh starts the local one): without it the
  * suite fails, it is never skipped.
  */
-const ADMIN_URL = process.env.PADDOCK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `paddock_test_${randomBytes(6).toString('hex')}`;
-const url = (() => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
-  try {
-    await client.connect();
-  } catch (e) {
-    const where = new URL(ADMIN_URL);
-    where.password = '';
-    throw new Error(
-      `PostgreSQL is not reachable at ${where.toString()} (${e instanceof Error ? e.message : String(e)}). ` +
-        'Start it with `bash scripts/ensure-postgres.sh`, or point PADDOCK_TEST_DATABASE_URL at a server.',
-      { cause: e },
-    );
-  }
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-let created = false;
+let db: TestDatabase | null = null;
+let url = '';
 beforeAll(async () => {
-  await admin((c) => c.query(`create database ${c.escapeIdentifier(dbName)}`));
-  created = true;
+  db = await createTestDatabase('paddock_test');
+  url = db.url;
 });
 
 afterAll(async () => {
-  // `force` ends connections a failed test may have left open.
-  if (created) await admin((c) => c.query(`drop database if exists ${c.escapeIdentifier(dbName)} with (force)`));
+  // The drop uses `force`: it ends connections a failed test may have left open.
+  await db?.drop();
 });
 
 const msg = (text: string): NewEvent => ({ type: 'user.message', content: [{ type: 'text', text }] });
@@ -205,7 +178,7 @@ describe('postgres store: two server instances on one database', () => {
     const terminate = async (store: PostgresSessionStore) => {
       const pid = listenerOf(store).listenerPid;
       expect(pid).not.toBeNull();
-      await admin((c) => c.query('select pg_terminate_backend($1)', [pid]));
+      await withAdmin((c) => c.query('select pg_terminate_backend($1)', [pid]));
       return pid;
     };
     const reconnected = async (store: PostgresSessionStore, oldPid: number | null) => {
