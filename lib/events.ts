@@ -151,8 +151,10 @@ export const NewEvent = z.discriminatedUnion('type', [
     type: z.literal('hand.provisioned'),
     hand: z.string().min(1),
     kind: z.string().min(1),
-    /** How long provisioning took (0 for a warm-pool hand is not expected: it is still measured). */
+    /** How long provisioning took. */
     provision_ms: z.number().nonnegative().optional(),
+    /** Per-command limits the hand enforces, when asked for. */
+    resources: z.object({ memory_mb: z.number().int().positive().optional(), cpu_seconds: z.number().int().positive().optional() }).optional(),
     /** Set when the hand came from another session, which keeps working in the same workspace. */
     transferred_from: z.object({ session_id: z.string().min(1), hand: z.string().min(1) }).optional(),
   }),

@@ -80,6 +80,11 @@ export const BRAIN_TOOLS: readonly ToolSpec[] = [
       properties: {
         kind: { type: 'string', enum: ['sandbox', 'memory', 'remote', 'local'] },
         endpoint: { type: 'string', description: 'For kind "remote": the name of an endpoint the operator configured.' },
+        resources: {
+          type: 'object',
+          description: 'Limits for each command on a sandbox hand: memory_mb (address space), cpu_seconds (CPU time).',
+          properties: { memory_mb: { type: 'integer', minimum: 16 }, cpu_seconds: { type: 'integer', minimum: 1 } },
+        },
       },
     },
   },

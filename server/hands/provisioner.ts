@@ -12,6 +12,13 @@ export interface SandboxSpec {
   kind: 'sandbox' | 'local';
   /** Hosts the hand may reach (exact names or `*.example.com`); empty = no network. */
   allowedDomains?: string[];
+  resources?: HandResources;
+}
+
+/** Limits for each command a local hand runs (ulimit): address space and CPU time. */
+export interface HandResources {
+  memory_mb?: number;
+  cpu_seconds?: number;
 }
 
 export type ProvisionPhase = 'starting' | 'ready' | 'failed';

@@ -2,7 +2,7 @@ import 'server-only';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { type Hand, type HandKind, ToolError } from '~/lib/hand';
 import { handsInLog } from '~/lib/hand-log';
-import type { ProvisionSpec, Provisioner } from '~/server/hands/provisioner';
+import type { HandResources, ProvisionSpec, Provisioner } from '~/server/hands/provisioner';
 import type { WarmPool } from '~/server/hands/warm-pool';
 import { BrowserHand } from '~/server/hands/browser-hand';
 import type { LiveBus } from '~/server/harness/live-bus';
@@ -16,6 +16,12 @@ export interface HandScope {
   sessionId: string;
   emit: (event: NewEvent, idempotencyKey: string) => Promise<StoredEvent>;
   signal: AbortSignal;
+}
+
+export interface ProvisionRequest {
+  kind: HandKind;
+  endpoint?: string;
+  resources?: HandResources;
 }
 
 export interface HandEntry {
@@ -83,7 +89,7 @@ export class HandRegistry {
   }
 
   /** Starts a new hand of the given kind and makes it the session's current one. */
-  async provision(scope: HandScope, request: { kind: HandKind; endpoint?: string }): Promise<HandEntry> {
+  async provision(scope: HandScope, request: ProvisionRequest): Promise<HandEntry> {
     const s = await this.state(scope);
     const spec = await this.specFor(scope.sessionId, request);
     const provisioner = this.o.provisioners[spec.kind];
@@ -108,7 +114,11 @@ export class HandRegistry {
     progress('ready');
     const hand = entry.hand;
     void hand.lost.then((reason) => this.markLost(scope.sessionId, entry.id, hand, reason));
-    await scope.emit({ type: 'hand.provisioned', hand: entry.id, kind: spec.kind, provision_ms: Math.round(performance.now() - t0) }, `hand:${entry.id}:provisioned`);
+    const resources = 'resources' in spec && spec.resources ? { resources: spec.resources } : {};
+    await scope.emit(
+      { type: 'hand.provisioned', hand: entry.id, kind: spec.kind, provision_ms: Math.round(performance.now() - t0), ...resources },
+      `hand:${entry.id}:provisioned`,
+    );
     log.info('hand provisioned', { session: scope.sessionId, hand: entry.id, ms: Math.round(performance.now() - t0) });
     return entry;
   }
@@ -236,7 +246,7 @@ export class HandRegistry {
     return s;
   }
 
-  private async specFor(sessionId: string, request: { kind: HandKind; endpoint?: string }): Promise<ProvisionSpec> {
+  private async specFor(sessionId: string, request: ProvisionRequest): Promise<ProvisionSpec> {
     switch (request.kind) {
       case 'memory':
         return { kind: 'memory' };
@@ -244,7 +254,11 @@ export class HandRegistry {
       case 'local': {
         const session = await this.o.store.getSession(sessionId);
         const own = (session?.metadata.allowed_domains ?? '').split(',').map((d) => d.trim()).filter(Boolean);
-        return { kind: request.kind, allowedDomains: [...new Set([...(this.o.allowedDomains ?? []), ...own])] };
+        return {
+          kind: request.kind,
+          allowedDomains: [...new Set([...(this.o.allowedDomains ?? []), ...own])],
+          ...(request.resources ? { resources: request.resources } : {}),
+        };
       }
       case 'remote': {
         const name = request.endpoint;

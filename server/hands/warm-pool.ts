@@ -34,7 +34,8 @@ export class WarmPool {
 
   /** A ready hand for this spec, or null (then the caller provisions one itself). */
   take(spec: ProvisionSpec): Hand | null {
-    if (spec.kind !== this.spec.kind || !sameDomains(spec.allowedDomains, this.spec.allowedDomains)) return null;
+    // Pooled hands have the default policy and no resource limits: anything else starts fresh.
+    if (spec.kind !== this.spec.kind || spec.resources || !sameDomains(spec.allowedDomains, this.spec.allowedDomains)) return null;
     const hand = this.ready.shift() ?? null;
     this.refill();
     return hand;

@@ -1,11 +1,13 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
-import type { NewEvent, StoredEvent } from '~/lib/events';
+import { z } from 'zod';
+import { type NewEvent, type StoredEvent, describeZodError } from '~/lib/events';
 import { isDomainError } from '~/lib/errors';
 import { type HandKind, ToolError } from '~/lib/hand';
 import { abortReason, sleep } from '~/lib/sleep';
 import { BRAIN_TOOLS, isHandTool } from '~/lib/tools';
 import { unreachable } from '~/lib/unreachable';
+import type { HandResources } from '~/server/hands/provisioner';
 import type { HandEntry, HandRegistry, HandScope } from '~/server/hands/registry';
 import { SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
 import { type Action, type ToolUse, decide } from '~/server/harness/decide';
@@ -44,6 +46,15 @@ class CallFailure extends Error {
 const HAND_KINDS: readonly HandKind[] = ['sandbox', 'memory', 'remote', 'local', 'browser'];
 function isHandKind(k: string): k is HandKind {
   return (HAND_KINDS as readonly string[]).includes(k);
+}
+
+const Resources = z.object({ memory_mb: z.number().int().min(16).optional(), cpu_seconds: z.number().int().min(1).optional() }).strict();
+
+function parseResources(raw: unknown): HandResources | undefined {
+  if (raw === undefined) return undefined;
+  const r = Resources.safeParse(raw);
+  if (!r.success) throw new ToolError(`provision: invalid resources: ${describeZodError(r.error)}`);
+  return r.data;
 }
 
 function formatHands(entries: HandEntry[]): string {
@@ -298,7 +309,8 @@ export class Harness {
         const kind = typeof input.kind === 'string' ? input.kind : hands.defaultKind;
         if (!isHandKind(kind)) throw new ToolError(`provision: unknown kind ${kind} (sandbox, memory, remote, local)`);
         const endpoint = typeof input.endpoint === 'string' ? input.endpoint : undefined;
-        const e = await hands.provision(scope, { kind, ...(endpoint ? { endpoint } : {}) });
+        const resources = parseResources(input.resources);
+        const e = await hands.provision(scope, { kind, ...(endpoint ? { endpoint } : {}), ...(resources ? { resources } : {}) });
         return { text: `provisioned ${e.id} (${e.kind}); it is now the current hand`, hand: e.id };
       }
       case 'release': {

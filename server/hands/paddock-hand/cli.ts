@@ -12,7 +12,8 @@ import { Workspace } from '~/server/hands/paddock-hand/tools';
  * and one JSON line `{"listening":URL}` on stdout tells a parent process the address (useful
  * with --http 0).
  */
-const USAGE = 'usage: paddock-hand --workspace DIR (--stdio | --http PORT [--host HOST] [--token-file FILE])';
+const USAGE =
+  'usage: paddock-hand --workspace DIR (--stdio | --http PORT [--host HOST] [--token-file FILE]) [--memory-mb N] [--cpu-seconds N]';
 
 function log(message: string): void {
   process.stderr.write(`paddock-hand: ${message}\n`);
@@ -33,6 +34,8 @@ function options() {
         http: { type: 'string' },
         host: { type: 'string' },
         'token-file': { type: 'string' },
+        'memory-mb': { type: 'string' },
+        'cpu-seconds': { type: 'string' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -77,7 +80,14 @@ async function main(): Promise<void> {
   if (!args.workspace) fail('--workspace is required');
   if (Boolean(args.stdio) === (args.http !== undefined)) fail('give exactly one of --stdio or --http PORT');
   mkdirSync(args.workspace, { recursive: true });
-  const workspace = new Workspace(args.workspace);
+  const limit = (flag: 'memory-mb' | 'cpu-seconds'): number => {
+    const v = args[flag];
+    if (v === undefined) return 0;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) fail(`--${flag} needs a non-negative whole number, not ${v}`);
+    return n;
+  };
+  const workspace = new Workspace(args.workspace, { memoryMb: limit('memory-mb'), cpuSeconds: limit('cpu-seconds') });
 
   if (args.stdio) {
     const server = createPaddockHandServer({ workspace });

@@ -234,3 +234,22 @@ function readFileOr(file: string): string {
     return '';
   }
 }
+
+describe('paddock-hand resource limits', () => {
+  it('applies the memory and CPU-time limits to every command', async () => {
+    const limited = new Workspace(root, { memoryMb: 64, cpuSeconds: 2 });
+    const out = await limited.bash({ command: 'ulimit -v; ulimit -t' });
+    expect(out).toContain('65536\n2');
+    const unlimited = await ws.bash({ command: 'ulimit -v' });
+    expect(unlimited).toContain('unlimited');
+  });
+
+  it('stops a command that allocates past the memory limit or burns past the CPU limit', async () => {
+    const limited = new Workspace(root, { memoryMb: 64, cpuSeconds: 1 });
+    const alloc = await limited.bash({ command: 'head -c 200000000 /dev/zero | tr "\\0" "x" | sort > /dev/null' });
+    expect(alloc).toContain('memory exhausted');
+    expect(alloc).not.toContain('exit code: 0');
+    const spin = await limited.bash({ command: 'while :; do :; done', timeout_ms: 20_000 });
+    expect(spin).toContain('killed by SIGXCPU');
+  });
+});

@@ -26,6 +26,10 @@ export interface HandLimits {
   grepResults: number;
   /** Larger files are refused by read/edit and skipped by grep. */
   fileBytes: number;
+  /** Per bash command: address-space limit (ulimit -v), 0 = none. */
+  memoryMb: number;
+  /** Per bash command: CPU-time limit (ulimit -t), 0 = none. */
+  cpuSeconds: number;
 }
 
 export const DEFAULT_LIMITS: HandLimits = {
@@ -35,6 +39,8 @@ export const DEFAULT_LIMITS: HandLimits = {
   globResults: 1000,
   grepResults: 500,
   fileBytes: 10 * 1024 * 1024,
+  memoryMb: 0,
+  cpuSeconds: 0,
 };
 
 export interface BashInput { command: string; timeout_ms?: number | undefined }
@@ -258,7 +264,13 @@ export class Workspace {
     if (signal?.aborted) throw new ToolError('bash: cancelled before it started');
     for (const g of this.groups) if (!groupAlive(g)) this.groups.delete(g);
 
-    const child = spawn('/bin/bash', ['-c', command], {
+    // Resource limits apply to the command and everything it starts (inherited by children).
+    const ulimits = [
+      this.limits.memoryMb > 0 ? `ulimit -S -v ${this.limits.memoryMb * 1024}` : '',
+      this.limits.cpuSeconds > 0 ? `ulimit -S -t ${this.limits.cpuSeconds}` : '',
+    ].filter(Boolean);
+    const script = ulimits.length > 0 ? `${ulimits.join('; ')}\n${command}` : command;
+    const child = spawn('/bin/bash', ['-c', script], {
       cwd: this.root,
       detached: true, // its own process group, so a timeout kills every descendant
       stdio: ['ignore', 'pipe', 'pipe'],

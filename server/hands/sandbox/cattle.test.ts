@@ -150,4 +150,22 @@ describe('sandboxed hands are cattle', () => {
       delete process.env.PADDOCK_TEST_SECRET;
     }
   }, 60_000);
+
+  it('provisions a hand with the resource limits the brain asks for, and refuses bad ones', async () => {
+    fake.enqueue(
+      toolUseResponse('provision', { kind: 'sandbox', resources: { memory_mb: 256, cpu_seconds: 30 } }),
+      toolUseResponse('bash', { command: 'ulimit -v; ulimit -t' }),
+      toolUseResponse('provision', { kind: 'sandbox', resources: { memory_mb: 'lots' } }),
+      textResponse('limited'),
+    );
+    const s = await store.createSession({});
+    await store.emitEvent(s.id, { type: 'user.message', content: [{ type: 'text', text: 'limit yourself' }] });
+    await harness.wake(s.id);
+    const events = await store.getEvents(s.id);
+    expect(events.find((e) => e.type === 'hand.provisioned')).toMatchObject({ hand: 'sandbox-1', resources: { memory_mb: 256, cpu_seconds: 30 } });
+    const results = events.filter((e) => e.type === 'agent.tool_result');
+    expect(resultText(results[1])).toContain(`${256 * 1024}\n30`);
+    expect(results[2]).toMatchObject({ is_error: true });
+    expect(resultText(results[2])).toContain('resources');
+  }, 60_000);
 });

@@ -47,7 +47,16 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
       }
       await fs.mkdir(o.workspacesDir, { recursive: true });
       const workspace = await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`));
-      const argv = [process.execPath, path.join(root, 'bin', 'paddock-hand.mjs'), '--workspace', workspace, '--stdio'];
+      const limits = spec.resources ?? {};
+      const argv = [
+        process.execPath,
+        path.join(root, 'bin', 'paddock-hand.mjs'),
+        '--workspace',
+        workspace,
+        '--stdio',
+        ...(limits.memory_mb ? ['--memory-mb', String(limits.memory_mb)] : []),
+        ...(limits.cpu_seconds ? ['--cpu-seconds', String(limits.cpu_seconds)] : []),
+      ];
       let transport: StdioClientTransport;
       if (spec.kind === 'sandbox') {
         opts.onProgress?.('starting', 'launching paddock-hand in a sandbox');
