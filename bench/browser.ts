@@ -23,6 +23,7 @@ import type { NewEvent, StoredEvent } from '~/lib/events';
 import { sleep } from '~/lib/sleep';
 import { percentile } from '~/bench/stats';
 import { type Row, Rows, ms, printTable } from '~/bench/table';
+import { agentMessage, spanEnd, spanStart, toolResult, toolUse, userMessage } from '~/bench/fixtures';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
@@ -45,43 +46,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const secs = (x: number) => `${(x / 1000).toFixed(1)} s`;
 
-// ── event fixtures (all parse-valid per lib/events.ts) ─────────────────────────────────────────
-const AGENT_TEXT =
-  'I looked at the failing test and the fixture it loads. The parser drops the trailing newline, so the ' +
-  'last record is never flushed. I will patch the reader to flush on EOF and re-run the suite.';
-const TOOL_OUTPUT =
-  'total 48\ndrwxr-xr-x 5 agent agent 4096 .\ndrwxr-xr-x 9 agent agent 4096 ..\n-rw-r--r-- 1 agent agent 1893 package.json\n' +
-  '-rw-r--r-- 1 agent agent 7321 reader.ts\n-rw-r--r-- 1 agent agent 2210 reader.test.ts\n-rw-r--r-- 1 agent agent  904 fixture.csv\n' +
-  '-rw-r--r-- 1 agent agent  311 tsconfig.json\nexit code: 0';
-const USAGE = { input_tokens: 5_210, output_tokens: 184, cache_creation_input_tokens: 0, cache_read_input_tokens: 4_960 };
-
-const userMessage = (text: string): NewEvent => ({ type: 'user.message', content: [{ type: 'text', text }] });
-const agentMessage = (n: number): NewEvent => ({ type: 'agent.message', content: [{ type: 'text', text: `(${n}) ${AGENT_TEXT}` }] });
-const spanStart = (): NewEvent => ({ type: 'span.model_request_start', model: 'claude-bench' });
-const spanEnd = (startId: string, stop: string): NewEvent => ({
-  type: 'span.model_request_end',
-  model_request_start_id: startId,
-  is_error: false,
-  model_usage: USAGE,
-  ttft_ms: 412.5,
-  duration_ms: 2_310,
-  model_stop_reason: stop,
-});
 const idle = (): NewEvent => ({ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null });
-let toolCounter = 0;
-const toolUse = (i: number): NewEvent => ({
-  type: 'agent.tool_use',
-  name: i % 2 === 0 ? 'bash' : 'read',
-  input: i % 2 === 0 ? { command: `ls -la src/module-${i}` } : { path: `src/module-${i}/reader.ts` },
-  model_tool_use_id: `toolu_browser${(toolCounter++).toString().padStart(8, '0')}`,
-  hand: 'memory-1',
-});
-const toolResult = (toolUseId: string): NewEvent => ({
-  type: 'agent.tool_result',
-  tool_use_id: toolUseId,
-  hand: 'memory-1',
-  content: [{ type: 'text', text: TOOL_OUTPUT }],
-});
 
 type Emit = (events: NewEvent[]) => Promise<StoredEvent[]>;
 

@@ -11,9 +11,10 @@ const TOOL_OUTPUT =
 const USAGE = { input_tokens: 5_210, output_tokens: 184, cache_creation_input_tokens: 0, cache_read_input_tokens: 4_960 };
 
 export const userMessage = (text: string): NewEvent => ({ type: 'user.message', content: [{ type: 'text', text }] });
-const agentMessage = (): NewEvent => ({ type: 'agent.message', content: [{ type: 'text', text: AGENT_TEXT }] });
-const spanStart = (): NewEvent => ({ type: 'span.model_request_start', model: 'claude-bench' });
-const spanEnd = (startId: string, stop: string): NewEvent => ({
+/** `n` numbers the message, so a long log is not one text repeated. */
+export const agentMessage = (n?: number): NewEvent => ({ type: 'agent.message', content: [{ type: 'text', text: n === undefined ? AGENT_TEXT : `(${n}) ${AGENT_TEXT}` }] });
+export const spanStart = (): NewEvent => ({ type: 'span.model_request_start', model: 'claude-bench' });
+export const spanEnd = (startId: string, stop: string): NewEvent => ({
   type: 'span.model_request_end',
   model_request_start_id: startId,
   is_error: false,
@@ -24,14 +25,14 @@ const spanEnd = (startId: string, stop: string): NewEvent => ({
 });
 
 let toolCounter = 0;
-const toolUse = (i: number): NewEvent => ({
+export const toolUse = (i: number): NewEvent => ({
   type: 'agent.tool_use',
   name: i % 2 === 0 ? 'bash' : 'read',
   input: i % 2 === 0 ? { command: `ls -la src/module-${i}` } : { path: `src/module-${i}/reader.ts` },
   model_tool_use_id: `toolu_bench${(toolCounter++).toString().padStart(8, '0')}`,
   hand: 'memory-1',
 });
-const toolResult = (toolUseId: string): NewEvent => ({
+export const toolResult = (toolUseId: string): NewEvent => ({
   type: 'agent.tool_result',
   tool_use_id: toolUseId,
   hand: 'memory-1',

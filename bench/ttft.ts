@@ -32,6 +32,7 @@ import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
+import { mulberry32 } from '~/lib/prng';
 
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
 
@@ -55,17 +56,6 @@ const userMessage = (text: string): NewEvent => ({ type: 'user.message', content
 
 // ── helpers ────────────────────────────────────────────────────────────────────────────────────
 
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** n log-normal samples (Box–Muller) with the given median and 95th percentile. */
 function logNormalSamples(n: number, medianMs: number, p95Ms: number, seed: number): number[] {

@@ -16,6 +16,7 @@ import {
   startFakeMessagesApi,
 } from '~/server/harness/testing/fake-messages-api';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+import { mulberry32 as prng } from '~/lib/prng';
 
 /**
  * Chaos: a real harness process (chaos-worker.ts: the runtime `next start` builds, minus Next)
@@ -43,17 +44,6 @@ const DRAIN_TIMEOUT_MS = 60_000;
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const WORKER = path.join(root, 'server/harness/testing/chaos-worker.ts');
 
-/** mulberry32: a tiny seeded PRNG, so a run can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A stable small hash, so a request's pacing depends on what is asked, not on when. */
 function hash(s: string): number {

@@ -10,6 +10,7 @@ import {
 } from '~/lib/events';
 import { buildContext } from '~/server/harness/context';
 import { type Action, type ToolUse, decide, foldLog } from '~/server/harness/decide';
+import { mulberry32 as rng } from '~/lib/prng';
 
 // ── a tiny log builder: seq, id and processed_at are assigned like the store does ──
 
@@ -345,17 +346,6 @@ describe('decide: failures and crashes', () => {
 
 // ── property: simulate the harness on random logs ──────────────────────────
 
-/** mulberry32: small, seedable, good enough to explore interleavings reproducibly. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const MAX_RETRIES = 3;
 const MAX_STEPS = 400;

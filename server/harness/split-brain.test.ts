@@ -16,6 +16,7 @@ import { openPostgresStore } from '~/server/session/postgres-store';
 import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { EmitOptions, EventSlice, Fence, ListQuery, SessionInit, SessionStore } from '~/server/session/store';
+import { mulberry32 as prng } from '~/lib/prng';
 
 /**
  * Split brain: two harness instances (own instance ids, own hand registries, as two server
@@ -55,17 +56,6 @@ afterAll(async () => {
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
 
-/** mulberry32: a tiny seeded PRNG, so a failing round can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const hop = () => new Promise<void>((resolve) => setImmediate(resolve));
