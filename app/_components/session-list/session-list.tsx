@@ -3,7 +3,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useLiveQuery } from 'dexie-react-hooks';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { useTRPC } from '~/lib/browser/trpc';
@@ -23,6 +23,9 @@ export function SessionList() {
   useEffect(() => {
     if (list.data) void mirrorSessions(list.data.data);
   }, [list.data]);
+  // Enabled only once hydrated: a click on the server-rendered button would otherwise do nothing.
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
 
   const offline = list.isError;
   const sessions = list.data?.data ?? mirrored ?? [];
@@ -32,7 +35,7 @@ export function SessionList() {
       <BrainBadge />
       <div className="list-head">
         <h1>Sessions</h1>
-        <button type="button" className="primary" data-testid="new-session" disabled={create.isPending || offline} onClick={() => create.mutate({})}>
+        <button type="button" className="primary" data-testid="new-session" disabled={!hydrated || create.isPending || offline} onClick={() => create.mutate({})}>
           {create.isPending ? 'Starting…' : 'New session'}
         </button>
       </div>
