@@ -16,6 +16,12 @@ export interface HandScope {
   sessionId: string;
   emit: (event: NewEvent, idempotencyKey: string) => Promise<StoredEvent>;
   signal: AbortSignal;
+  /**
+   * The lease epoch of the harness acting (absent for a user's request). A new epoch means the
+   * session may have run elsewhere since this process last looked: its hands are re-read from
+   * the log, remote ones re-attached, local ones that are not here reported lost.
+   */
+  epoch?: number;
 }
 
 export interface ProvisionRequest {
@@ -152,6 +158,12 @@ export class HandRegistry {
   async browserHand(scope: HandScope, id: string): Promise<BrowserHand | null> {
     const e = (await this.state(scope)).entries.get(id);
     return e?.status === 'ready' && e.hand instanceof BrowserHand ? e.hand : null;
+  }
+
+  /** Whether the named hand can take a call now (without provisioning anything). */
+  async isReady(scope: HandScope, id: string): Promise<boolean> {
+    const e = (await this.state(scope)).entries.get(id);
+    return e?.status === 'ready' && e.hand !== null;
   }
 
   /** The id calls without a `hand` would go to right now, without provisioning anything. */

@@ -270,6 +270,7 @@ export class Harness {
     const scope: HandScope = {
       sessionId,
       signal,
+      epoch: fence.epoch,
       emit: (event, key) => this.o.store.emitEvent(sessionId, event, { fence, idempotencyKey: key }),
     };
     await Promise.all(
@@ -301,8 +302,10 @@ export class Harness {
   private async runCall(scope: HandScope, call: ToolUse, signal: AbortSignal): Promise<{ text: string; hand?: string }> {
     const { hands } = this.o;
     const { hand: requested, ...input } = call.input;
-    // A call addressed to a browser hand at turn time stays there: its tabs already saw it.
-    const addressed = call.hand?.startsWith('browser-') ? call.hand : undefined;
+    // A call addressed to a browser hand at turn time stays there: its tabs already saw it. Any
+    // other addressed hand keeps the call while it is ready (a re-attached remote hand collects
+    // a call that was in flight when the last harness died); else the call goes to the current one.
+    const addressed = call.hand?.startsWith('browser-') || (call.hand && (await hands.isReady(scope, call.hand))) ? call.hand : undefined;
     const named = typeof requested === 'string' && requested.length > 0 ? requested : addressed;
     switch (call.name) {
       case 'provision': {
@@ -382,7 +385,7 @@ export class Harness {
     // Each call is addressed to the hand it will run on (named, or the current one), so a browser
     // tab can see in the log which calls are its own.
     const current = turn.content.some((b) => b.type === 'tool_use')
-      ? await this.o.hands.peekCurrent({ sessionId, signal: run.loop.signal, emit: (e, key) => store.emitEvent(sessionId, e, { fence, idempotencyKey: key }) })
+      ? await this.o.hands.peekCurrent({ sessionId, signal: run.loop.signal, epoch: fence.epoch, emit: (e, key) => store.emitEvent(sessionId, e, { fence, idempotencyKey: key }) })
       : null;
     for (const b of turn.content) {
       if (b.type !== 'tool_use') continue;
