@@ -157,7 +157,14 @@ export const NewEvent = z.discriminatedUnion('type', [
     resources: z.object({ memory_mb: z.number().int().positive().optional(), cpu_seconds: z.number().int().positive().optional() }).optional(),
     /** Set when the hand came from another session, which keeps working in the same workspace. */
     transferred_from: z.object({ session_id: z.string().min(1), hand: z.string().min(1) }).optional(),
+    /**
+     * A remote hand's operator-configured endpoint name: what a later harness (after a crash, on
+     * another instance) re-attaches by. Never a URL or token: those stay in the server's config.
+     */
+    endpoint: z.string().min(1).optional(),
   }),
+  /** A harness that took the session over re-connected to a hand that outlived the previous one. */
+  z.object({ type: z.literal('hand.reattached'), hand: z.string().min(1), reattach_ms: z.number().nonnegative().optional() }),
   z.object({
     type: z.literal('hand.released'),
     hand: z.string().min(1),

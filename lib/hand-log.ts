@@ -7,6 +7,10 @@ export interface HandRecord {
   status: 'ready' | 'released' | 'lost';
   since: string;
   reason?: string;
+  /** A remote hand's configured endpoint name, to re-attach by. */
+  endpoint?: string;
+  /** How many times a harness re-attached it after taking the session over. */
+  reattached?: number;
 }
 
 /** Folds the log's `hand.*` events into the session's hands, in provisioning order. Pure. */
@@ -15,8 +19,13 @@ export function handsInLog(events: readonly StoredEvent[]): HandRecord[] {
   for (const e of events) {
     switch (e.type) {
       case 'hand.provisioned':
-        hands.set(e.hand, { id: e.hand, kind: e.kind, status: 'ready', since: e.processed_at });
+        hands.set(e.hand, { id: e.hand, kind: e.kind, status: 'ready', since: e.processed_at, ...(e.endpoint ? { endpoint: e.endpoint } : {}) });
         break;
+      case 'hand.reattached': {
+        const h = hands.get(e.hand);
+        if (h && h.status === 'ready') h.reattached = (h.reattached ?? 0) + 1;
+        break;
+      }
       case 'hand.released': {
         const h = hands.get(e.hand);
         if (h) Object.assign(h, { status: 'released', since: e.processed_at, reason: e.transferred_to ? `transferred to ${e.transferred_to.session_id}` : undefined });

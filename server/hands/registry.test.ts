@@ -132,9 +132,35 @@ describe('hand registry', () => {
     expect(fresh.id).toBe('memory-2');
     expect(await handEvents(scope.sessionId)).toMatchObject([
       { type: 'hand.provisioned', hand: 'memory-1' },
-      { type: 'hand.lost', hand: 'memory-1', reason: expect.stringContaining('restart') as unknown },
+      { type: 'hand.lost', hand: 'memory-1', reason: expect.stringContaining('server process is gone') as unknown },
       { type: 'hand.provisioned', hand: 'memory-2' },
     ]);
+  });
+
+  it('re-attaches a remote hand on a harness’s new lease epoch, and reports it lost when its endpoint is gone', async () => {
+    const { p, made } = countingProvisioner();
+    const endpoints = { box: { url: 'http://hand.invalid/mcp', token: 'secret-token' } };
+    const scope = await scopeFor();
+    const first = new HandRegistry({ store, live, provisioners: { remote: p }, defaultKind: 'memory', remoteEndpoints: endpoints });
+    await first.provision({ ...scope, epoch: 1 }, { kind: 'remote', endpoint: 'box' });
+    // A new epoch on the same process keeps the hand it holds: nothing is re-attached.
+    expect(await first.isReady({ ...scope, epoch: 2 }, 'remote-1')).toBe(true);
+    expect(made).toHaveLength(1);
+    // Another process takes the session over: it connects again instead of losing the hand.
+    const next = new HandRegistry({ store, live, provisioners: { remote: p }, defaultKind: 'memory', remoteEndpoints: endpoints });
+    expect(await next.isReady({ ...scope, epoch: 3 }, 'remote-1')).toBe(true);
+    expect(made).toHaveLength(2);
+    // A process whose configuration no longer names the endpoint cannot: the hand is lost.
+    const unconfigured = new HandRegistry({ store, live, provisioners: { remote: p }, defaultKind: 'memory' });
+    expect(await unconfigured.isReady({ ...scope, epoch: 4 }, 'remote-1')).toBe(false);
+    expect(await handEvents(scope.sessionId)).toMatchObject([
+      { type: 'hand.provisioned', hand: 'remote-1', kind: 'remote', endpoint: 'box' },
+      { type: 'hand.reattached', hand: 'remote-1' },
+      { type: 'hand.lost', hand: 'remote-1', reason: expect.stringContaining('endpoint box is not configured') as unknown },
+    ]);
+    // The previous holder learns of the loss on its next epoch and lets go of its connection.
+    expect(await next.isReady({ ...scope, epoch: 5 }, 'remote-1')).toBe(false);
+    expect(JSON.stringify(await store.getEvents(scope.sessionId))).not.toContain('secret-token');
   });
 
   it('fails a provision with the provisioner’s reason and reports it as progress', async () => {

@@ -1,7 +1,8 @@
 import 'server-only';
+import { randomUUID } from 'node:crypto';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { type Hand, type HandKind, ToolError } from '~/lib/hand';
-import { handsInLog } from '~/lib/hand-log';
+import { type HandRecord, handsInLog } from '~/lib/hand-log';
 import type { HandResources, ProvisionSpec, Provisioner } from '~/server/hands/provisioner';
 import type { WarmPool } from '~/server/hands/warm-pool';
 import { BrowserHand } from '~/server/hands/browser-hand';
@@ -38,6 +39,8 @@ export interface HandEntry {
   hand: Hand | null;
   startedAt: number;
   reason?: string;
+  /** A remote hand's configured endpoint name (what it is re-attached by). */
+  endpoint?: string;
 }
 
 interface SessionHands {
@@ -45,7 +48,14 @@ interface SessionHands {
   counter: number;
   /** The in-flight provisioning of the default hand, shared by parallel calls. */
   provisioningDefault: Promise<HandEntry> | null;
+  /** The newest lease epoch this process has reconciled the session's hands for. */
+  epoch: number;
+  syncing: Promise<void> | null;
 }
+
+/** How long re-connecting to a remote hand after a takeover may take before it is reported lost. */
+const REATTACH_TIMEOUT_MS = 10_000;
+const GONE_WITH_SERVER = 'its server process is gone (hands on a server machine do not outlive the server that started them)';
 
 export interface HandRegistryOptions {
   store: SessionStore;
@@ -101,7 +111,8 @@ export class HandRegistry {
     const provisioner = this.o.provisioners[spec.kind];
     if (!provisioner) throw new ToolError(`hands of kind ${spec.kind} are not available on this server (available: ${Object.keys(this.o.provisioners).join(', ')})`);
     s.counter += 1;
-    const entry: HandEntry = { id: `${spec.kind}-${s.counter}`, kind: spec.kind, status: 'starting', hand: null, startedAt: Date.now() };
+    const endpoint = spec.kind === 'remote' ? request.endpoint : undefined;
+    const entry: HandEntry = { id: `${spec.kind}-${s.counter}`, kind: spec.kind, status: 'starting', hand: null, startedAt: Date.now(), ...(endpoint ? { endpoint } : {}) };
     s.entries.set(entry.id, entry);
     const progress = (phase: 'starting' | 'ready' | 'failed', detail?: string) =>
       this.o.live.publish({ kind: 'hand', session_id: scope.sessionId, hand: entry.id, hand_kind: spec.kind, phase, ...(detail ? { detail } : {}) });
@@ -122,7 +133,7 @@ export class HandRegistry {
     void hand.lost.then((reason) => this.markLost(scope.sessionId, entry.id, hand, reason));
     const resources = 'resources' in spec && spec.resources ? { resources: spec.resources } : {};
     await scope.emit(
-      { type: 'hand.provisioned', hand: entry.id, kind: spec.kind, provision_ms: Math.round(performance.now() - t0), ...resources },
+      { type: 'hand.provisioned', hand: entry.id, kind: spec.kind, provision_ms: Math.round(performance.now() - t0), ...resources, ...(endpoint ? { endpoint } : {}) },
       `hand:${entry.id}:provisioned`,
     );
     log.info('hand provisioned', { session: scope.sessionId, hand: entry.id, ms: Math.round(performance.now() - t0) });
@@ -232,30 +243,87 @@ export class HandRegistry {
       .catch((err: unknown) => log.error('could not record a lost hand', { session: sessionId, hand: id, ...errorFields(err) }));
   }
 
-  private state(scope: HandScope): Promise<SessionHands> {
-    let s = this.sessions.get(scope.sessionId);
-    if (!s) {
-      s = this.load(scope);
-      this.sessions.set(scope.sessionId, s);
-      s.catch(() => this.sessions.delete(scope.sessionId));
+  /**
+   * The session's hands on this process. First touch reads them from the log; a harness with a
+   * newer lease epoch reconciles again, because the session may have run elsewhere meanwhile.
+   */
+  private async state(scope: HandScope): Promise<SessionHands> {
+    let pending = this.sessions.get(scope.sessionId);
+    if (!pending) {
+      const fresh: SessionHands = { entries: new Map(), counter: 0, provisioningDefault: null, epoch: scope.epoch ?? 0, syncing: null };
+      pending = this.sync(scope, fresh).then(() => fresh);
+      this.sessions.set(scope.sessionId, pending);
+      pending.catch(() => this.sessions.delete(scope.sessionId));
     }
+    const s = await pending;
+    if (scope.epoch !== undefined && scope.epoch > s.epoch) {
+      s.epoch = scope.epoch;
+      const previous = s.syncing ?? Promise.resolve();
+      const run: Promise<void> = previous.then(() => this.sync(scope, s)).finally(() => {
+        if (s.syncing === run) s.syncing = null;
+      });
+      s.syncing = run;
+    }
+    if (s.syncing) await s.syncing;
     return s;
   }
 
-  /** First touch on this process: hands the log says are ready have no process here any more. */
-  private async load(scope: HandScope): Promise<SessionHands> {
+  /**
+   * Makes this process's view of a session's hands agree with the log (the hand registry):
+   * hands held here stay; remote hands the log says are ready are re-attached (they outlive any
+   * harness); other hands the log says are ready but that have no process here are reported lost.
+   */
+  private async sync(scope: HandScope, s: SessionHands): Promise<void> {
     const records = handsInLog(await this.o.store.getEvents(scope.sessionId, { types: ['hand.provisioned', 'hand.released', 'hand.lost'] }));
-    const s: SessionHands = { entries: new Map(), counter: records.length, provisioningDefault: null };
+    s.counter = Math.max(s.counter, records.length);
+    const reattaching: Promise<void>[] = [];
     for (const r of records) {
-      const entry: HandEntry = { id: r.id, kind: r.kind as HandKind, status: r.status, hand: null, startedAt: Date.parse(r.since), ...(r.reason ? { reason: r.reason } : {}) };
-      if (r.status === 'ready') {
-        entry.status = 'lost';
-        entry.reason = 'its process did not survive a server restart';
-        await scope.emit({ type: 'hand.lost', hand: r.id, reason: entry.reason }, `hand:${r.id}:lost`);
+      const held = s.entries.get(r.id);
+      if (held?.status === 'starting') continue; // this process is provisioning it right now
+      if (r.status !== 'ready') {
+        // Released or lost through another process: let go of the copy held here, if any.
+        if (held?.hand) void held.hand.close().catch(() => undefined);
+        s.entries.set(r.id, fromRecord(r));
+        continue;
       }
+      if (held?.status === 'ready' && held.hand) continue;
+      if (r.kind === 'remote' && r.endpoint) {
+        reattaching.push(this.reattach(scope, s, r, r.endpoint));
+        continue;
+      }
+      const entry: HandEntry = { ...fromRecord(r), status: 'lost', reason: GONE_WITH_SERVER };
       s.entries.set(r.id, entry);
+      await scope.emit({ type: 'hand.lost', hand: r.id, reason: GONE_WITH_SERVER }, `hand:${r.id}:lost`);
     }
-    return s;
+    await Promise.all(reattaching);
+  }
+
+  /** Connects again to a remote hand another harness provisioned; on failure it is reported lost. */
+  private async reattach(scope: HandScope, s: SessionHands, r: HandRecord, endpointName: string): Promise<void> {
+    const entry: HandEntry = { ...fromRecord(r), status: 'starting', endpoint: endpointName };
+    s.entries.set(r.id, entry);
+    const endpoint = this.o.remoteEndpoints?.[endpointName];
+    const provisioner = this.o.provisioners.remote;
+    const t0 = performance.now();
+    let hand: Hand;
+    try {
+      if (!endpoint || !provisioner) throw new Error(`endpoint ${endpointName} is not configured on this server (PADDOCK_REMOTE_HANDS)`);
+      const signal = AbortSignal.any([scope.signal, AbortSignal.timeout(REATTACH_TIMEOUT_MS)]);
+      const spec: ProvisionSpec = { kind: 'remote', transport: 'http', url: endpoint.url, ...(endpoint.token ? { token: endpoint.token } : {}) };
+      hand = await provisioner.provision(r.id, spec, { signal });
+    } catch (e) {
+      const reason = `could not re-attach after the session moved to this server: ${e instanceof Error ? e.message : String(e)}`;
+      Object.assign(entry, { status: 'lost', reason });
+      log.warn('remote hand not re-attached', { session: scope.sessionId, hand: r.id, reason });
+      await scope.emit({ type: 'hand.lost', hand: r.id, reason }, `hand:${r.id}:lost`);
+      return;
+    }
+    Object.assign(entry, { status: 'ready', hand });
+    void hand.lost.then((reason) => this.markLost(scope.sessionId, r.id, hand, reason));
+    const ms = Math.round(performance.now() - t0);
+    log.info('remote hand re-attached', { session: scope.sessionId, hand: r.id, ms });
+    // Each re-attachment is its own event: a session may move many times.
+    await scope.emit({ type: 'hand.reattached', hand: r.id, reattach_ms: ms }, `hand:${r.id}:reattached:${randomUUID()}`);
   }
 
   private async specFor(sessionId: string, request: ProvisionRequest): Promise<ProvisionSpec> {
@@ -285,6 +353,18 @@ export class HandRegistry {
         throw new ToolError('browser hands are registered by a browser tab, not provisioned');
     }
   }
+}
+
+function fromRecord(r: HandRecord): HandEntry {
+  return {
+    id: r.id,
+    kind: r.kind as HandKind,
+    status: r.status,
+    hand: null,
+    startedAt: Date.parse(r.since),
+    ...(r.reason ? { reason: r.reason } : {}),
+    ...(r.endpoint ? { endpoint: r.endpoint } : {}),
+  };
 }
 
 function describe(s: SessionHands): string {

@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
+import { WorkerProcess } from '~/server/harness/testing/worker-process';
 import {
   type FakeMessagesApi,
   type RecordedRequest,
@@ -41,8 +39,6 @@ const SESSIONS = 12;
 /** Enough for the drain to finish every session even on a loaded CI machine. */
 const DRAIN_TIMEOUT_MS = 60_000;
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const WORKER = path.join(root, 'server/harness/testing/chaos-worker.ts');
 
 
 /** A stable small hash, so a request's pacing depends on what is asked, not on when. */
@@ -115,71 +111,6 @@ function chaosBrain(rng: () => number, stats: { failuresInjected: number }) {
   };
 }
 
-/** The worker process, in its own process group so one SIGKILL takes everything it started. */
-class Worker {
-  private child: ChildProcess | null = null;
-  private exited: Promise<void> = Promise.resolve();
-  private killing = false;
-  readonly unexpectedExits: string[] = [];
-  starts = 0;
-
-  constructor(
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly logFile: string,
-  ) {}
-
-  /** Starts a worker; resolves once it reports ready, or rejects after `timeoutMs`. */
-  start(): { ready: Promise<void> } {
-    const log = fs.openSync(this.logFile, 'a');
-    const child = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', WORKER], {
-      cwd: root,
-      detached: true,
-      stdio: ['ignore', 'pipe', log],
-      env: this.env,
-    });
-    fs.closeSync(log);
-    this.child = child;
-    this.killing = false;
-    this.starts++;
-    this.exited = new Promise((resolve) =>
-      child.once('exit', (code, signal) => {
-        if (!this.killing) this.unexpectedExits.push(`worker ${child.pid} exited by itself (code ${code}, signal ${signal})`);
-        resolve();
-      }),
-    );
-    const ready = new Promise<void>((resolve, reject) => {
-      const lines = createInterface({ input: child.stdout! });
-      const timer = setTimeout(() => reject(new Error(`chaos worker ${child.pid} not ready within 30 s; see ${this.logFile}`)), 30_000);
-      lines.on('line', (line) => {
-        if (!line.startsWith('chaos-worker ready')) return;
-        clearTimeout(timer);
-        resolve();
-      });
-      void this.exited.then(() => {
-        clearTimeout(timer);
-        reject(new Error('chaos worker exited before it was ready'));
-      });
-    });
-    // A kill before ready is part of the chaos: nobody else awaits this promise then.
-    ready.catch(() => undefined);
-    return { ready };
-  }
-
-  /** SIGKILL to the whole process group: no graceful shutdown, like a crash or an OOM kill. */
-  async kill(): Promise<void> {
-    const pid = this.child?.pid;
-    if (!pid) return;
-    this.killing = true;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await this.exited;
-    this.child = null;
-  }
-}
-
 /** One line per event, with what a reader of a failure needs: texts, and who answers whom. */
 function eventLine(e: StoredEvent): string {
   const text = (blocks: ReadonlyArray<{ type: string; text?: string }>) => blocks.map((b) => (b.type === 'text' ? JSON.stringify(b.text) : b.type)).join(' ');
@@ -200,7 +131,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
   let dir: string;
   let store: SqliteSessionStore;
   let fake: FakeMessagesApi;
-  let worker: Worker | null = null;
+  let worker: WorkerProcess | null = null;
   const brainStats = { failuresInjected: 0 };
 
   beforeAll(async () => {
@@ -229,7 +160,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       const askRng = prng(SEED ^ 0x5eed);
       const logFile = path.join(dir, 'worker.log');
       const { DATABASE_URL: _db, ANTHROPIC_AUTH_TOKEN: _token, ...inherited } = process.env;
-      worker = new Worker(
+      worker = new WorkerProcess(
         {
           ...inherited,
           PADDOCK_DATA_DIR: dir,

@@ -98,6 +98,7 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
       case 'hand.provisioned':
       case 'hand.released':
       case 'hand.lost':
+      case 'hand.reattached':
         break;
     }
   }

@@ -31,6 +31,8 @@ function detail(e: StoredEvent): string {
       return e.hand;
     case 'hand.lost':
       return `${e.hand}: ${e.reason}`;
+    case 'hand.reattached':
+      return `${e.hand}: re-attached after a server restart${e.reattach_ms !== undefined ? ` in ${e.reattach_ms} ms` : ''}`;
     default:
       return '';
   }

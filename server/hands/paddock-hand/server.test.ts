@@ -168,6 +168,36 @@ describe('paddock-hand over Streamable HTTP', () => {
     expect(lines('runs.txt')).toHaveLength(1);
   });
 
+  it('keeps a vanished client’s running call for a retry by call id, and closes sessions only once idle', async () => {
+    const hand = await startHttpHandServer({ workspace, port: 0, token: TOKEN, sessionIdleMs: 200 });
+    cleanups.push(() => hand.close());
+    const vanishing = new Client({ name: 'paddock-test', version: '0.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(hand.url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+    await vanishing.connect(transport);
+    const orphanSession = transport.sessionId!;
+    const meta = { [CALL_ID_META_KEY]: 'toolu_orphan' };
+    const args = { command: 'echo run >> runs.txt; sleep 1; echo done' };
+    const first = vanishing.callTool({ name: 'bash', arguments: args, _meta: meta }).catch((e: unknown) => e);
+    expect(await eventually(() => lines('runs.txt').length === 1)).toBe(true);
+    // The client goes away without cancelling or ending its session, as a crashed harness does.
+    await vanishing.close();
+    expect(await first).toBeInstanceOf(Error);
+    await new Promise((r) => setTimeout(r, 500)); // well past the idle limit, while the call runs
+    const retry = await (await httpClient(hand.url)).callTool({ name: 'bash', arguments: args, _meta: meta });
+    expect(text(retry)).toBe('done\nexit code: 0');
+    expect(lines('runs.txt')).toHaveLength(1);
+    // Now the orphaned session is idle: it is closed.
+    const probe = () =>
+      fetch(hand.url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'mcp-session-id': orphanSession, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }),
+      }).then((r) => r.status);
+    // (A probe is itself a request that keeps a session alive, so look once, after a quiet spell.)
+    await new Promise((r) => setTimeout(r, 700));
+    expect(await probe()).toBe(404);
+  });
+
   it('kills a running bash call when the client cancels it', async () => {
     const client = await httpClient((await httpHand()).url);
     const ac = new AbortController();

@@ -85,12 +85,14 @@ export interface PaddockHandOptions {
   limits?: Partial<HandLimits>;
   /** Share one memo between servers of the same hand (one per HTTP session). */
   calls?: CallMemo;
+  /** Told when a tool call starts (+1) and ends (-1), with the MCP session it came on. */
+  onCallActivity?: (sessionId: string | undefined, delta: 1 | -1) => void;
 }
 
 type ToolName = keyof typeof INPUTS;
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-export function createPaddockHandServer({ workspace, limits, calls = new CallMemo() }: PaddockHandOptions): McpServer {
+export function createPaddockHandServer({ workspace, limits, calls = new CallMemo(), onCallActivity }: PaddockHandOptions): McpServer {
   const ws = typeof workspace === 'string' ? new Workspace(workspace, limits) : workspace;
   const server = new McpServer({ name: 'paddock-hand', version: '0.1.0' }, { capabilities: { tools: {} } });
 
@@ -99,31 +101,38 @@ export function createPaddockHandServer({ workspace, limits, calls = new CallMem
     server.registerTool(name, { description, inputSchema: INPUTS[name] }, async (args: Record<string, unknown>, extra: Extra) => {
       const callId = extra._meta?.[CALL_ID_META_KEY];
       const progressToken = extra._meta?.progressToken;
-      return calls.run(typeof callId === 'string' ? callId : undefined, extra.signal, async () => {
-        // Progress keeps a client's request timeout from firing on long commands
-        // (`resetTimeoutOnProgress`); only sent when the caller asked for it.
-        const started = Date.now();
-        const ticker =
-          progressToken === undefined
-            ? undefined
-            : setInterval(() => {
-                const seconds = Math.round((Date.now() - started) / 1000);
-                extra
-                  .sendNotification({
-                    method: 'notifications/progress',
-                    params: { progressToken, progress: seconds, message: `${name} running for ${seconds} s` },
-                  })
-                  .catch(() => undefined);
-              }, PROGRESS_EVERY_MS);
-        try {
-          const text = await runTool(ws, name, args, extra.signal);
-          return { content: [{ type: 'text', text }] };
-        } catch (e) {
-          return { content: [{ type: 'text', text: e instanceof Error ? e.message : String(e) }], isError: true };
-        } finally {
-          if (ticker) clearInterval(ticker);
-        }
-      });
+      const run = () =>
+        calls.run(typeof callId === 'string' ? callId : undefined, extra.signal, async () => {
+          // Progress keeps a client's request timeout from firing on long commands
+          // (`resetTimeoutOnProgress`); only sent when the caller asked for it.
+          const started = Date.now();
+          const ticker =
+            progressToken === undefined
+              ? undefined
+              : setInterval(() => {
+                  const seconds = Math.round((Date.now() - started) / 1000);
+                  extra
+                    .sendNotification({
+                      method: 'notifications/progress',
+                      params: { progressToken, progress: seconds, message: `${name} running for ${seconds} s` },
+                    })
+                    .catch(() => undefined);
+                }, PROGRESS_EVERY_MS);
+          try {
+            const text = await runTool(ws, name, args, extra.signal);
+            return { content: [{ type: 'text', text }] };
+          } catch (e) {
+            return { content: [{ type: 'text', text: e instanceof Error ? e.message : String(e) }], isError: true };
+          } finally {
+            if (ticker) clearInterval(ticker);
+          }
+        });
+      onCallActivity?.(extra.sessionId, 1);
+      try {
+        return await run();
+      } finally {
+        onCallActivity?.(extra.sessionId, -1);
+      }
     });
   }
   return server;
@@ -138,6 +147,12 @@ export interface HttpHandOptions {
   /** Every request must carry `Authorization: Bearer <token>`. */
   token: string;
   limits?: Partial<HandLimits>;
+  /**
+   * An MCP session with no request and no running call for this long is closed (default 30 min).
+   * A client that crashed never ends its session; its calls keep running and a new session can
+   * collect them by call id, so only idle sessions go.
+   */
+  sessionIdleMs?: number;
 }
 
 export interface HttpHand {
@@ -149,11 +164,34 @@ export interface HttpHand {
 /** Tool inputs carry whole files (`write`), so allow more than the SDK's 4 MiB default. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-export async function startHttpHandServer({ workspace, port, host = '127.0.0.1', token, limits }: HttpHandOptions): Promise<HttpHand> {
+export async function startHttpHandServer({ workspace, port, host = '127.0.0.1', token, limits, sessionIdleMs = 30 * 60_000 }: HttpHandOptions): Promise<HttpHand> {
   if (token === '') throw new Error('paddock-hand: refusing to serve HTTP without a token');
   const ws = typeof workspace === 'string' ? new Workspace(workspace, limits) : workspace;
   const calls = new CallMemo();
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  /** Per session: open HTTP requests, running tool calls, and when it was last used. */
+  const activity = new Map<string, { requests: number; calls: number; lastSeen: number }>();
+  const touch = (id: string) => {
+    const a = activity.get(id) ?? { requests: 0, calls: 0, lastSeen: 0 };
+    a.lastSeen = Date.now();
+    activity.set(id, a);
+    return a;
+  };
+  const onCallActivity = (id: string | undefined, delta: 1 | -1) => {
+    if (id) touch(id).calls += delta;
+  };
+  const reaper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, a] of activity) {
+        if (a.requests > 0 || a.calls > 0 || now - a.lastSeen < sessionIdleMs) continue;
+        activity.delete(id);
+        void sessions.get(id)?.close();
+      }
+    },
+    Math.max(50, Math.min(60_000, Math.floor(sessionIdleMs / 2))),
+  );
+  reaper.unref();
   const expected = digest(`Bearer ${token}`);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -177,6 +215,12 @@ export async function startHttpHandServer({ workspace, port, host = '127.0.0.1',
     if (typeof sessionId === 'string') {
       const transport = sessions.get(sessionId);
       if (!transport) return reply(res, 404, rpcError(-32001, 'Session not found'));
+      const a = touch(sessionId);
+      a.requests += 1;
+      res.once('close', () => {
+        a.requests -= 1;
+        a.lastSeen = Date.now();
+      });
       return transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
@@ -185,13 +229,19 @@ export async function startHttpHandServer({ workspace, port, host = '127.0.0.1',
 
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, transport),
+      onsessioninitialized: (id) => {
+        sessions.set(id, transport);
+        touch(id);
+      },
     });
     // Set before connect(): the protocol chains its own close handler after this one.
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId) {
+        sessions.delete(transport.sessionId);
+        activity.delete(transport.sessionId);
+      }
     };
-    await createPaddockHandServer({ workspace: ws, calls }).connect(transport);
+    await createPaddockHandServer({ workspace: ws, calls, onCallActivity }).connect(transport);
     await transport.handleRequest(req, res, body);
   }
 
@@ -215,6 +265,7 @@ export async function startHttpHandServer({ workspace, port, host = '127.0.0.1',
   return {
     url: `http://${urlHost}:${actualPort}/mcp`,
     async close() {
+      clearInterval(reaper);
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));
       sessions.clear();
       ws.dispose();

@@ -1,0 +1,142 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredEvent } from '~/lib/events';
+import { sleep } from '~/lib/sleep';
+import { type HttpHand, startHttpHandServer } from '~/server/hands/paddock-hand/server';
+import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
+import { type FakeMessagesApi, type RecordedRequest, type ScriptedResponse, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
+import { WorkerProcess } from '~/server/harness/testing/worker-process';
+import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+
+/**
+ * Hands outlive brains: a real harness process (chaos-worker.ts) works a session with a local
+ * hand and a remote paddock-hand over Streamable HTTP, and is SIGKILLed while a command runs on
+ * the remote hand. The next process re-attaches the remote hand from the log (the hand registry)
+ * and collects the in-flight call by its call id, so the command runs once; the local hand died
+ * with its server and is reported lost.
+ */
+
+/** How many tool results the request carries: the step the scripted brain is at. */
+function toolResults(req: RecordedRequest): number {
+  let n = 0;
+  for (const m of req.body?.messages ?? []) {
+    const content = (m as { content?: unknown }).content;
+    if (Array.isArray(content)) n += content.filter((b) => (b as { type?: string }).type === 'tool_result').length;
+  }
+  return n;
+}
+
+const LONG_COMMAND = 'echo run >> runs.txt; sleep 2; echo finished';
+
+function brain(req: RecordedRequest): ScriptedResponse {
+  switch (toolResults(req)) {
+    case 0:
+      return toolUseResponse('bash', { command: 'echo local > here.txt' });
+    case 1:
+      return toolUseResponse('provision', { kind: 'remote', endpoint: 'box' });
+    case 2:
+      return toolUseResponse('bash', { command: LONG_COMMAND });
+    default:
+      return textResponse('all done');
+  }
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+describe('hands outlive brains', () => {
+  let dir: string;
+  let workspace: string;
+  let store: SqliteSessionStore;
+  let fake: FakeMessagesApi;
+  let hand: HttpHand;
+  let worker: WorkerProcess | null = null;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-outlive-'));
+    workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-outlive-ws-'));
+    store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
+    fake = await startFakeMessagesApi({ fallback: brain });
+    hand = await startHttpHandServer({ workspace, port: 0, token: 'outlive-token-0123456789' });
+  });
+
+  afterAll(async () => {
+    await worker?.kill();
+    await hand?.close();
+    await fake?.close();
+    await store?.close();
+    for (const d of [dir, workspace]) if (d) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('re-attaches a remote hand after the harness is SIGKILLed mid-call and collects the call by its id instead of running it twice', async ({ annotate }) => {
+    const { DATABASE_URL: _db, ANTHROPIC_AUTH_TOKEN: _token, ...inherited } = process.env;
+    worker = new WorkerProcess(
+      {
+        ...inherited,
+        PADDOCK_DATA_DIR: dir,
+        PADDOCK_WORKSPACES_DIR: path.join(dir, 'workspaces'),
+        ANTHROPIC_BASE_URL: fake.url,
+        ANTHROPIC_API_KEY: 'outlive-test-key',
+        PADDOCK_DEFAULT_HAND: 'memory',
+        PADDOCK_WARM_POOL: '0',
+        PADDOCK_LEASE_TTL_MS: '500',
+        PADDOCK_SWEEP_MS: '100',
+        PADDOCK_REMOTE_HANDS: JSON.stringify({ box: { url: hand.url, token: 'outlive-token-0123456789' } }),
+      },
+      path.join(dir, 'worker.log'),
+    );
+    await worker.start().ready;
+    const session = await store.createSession({ title: 'outlive' });
+    await store.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'go' }] });
+
+    // The long command has started on the remote hand (its first line is written): crash now.
+    const runs = path.join(workspace, 'runs.txt');
+    await waitFor('the long command to start on the remote hand', () => (fs.existsSync(runs) ? true : undefined));
+    await worker.kill();
+    const killedAt = performance.now();
+    const atKill = await store.getEvents(session.id);
+    const call = atKill.find((e): e is Extract<StoredEvent, { type: 'agent.tool_use' }> => e.type === 'agent.tool_use' && e.input.command === LONG_COMMAND);
+    expect(call, 'the long call is in the log').toBeDefined();
+    expect(call!.hand).toBe('remote-2');
+    expect(atKill.some((e) => e.type === 'agent.tool_result' && e.tool_use_id === call!.id), 'the call was in flight when the harness died').toBe(false);
+
+    await worker.start().ready;
+    const log = await waitFor('the session to finish', async () => {
+      const events = await store.getEvents(session.id);
+      const last = events.at(-1);
+      return last?.type === 'session.status_idle' && last.stop_reason.type === 'end_turn' ? events : undefined;
+    });
+    const resumedMs = Math.round(performance.now() - killedAt);
+
+    expect(checkLogInvariants(log)).toEqual([]);
+    const result = log.find((e): e is Extract<StoredEvent, { type: 'agent.tool_result' }> => e.type === 'agent.tool_result' && e.tool_use_id === call!.id);
+    expect(result).toMatchObject({ hand: 'remote-2' });
+    expect(result!.is_error ?? false).toBe(false);
+    expect(JSON.stringify(result!.content)).toContain('finished');
+    // Ran once: the retry found the first run by its call id and waited for it.
+    expect(fs.readFileSync(runs, 'utf8')).toBe('run\n');
+
+    const handEvents = log.filter((e) => e.type.startsWith('hand.')).map((e) => [e.type, 'hand' in e ? e.hand : '']);
+    expect(handEvents).toEqual([
+      ['hand.provisioned', 'memory-1'],
+      ['hand.provisioned', 'remote-2'],
+      ['hand.lost', 'memory-1'],
+      ['hand.reattached', 'remote-2'],
+    ]);
+    expect(log.find((e) => e.type === 'hand.provisioned' && e.hand === 'remote-2')).toMatchObject({ endpoint: 'box' });
+    expect(log.find((e) => e.type === 'hand.lost')).toMatchObject({ reason: expect.stringContaining('server process is gone') as unknown });
+    // The endpoint's URL and token stay in the server's config, out of the log.
+    expect(JSON.stringify(log)).not.toContain('outlive-token');
+    expect(JSON.stringify(log)).not.toContain(hand.url);
+    void annotate(`killed mid-call; resumed and finished ${resumedMs} ms later (lease TTL 500 ms; the command had 2 s to run)`);
+  }, 60_000);
+});
