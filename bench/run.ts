@@ -21,6 +21,7 @@ import { buildLog, userMessage } from '~/bench/fixtures';
 import { Rows, ms, perSec, printTable } from '~/bench/table';
 import { runBrowserBench } from '~/bench/browser';
 import { runScaleBench } from '~/bench/scale';
+import { runSoakBench } from '~/bench/soak';
 import { runTtftBench } from '~/bench/ttft';
 
 // The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
@@ -55,10 +56,9 @@ class TimingModel implements ModelClient {
   }
 }
 
-async function main(): Promise<void> {
+async function storePart(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-bench-'));
   const file = path.join(dir, 'bench.sqlite');
-  const started = performance.now();
   const store = await openSqliteStore({ file });
   let harness: Harness | null = null;
   try {
@@ -173,25 +173,31 @@ async function main(): Promise<void> {
   }
 
   printTable(table.rows);
-  console.log(`store/harness part ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
 
-  // Second table: time to first token, coupled vs lazy hands (bench/ttft.ts).
-  console.log('');
-  const t1 = performance.now();
-  printTable(await runTtftBench());
-  console.log(`ttft part ${((performance.now() - t1) / 1000).toFixed(1)} s · total ${((performance.now() - started) / 1000).toFixed(1)} s`);
+/** PADDOCK_BENCH_PARTS=store,ttft,browser,scale,soak (default: all) runs only some tables. */
+const PARTS = ['store', 'ttft', 'browser', 'scale', 'soak'] as const;
+type Part = (typeof PARTS)[number];
 
-  // Third table: the browser, reload from IndexedDB and live appends (bench/browser.ts).
-  console.log('');
-  const t2 = performance.now();
-  printTable(await runBrowserBench());
-  console.log(`browser part ${((performance.now() - t2) / 1000).toFixed(1)} s · total ${((performance.now() - started) / 1000).toFixed(1)} s`);
-
-  // Fourth table: scaling out on PostgreSQL, crash takeover and PostgreSQL vs SQLite (bench/scale.ts).
-  console.log('');
-  const t3 = performance.now();
-  printTable(await runScaleBench());
-  console.log(`scale part ${((performance.now() - t3) / 1000).toFixed(1)} s · total ${((performance.now() - started) / 1000).toFixed(1)} s`);
+async function main(): Promise<void> {
+  const asked = (process.env.PADDOCK_BENCH_PARTS ?? PARTS.join(',')).split(',').map((p) => p.trim()).filter(Boolean);
+  const unknown = asked.filter((p) => !(PARTS as readonly string[]).includes(p));
+  if (unknown.length > 0) throw new Error(`PADDOCK_BENCH_PARTS: unknown part ${unknown.join(', ')} (parts: ${PARTS.join(', ')})`);
+  const started = performance.now();
+  const runs: Record<Part, () => Promise<void>> = {
+    store: storePart,
+    ttft: async () => printTable(await runTtftBench()),
+    browser: async () => printTable(await runBrowserBench()),
+    scale: async () => printTable(await runScaleBench()),
+    soak: async () => printTable(await runSoakBench()),
+  };
+  for (const part of PARTS) {
+    if (!asked.includes(part)) continue;
+    console.log('');
+    const t = performance.now();
+    await runs[part]();
+    console.log(`${part} part ${((performance.now() - t) / 1000).toFixed(1)} s · total ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
 }
 
 main().catch((e: unknown) => {

@@ -296,6 +296,9 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
         `${unfinished.length} unfinished, ${violations} violations, ${workerErrors.length} worker error logs`;
       await annotate(summary);
       process.stdout.write(`[chaos] ${summary}\n`);
+      // For `npm run bench` (bench/soak.ts), which runs this test for longer and tabulates it.
+      const figures = { seconds: Math.round(chaosMs / 1000), kills, killsBeforeReady, cutMidWork, sessions: SESSIONS, acks: acks.length, events, requests: requests.length, injected: brainStats.failuresInjected, drainMs: Math.round(drainMs), unfinished: unfinished.length, violations, workerErrors: workerErrors.length };
+      process.stdout.write(`[chaos-json] ${JSON.stringify(figures)}\n`);
 
       expect(w.unexpectedExits).toEqual([]);
       expect(workerErrors.slice(0, 5)).toEqual([]);

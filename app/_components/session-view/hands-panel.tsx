@@ -33,6 +33,11 @@ export function HandsPanel({ events, progress }: { events: readonly StoredEvent[
             <span className={`hand-status hand-${h.status}`}>{h.status}</span>
             <span className="muted small">{age(h.since, now)}</span>
             {h === current && <span className="small">current</span>}
+            {h.reattached !== undefined && h.status === 'ready' && (
+              <span className="small muted" title="a harness that took this session over connected to it again">
+                re-attached{h.reattached > 1 ? ` ×${h.reattached}` : ''}
+              </span>
+            )}
             {h.reason && <div className="small muted hand-reason">{h.reason}</div>}
           </li>
         ))}
