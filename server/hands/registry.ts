@@ -280,6 +280,8 @@ export class HandRegistry {
     for (const r of records) {
       const held = s.entries.get(r.id);
       if (held?.status === 'starting') continue; // this process is provisioning it right now
+      // A loss or release seen here is at least as new as the log (its event may still be on its way).
+      if (held && held.status !== 'ready') continue;
       if (r.status !== 'ready') {
         // Released or lost through another process: let go of the copy held here, if any.
         if (held?.hand) void held.hand.close().catch(() => undefined);
