@@ -1,5 +1,5 @@
 import 'server-only';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, type Transaction, sql } from 'kysely';
 import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
 import { type NewEvent, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { newId } from '~/lib/ids';
@@ -57,6 +57,12 @@ export interface StoreBackend {
   lockSessionRow: boolean;
   /** Runs after the database was closed: releases what the backend owns besides it. */
   afterClose?(): Promise<void>;
+  /**
+   * The clock leases run on, in ms since the epoch, as SQL. On a database several machines
+   * share, the database's own clock, so instances whose clocks disagree still agree on who
+   * holds a lease. Default: this process's clock (right for SQLite, one machine).
+   */
+  leaseClock?: () => RawBuilder<number>;
 }
 
 export class KyselySessionStore implements SessionStore {
@@ -277,12 +283,22 @@ export class KyselySessionStore implements SessionStore {
     }
   }
 
+  /** Now, on the lease clock. */
+  #now(): RawBuilder<number> {
+    return this.#backend.leaseClock?.() ?? sql<number>`${Date.now()}`;
+  }
+
+  #expiresIn(ttlMs: number): RawBuilder<number> {
+    const clock = this.#backend.leaseClock;
+    return clock ? sql<number>`${clock()} + cast(${ttl(ttlMs)} as bigint)` : sql<number>`${Date.now() + ttl(ttlMs)}`;
+  }
+
   async acquireLease(id: string, owner: string, ttlMs: number): Promise<Fence | null> {
     if (owner.length === 0) throw new InvalidInputError('owner: must not be empty');
-    const now = Date.now();
+    const now = this.#now();
     const row = await this.db
       .updateTable('sessions')
-      .set((eb) => ({ lease_owner: owner, lease_epoch: eb('lease_epoch', '+', 1), lease_expires_at: now + ttl(ttlMs) }))
+      .set((eb) => ({ lease_owner: owner, lease_epoch: eb('lease_epoch', '+', 1), lease_expires_at: this.#expiresIn(ttlMs) }))
       .where('id', '=', id)
       // Free or expired only: even the current owner must not re-acquire a live lease, so two
       // workers sharing an owner name still exclude each other.
@@ -297,7 +313,7 @@ export class KyselySessionStore implements SessionStore {
   async renewLease(fence: Fence, ttlMs: number): Promise<boolean> {
     const result = await this.db
       .updateTable('sessions')
-      .set({ lease_expires_at: Date.now() + ttl(ttlMs) })
+      .set({ lease_expires_at: this.#expiresIn(ttlMs) })
       .where('id', '=', fence.sessionId)
       .where('lease_owner', '=', fence.owner)
       .where('lease_epoch', '=', fence.epoch)
@@ -317,7 +333,7 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async sessionsNeedingWork(limit: number): Promise<string[]> {
-    const now = Date.now();
+    const now = this.#now();
     const rows = await this.db
       .selectFrom('sessions')
       .select('id')

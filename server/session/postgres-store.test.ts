@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StaleFenceError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { migrateToLatest } from '~/server/session/migrations';
@@ -158,6 +158,28 @@ describe('postgres store: two server instances on one database', () => {
     await expect(a.emitEvent(s.id, msg('zombie'), { fence: fenceA })).rejects.toBeInstanceOf(StaleFenceError);
     expect(await a.renewLease(fenceA, 10_000)).toBe(false);
     expect((await b.emitEvent(s.id, msg('live'), { fence: fenceB })).seq).toBe(3);
+  });
+
+  it('times leases by the database’s clock, so an instance whose clock is an hour off cannot steal or squat one', async () => {
+    const realNow = Date.now.bind(Date);
+    const skewed = (offsetMs: number) => vi.spyOn(Date, 'now').mockImplementation(() => realNow() + offsetMs);
+    const s = await a.createSession({});
+    await a.emitEvent(s.id, msg('please'));
+    // A's clock runs an hour slow: by its own clock its lease would be long expired at once.
+    const slow = skewed(-3_600_000);
+    const fenceA = await a.acquireLease(s.id, 'instance-a', 10_000);
+    slow.mockRestore();
+    expect(fenceA).not.toBeNull();
+    expect(await b.acquireLease(s.id, 'instance-b', 10_000)).toBeNull();
+    expect(await b.sessionsNeedingWork(100)).not.toContain(s.id);
+    await a.releaseLease(fenceA!);
+    // B's clock runs an hour fast: a 300 ms lease must still end after 300 ms, not in an hour.
+    const fast = skewed(3_600_000);
+    const fenceB = await b.acquireLease(s.id, 'instance-b', 300);
+    fast.mockRestore();
+    expect(fenceB).not.toBeNull();
+    await sleep(400);
+    expect(await a.acquireLease(s.id, 'instance-a', 10_000)).not.toBeNull();
   });
 
   it('hands a free lease to exactly one of many concurrent acquirers on A and B', async () => {

@@ -1,5 +1,5 @@
 import 'server-only';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { errorFields, logger } from '~/server/log';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
@@ -73,6 +73,8 @@ export class PostgresSessionStore extends KyselySessionStore {
       appendTransaction: (work) => db.transaction().execute(work),
       readSnapshot: (work) => db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(work),
       lockSessionRow: true,
+      // Instances' clocks may disagree; the database's clock is the one they share.
+      leaseClock: () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`,
       afterClose: async () => {
         await ownedNotifier?.close();
       },
