@@ -2,7 +2,7 @@
  * Domain errors: thrown by the store and harness, mapped to HTTP/tRPC codes only at the edge.
  * Each carries a stable `code` so callers can branch without instanceof across module copies.
  */
-export type DomainErrorCode = 'not_found' | 'invalid_input' | 'stale_fence' | 'seq_conflict' | 'conflict';
+export type DomainErrorCode = 'not_found' | 'invalid_input' | 'stale_fence' | 'seq_conflict' | 'conflict' | 'store_unavailable';
 
 export class DomainError extends Error {
   constructor(
@@ -48,6 +48,27 @@ export class SeqConflictError extends DomainError {
   }
 }
 
+/**
+ * The session store cannot be reached (database restarting, connection dropped, refused). Transient:
+ * the harness and followers retry; a request that got it may or may not have been applied if the
+ * connection dropped mid-commit, so callers re-read the log rather than assume either.
+ */
+export class StoreUnavailableError extends DomainError {
+  constructor(
+    readonly store: string,
+    /** What the driver said (errno or SQLSTATE and message), for logs; never shown to users. */
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super('store_unavailable', `the session store (${store}) is unreachable; retrying`);
+    if (options && 'cause' in options) this.cause = options.cause;
+  }
+}
+
 export function isDomainError(e: unknown): e is DomainError {
   return e instanceof Error && 'code' in e && e.name === 'DomainError';
+}
+
+export function isStoreUnavailable(e: unknown): e is StoreUnavailableError {
+  return isDomainError(e) && e.code === 'store_unavailable';
 }

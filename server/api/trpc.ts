@@ -2,7 +2,7 @@ import 'server-only';
 import { TRPCError, initTRPC } from '@trpc/server';
 import { ZodError } from 'zod';
 import { describeZodError } from '~/lib/events';
-import { isDomainError } from '~/lib/errors';
+import { type DomainError, isDomainError } from '~/lib/errors';
 import { unreachable } from '~/lib/unreachable';
 import type { Runtime } from '~/server/runtime';
 
@@ -22,28 +22,39 @@ const t = initTRPC.context<Context>().create({
   },
 });
 
+/** The tRPC code each domain error is answered with. */
+function codeOf(e: DomainError): TRPCError['code'] {
+  switch (e.code) {
+    case 'not_found':
+      return 'NOT_FOUND';
+    case 'invalid_input':
+      return 'BAD_REQUEST';
+    case 'stale_fence':
+    case 'seq_conflict':
+    case 'conflict':
+      return 'CONFLICT';
+    case 'store_unavailable':
+      // 503, which tRPC clients (and the SSE link) treat as retryable; the message is the clean
+      // domain one, never the driver's text.
+      return 'SERVICE_UNAVAILABLE';
+    default:
+      return unreachable(e.code);
+  }
+}
+
+/**
+ * A domain error as the TRPCError the client gets. The middleware below applies it to procedures;
+ * a subscription applies it itself to errors thrown inside its stream, which no middleware sees.
+ */
+export function domainToTRPC(e: DomainError): TRPCError {
+  return new TRPCError({ code: codeOf(e), message: e.message, cause: e });
+}
+
 /** Domain errors become tRPC codes here, at the edge; anything else is a real 500. */
 const mapDomainErrors = t.middleware(async ({ next }) => {
   const result = await next();
   if (result.ok || !isDomainError(result.error.cause)) return result;
-  const e = result.error.cause;
-  let code: TRPCError['code'];
-  switch (e.code) {
-    case 'not_found':
-      code = 'NOT_FOUND';
-      break;
-    case 'invalid_input':
-      code = 'BAD_REQUEST';
-      break;
-    case 'stale_fence':
-    case 'seq_conflict':
-    case 'conflict':
-      code = 'CONFLICT';
-      break;
-    default:
-      unreachable(e.code);
-  }
-  throw new TRPCError({ code, message: e.message, cause: e });
+  throw domainToTRPC(result.error.cause);
 });
 
 export const createTRPCRouter = t.router;

@@ -238,6 +238,9 @@ export class PgNotifier implements Notifier {
     client.removeAllListeners('end');
     client.end().catch(() => undefined);
     log.warn('LISTEN connection lost; reconnecting', errorFields(e));
+    // Followers sleeping until the next hint re-read now: if the database is gone they learn it
+    // (StoreUnavailableError) instead of sleeping through the outage; if not, they lose nothing.
+    this.#hintAll();
     void this.#reconnect();
   }
 

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { errorFields, logger } from '~/server/log';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
+import { storeErrorsPool, toStoreError } from '~/server/session/pg-errors';
 import { migrateToLatest } from '~/server/session/migrations';
 import type { Notifier } from '~/server/session/notifier';
 import { openPgNotifier } from '~/server/session/pg-notifier';
@@ -12,6 +13,8 @@ const log = logger('postgres-store');
 
 /** PostgreSQL's type oid for int8 (bigint). */
 const INT8_OID = 20;
+/** How long a checkout may wait for a new connection before the store is reported unreachable. */
+const CONNECT_TIMEOUT_MS = 5_000;
 
 export interface PostgresStoreOptions {
   /** Connection string, e.g. postgres://user@host:5432/paddock. */
@@ -37,11 +40,19 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     max: options.poolSize ?? 10,
     application_name: 'paddock',
     types: int8AsNumber(),
+    // An unreachable host fails a checkout instead of queueing every request behind it forever.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
   });
   // An idle pooled connection that dies (server restart, terminated backend) is reported here;
   // without a listener the pool would crash the process. The pool replaces it on next use.
   pool.on('error', (e) => log.warn('idle connection lost', errorFields(e)));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // A connection can also die while checked out between two statements of a transaction, with no
+  // query to fail: pg then emits 'error' on the client, which (pg-pool listens only while it is
+  // idle) would be an uncaught exception. The next statement fails instead (StoreUnavailableError)
+  // and pg-pool discards the client on release, as it is no longer queryable.
+  pool.on('connect', (client) => client.on('error', (e) => log.warn('connection lost', errorFields(e))));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: storeErrorsPool(pool) }) });
   try {
     // Kysely's migrator takes a row lock first, so instances starting together migrate once.
     await migrateToLatest(db);
@@ -55,7 +66,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     return new PostgresSessionStore(db, own, own);
   } catch (e) {
     await db.destroy();
-    throw e;
+    throw toStoreError(e);
   }
 }
 

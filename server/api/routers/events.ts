@@ -1,11 +1,15 @@
 import 'server-only';
-import { TRPCError, tracked } from '@trpc/server';
+import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { EventSliceInput, SendableEvent, SessionId } from '~/server/api/inputs';
-import { createTRPCRouter, publicProcedure } from '~/server/api/trpc';
+import { createTRPCRouter, domainToTRPC, publicProcedure } from '~/server/api/trpc';
+import { isDomainError } from '~/lib/errors';
+import { errorFields, logger } from '~/server/log';
 import type { UserContent } from '~/lib/events';
 import { DEFAULT_TITLE, type SessionStore } from '~/server/session/store';
 import { followWithDeltas } from '~/server/api/follow';
+
+const log = logger('events');
 
 /** An untitled session is named after its first message, as people expect from chat apps. */
 async function autoTitle(store: SessionStore, id: string, content: UserContent[]): Promise<void> {
@@ -26,7 +30,11 @@ export const eventsRouter = createTRPCRouter({
     const key = input.event.type === 'user.tool_result' ? input.event.tool_use_id : undefined;
     const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
     void ctx.runtime.harness.wake(input.sessionId);
-    if (stored.type === 'user.message' && stored.seq === 1) await autoTitle(ctx.runtime.store, input.sessionId, stored.content);
+    if (stored.type === 'user.message' && stored.seq === 1) {
+      // Best effort: the message is stored, so the send must succeed even if naming fails (a
+      // failed send would make the user send it again).
+      await autoTitle(ctx.runtime.store, input.sessionId, stored.content).catch((e: unknown) => log.warn('auto-title failed', { session: input.sessionId, ...errorFields(e) }));
+    }
     return stored;
   }),
 
@@ -37,14 +45,18 @@ export const eventsRouter = createTRPCRouter({
   follow: publicProcedure
     .input(z.object({ sessionId: SessionId, afterSeq: z.number().int().min(0).default(0), lastEventId: z.string().regex(/^\d+$/).nullish() }))
     .subscription(async function* ({ ctx, input, signal }) {
-      if (!(await ctx.runtime.store.getSession(input.sessionId))) {
-        // Thrown inside the stream, past the error-mapping middleware: use the tRPC code directly.
-        throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.sessionId} not found` });
-      }
-      const after = input.lastEventId ? Number(input.lastEventId) : input.afterSeq;
-      for await (const item of followWithDeltas(ctx.runtime, input.sessionId, after, signal ?? new AbortController().signal)) {
-        if (item.kind === 'event') yield tracked(String(item.event.seq), item);
-        else yield item;
+      // Errors thrown inside the stream pass no middleware: domain errors (an unknown session's
+      // NotFoundError first of all) are mapped here. An unreachable store is reported in the
+      // stream and retried by followWithDeltas, never thrown.
+      try {
+        const after = input.lastEventId ? Number(input.lastEventId) : input.afterSeq;
+        for await (const item of followWithDeltas(ctx.runtime, input.sessionId, after, signal ?? new AbortController().signal)) {
+          if (item.kind === 'event') yield tracked(String(item.event.seq), item);
+          else yield item;
+        }
+      } catch (e) {
+        if (isDomainError(e)) throw domainToTRPC(e);
+        throw e;
       }
     }),
 });
