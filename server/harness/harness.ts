@@ -2,9 +2,9 @@ import 'server-only';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type NewEvent, type StoredEvent, describeZodError } from '~/lib/events';
-import { isDomainError } from '~/lib/errors';
+import { type StoreUnavailableError, isDomainError, isStoreUnavailable } from '~/lib/errors';
 import { type HandKind, ToolError } from '~/lib/hand';
-import { abortReason, sleep } from '~/lib/sleep';
+import { abortReason, backoffMs, sleep } from '~/lib/sleep';
 import { BRAIN_TOOLS, isHandTool } from '~/lib/tools';
 import { unreachable } from '~/lib/unreachable';
 import type { HandResources } from '~/server/hands/provisioner';
@@ -28,6 +28,9 @@ export interface HarnessOptions {
   /** Retries after the first failed model attempt before the session gives up. */
   maxRetries?: number;
   retryBaseMs?: number;
+  /** Back-off while the session store is unreachable: first wait, and the longest (default 200 ms, 5 s). */
+  storeRetryBaseMs?: number;
+  storeRetryMaxMs?: number;
   /** Identifies this process in lease owners. */
   instanceId?: string;
 }
@@ -95,6 +98,7 @@ export class Harness {
   private readonly runs = new Map<string, Run>();
   private readonly instanceId: string;
   private closing = false;
+  #storeRetries = 0;
 
   constructor(private readonly o: HarnessOptions) {
     this.instanceId = o.instanceId ?? `h-${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -102,6 +106,11 @@ export class Harness {
 
   get model(): ModelClient {
     return this.o.model;
+  }
+
+  /** How many times a step, read or write was retried because the store was unreachable (for tests and operators). */
+  get storeRetries(): number {
+    return this.#storeRetries;
   }
 
   /** Runs the session until there is nothing to do. Resolves when this wake's work is over. */
@@ -126,13 +135,24 @@ export class Harness {
   /** Periodically wakes sessions that need work and have no live lease (e.g. a crashed harness). */
   startSweeper(intervalMs: number): () => void {
     let stopped = false;
+    // One sweep at a time: while the store hangs, ticks must not pile up on the pool.
+    let sweeping = false;
+    let failing = false;
     const tick = async () => {
-      if (stopped || this.closing) return;
+      if (stopped || this.closing || sweeping) return;
+      sweeping = true;
       try {
         const ids = await this.o.store.sessionsNeedingWork(50);
+        if (failing) log.info('sweep recovered');
+        failing = false;
         for (const id of ids) if (!this.runs.has(id)) void this.wake(id);
       } catch (e) {
-        log.warn('sweep failed', errorFields(e));
+        // Once per outage at warn: the sweeper keeps ticking and re-wakes sessions when it ends.
+        if (failing) log.debug('sweep failed', errorFields(e));
+        else log.warn('sweep failed; retrying every tick', errorFields(e));
+        failing = true;
+      } finally {
+        sweeping = false;
       }
     };
     const timer = setInterval(() => void tick(), intervalMs);
@@ -154,30 +174,57 @@ export class Harness {
   private async runLoop(sessionId: string, run: Run): Promise<void> {
     const { store } = this.o;
     const ttl = this.o.leaseTtlMs ?? 15_000;
-    const fence = await store.acquireLease(sessionId, `${this.instanceId}:${randomUUID().slice(0, 8)}`, ttl);
+    let fence: Fence | null;
+    try {
+      // Nothing is held yet, so the acquire itself is retried. If an acquire committed but its
+      // answer was lost, the retry finds the lease taken and returns null: the sweeper wakes the
+      // session again once that lease expires.
+      fence = await this.retryStore(run, sessionId, 'acquire lease', () => store.acquireLease(sessionId, `${this.instanceId}:${randomUUID().slice(0, 8)}`, ttl));
+    } catch (e) {
+      if (e instanceof StepAbort) return;
+      throw e;
+    }
     if (!fence) return; // another harness holds it and will see the new events itself
+    const held = fence;
     const renew = setInterval(() => {
-      store.renewLease(fence, ttl).then(
+      store.renewLease(held, ttl).then(
         (ok) => {
           if (!ok) run.loop.abort(new StepAbort('lease_lost'));
         },
-        (e: unknown) => log.warn('lease renewal failed', { session: sessionId, ...errorFields(e) }),
+        (e: unknown) => {
+          // During an outage the loop reports (and retries) it; if the lease expires meanwhile,
+          // whoever takes it over fences this run off.
+          if (isStoreUnavailable(e)) log.debug('lease renewal failed', { session: sessionId, ...errorFields(e) });
+          else log.warn('lease renewal failed', { session: sessionId, ...errorFields(e) });
+        },
       );
     }, Math.max(50, Math.floor(ttl / 3)));
     renew.unref();
 
-    const events: StoredEvent[] = await store.getEvents(sessionId);
-    const watcher = this.watchInterrupts(sessionId, events.at(-1)?.seq ?? 0, run);
+    const events: StoredEvent[] = [];
+    let watcher: Promise<void> = Promise.resolve();
     try {
-      for (;;) {
+      events.push(...(await this.retryStore(run, sessionId, 'read log', () => store.getEvents(sessionId))));
+      watcher = this.watchInterrupts(sessionId, events.at(-1)?.seq ?? 0, run);
+      for (let failures = 0; ; ) {
         if (run.loop.signal.aborted) return;
-        run.dirty = false;
-        run.seenSeq = events.at(-1)?.seq ?? 0;
-        const action = decide(events);
-        if (action.kind === 'none') return;
-        await this.step(sessionId, fence, action, events, run);
-        const lastSeq = events.at(-1)?.seq ?? 0;
-        events.push(...(await store.getEvents(sessionId, { from: lastSeq + 1 })));
+        try {
+          run.dirty = false;
+          run.seenSeq = events.at(-1)?.seq ?? 0;
+          const action = decide(events);
+          if (action.kind === 'none') return;
+          await this.step(sessionId, held, action, events, run);
+          const lastSeq = events.at(-1)?.seq ?? 0;
+          events.push(...(await store.getEvents(sessionId, { from: lastSeq + 1 })));
+          failures = 0;
+        } catch (e) {
+          if (!isStoreUnavailable(e)) throw e;
+          // Whether the step's last write landed is unknown (the connection may have dropped
+          // mid-commit): wait, then re-derive everything from the log, as a new harness would.
+          await this.storeBackoff(run, sessionId, 'step', ++failures, e);
+          const fresh = await this.retryStore(run, sessionId, 'read log', () => store.getEvents(sessionId));
+          events.splice(0, events.length, ...fresh);
+        }
       }
     } catch (e) {
       if (e instanceof StepAbort || (isDomainError(e) && e.code === 'stale_fence')) {
@@ -189,21 +236,60 @@ export class Harness {
       clearInterval(renew);
       run.loop.abort(new StepAbort('closing'));
       await watcher;
-      await store.releaseLease(fence).catch((e: unknown) => log.warn('lease release failed', errorFields(e)));
+      await store.releaseLease(held).catch((e: unknown) => log.warn('lease release failed', errorFields(e)));
     }
   }
 
-  /** Follows the log while the loop runs: a user.interrupt aborts the step in flight. */
-  private async watchInterrupts(sessionId: string, afterSeq: number, run: Run): Promise<void> {
-    try {
-      for await (const e of this.o.store.follow(sessionId, afterSeq, run.loop.signal)) {
-        run.dirty = true;
-        if (e.type !== 'user.interrupt') continue;
-        run.interruptSeq = e.seq;
-        run.step?.abort(new StepAbort('interrupt'));
+  /**
+   * Runs a store call until the store answers: only for calls that are safe to repeat (reads,
+   * idempotency-keyed appends, the lease acquire). Ends with the loop (StepAbort) or any other error.
+   */
+  private async retryStore<T>(run: Run, sessionId: string, what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (!isStoreUnavailable(e)) throw e;
+        await this.storeBackoff(run, sessionId, what, attempt, e);
       }
-    } catch (e) {
-      if (!run.loop.signal.aborted) log.warn('interrupt watcher failed', { session: sessionId, ...errorFields(e) });
+    }
+  }
+
+  /** Counts and logs one retry, then waits (rejects with the loop's StepAbort if it ends meanwhile). */
+  private async storeBackoff(run: Run, sessionId: string, what: string, attempt: number, e: StoreUnavailableError): Promise<void> {
+    this.#storeRetries++;
+    const delay = backoffMs(attempt, this.o.storeRetryBaseMs ?? 200, this.o.storeRetryMaxMs ?? 5_000);
+    const fields = { session: sessionId, what, attempt, retryInMs: delay, detail: e.detail };
+    if (attempt === 1) log.warn('session store unreachable; retrying', fields);
+    else log.debug('session store still unreachable', fields);
+    await sleep(delay, run.loop.signal);
+  }
+
+  /**
+   * Follows the log while the loop runs: a user.interrupt aborts the step in flight. Across a
+   * store outage it resumes from the last event it saw.
+   */
+  private async watchInterrupts(sessionId: string, afterSeq: number, run: Run): Promise<void> {
+    let cursor = afterSeq;
+    for (let attempt = 1; !run.loop.signal.aborted; attempt++) {
+      try {
+        for await (const e of this.o.store.follow(sessionId, cursor, run.loop.signal)) {
+          cursor = e.seq;
+          attempt = 0;
+          run.dirty = true;
+          if (e.type !== 'user.interrupt') continue;
+          run.interruptSeq = e.seq;
+          run.step?.abort(new StepAbort('interrupt'));
+        }
+        return;
+      } catch (e) {
+        if (run.loop.signal.aborted) return;
+        if (!isStoreUnavailable(e)) {
+          log.warn('interrupt watcher failed', { session: sessionId, ...errorFields(e) });
+          return;
+        }
+        await sleep(backoffMs(attempt, this.o.storeRetryBaseMs ?? 200, this.o.storeRetryMaxMs ?? 5_000), run.loop.signal).catch(() => undefined);
+      }
     }
   }
 
@@ -234,7 +320,7 @@ export class Harness {
         }
         return;
       case 'run_tools':
-        await this.withStep(run, (signal) => this.runTools(sessionId, fence, action.calls, signal));
+        await this.withStep(run, (signal) => this.runTools(sessionId, fence, action.calls, signal, run));
         return;
       case 'call_model':
         await this.callModel(sessionId, fence, events, action.attempt, run);
@@ -266,36 +352,45 @@ export class Harness {
     }
   }
 
-  private async runTools(sessionId: string, fence: Fence, calls: ToolUse[], signal: AbortSignal): Promise<void> {
+  private async runTools(sessionId: string, fence: Fence, calls: ToolUse[], signal: AbortSignal, run: Run): Promise<void> {
     const scope: HandScope = {
       sessionId,
       signal,
       epoch: fence.epoch,
       emit: (event, key) => this.o.store.emitEvent(sessionId, event, { fence, idempotencyKey: key }),
     };
-    await Promise.all(
+    // Settled, not all: a store failure in one call must not start the step's retry while the
+    // other calls still run.
+    const settled = await Promise.allSettled(
       calls.map(async (call) => {
         let outcome: { text: string; hand?: string; isError: boolean };
         try {
           outcome = { ...(await this.runCall(scope, call, signal)), isError: false };
         } catch (e) {
           if (signal.aborted) throw abortReason(signal);
+          // The store failed, not the call (a hand event could not be written): the step is
+          // retried, rather than the call recorded as failed.
+          if (isStoreUnavailable(e)) throw e;
           outcome = { text: e instanceof Error ? e.message : String(e), isError: true, ...(e instanceof CallFailure ? { hand: e.hand } : {}) };
         }
-        // Stored once per call, whoever retries it.
-        await this.o.store.emitEvent(
-          sessionId,
-          {
-            type: 'agent.tool_result',
-            tool_use_id: call.id,
-            ...(outcome.hand ? { hand: outcome.hand } : {}),
-            ...(outcome.isError ? { is_error: true } : {}),
-            content: [{ type: 'text', text: outcome.text }],
-          },
-          { fence, idempotencyKey: call.id },
+        // Stored once per call, whoever retries it: so the result is kept across an outage.
+        await this.retryStore(run, sessionId, 'store tool result', () =>
+          this.o.store.emitEvent(
+            sessionId,
+            {
+              type: 'agent.tool_result',
+              tool_use_id: call.id,
+              ...(outcome.hand ? { hand: outcome.hand } : {}),
+              ...(outcome.isError ? { is_error: true } : {}),
+              content: [{ type: 'text', text: outcome.text }],
+            },
+            { fence, idempotencyKey: call.id },
+          ),
         );
       }),
     );
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** One tool call: a hand-management tool, or a hand tool routed to its hand. */
@@ -373,7 +468,8 @@ export class Harness {
     }
     if (outcome instanceof StepAbort) {
       // Interrupted: close the span; the partial answer is dropped, never half-stored.
-      await store.emitEvents(sessionId, [spanEnd({ model_stop_reason: 'interrupted' })], { fence, idempotencyKey: `turn:${start.id}` });
+      const end = spanEnd({ model_stop_reason: 'interrupted' });
+      await this.retryStore(run, sessionId, 'store interrupted turn', () => store.emitEvents(sessionId, [end], { fence, idempotencyKey: `turn:${start.id}` }));
       return;
     }
     const turn = outcome;
@@ -384,9 +480,8 @@ export class Harness {
     if (texts.length > 0) batch.push({ type: 'agent.message', content: texts.map((t) => ({ type: 'text', text: t.text })) });
     // Each call is addressed to the hand it will run on (named, or the current one), so a browser
     // tab can see in the log which calls are its own.
-    const current = turn.content.some((b) => b.type === 'tool_use')
-      ? await this.o.hands.peekCurrent({ sessionId, signal: run.loop.signal, epoch: fence.epoch, emit: (e, key) => store.emitEvent(sessionId, e, { fence, idempotencyKey: key }) })
-      : null;
+    const scope: HandScope = { sessionId, signal: run.loop.signal, epoch: fence.epoch, emit: (e, key) => store.emitEvent(sessionId, e, { fence, idempotencyKey: key }) };
+    const current = turn.content.some((b) => b.type === 'tool_use') ? await this.retryStore(run, sessionId, 'read hands', () => this.o.hands.peekCurrent(scope)) : null;
     for (const b of turn.content) {
       if (b.type !== 'tool_use') continue;
       const named = typeof b.input.hand === 'string' && b.input.hand.length > 0 ? b.input.hand : undefined;
@@ -394,8 +489,9 @@ export class Harness {
       batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, ...(hand ? { hand } : {}) });
     }
     batch.push(spanEnd({ is_error: false, model_usage: turn.usage, ttft_ms: turn.ttftMs === null ? null : Math.round(turn.ttftMs * 10) / 10, model_stop_reason: turn.stopReason }));
-    // One atomic batch: a crash leaves either the whole turn or none of it.
-    await store.emitEvents(sessionId, batch, { fence, idempotencyKey: `turn:${start.id}` });
+    // One atomic batch: a crash leaves either the whole turn or none of it. Keyed, so it is retried
+    // in place across a store outage: the answer already streamed is kept, not asked for again.
+    await this.retryStore(run, sessionId, 'store turn', () => store.emitEvents(sessionId, batch, { fence, idempotencyKey: `turn:${start.id}` }));
   }
 
   private async modelFailed(sessionId: string, fence: Fence, e: ModelError, attempt: number, end: NewEvent, run: Run): Promise<void> {
