@@ -18,3 +18,9 @@ export function makeTrpcClient() {
 }
 
 export type TrpcClient = ReturnType<typeof makeTrpcClient>;
+
+/** Whether a tRPC error says the server is up but its session store (database) is not (a 503). */
+export function storeUnavailable(err: unknown): boolean {
+  const data = typeof err === 'object' && err !== null && 'data' in err ? (err as { data?: { code?: unknown } | null }).data : null;
+  return data?.code === 'SERVICE_UNAVAILABLE';
+}

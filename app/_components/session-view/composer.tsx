@@ -1,7 +1,7 @@
 'use client';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { useTRPC } from '~/lib/browser/trpc';
+import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 
 export function Composer({ sessionId, busy, disabled }: { sessionId: string; busy: boolean; disabled: boolean }) {
   const trpc = useTRPC();
@@ -17,6 +17,8 @@ export function Composer({ sessionId, busy, disabled }: { sessionId: string; bus
     }),
   );
   const interrupt = useMutation(trpc.events.send.mutationOptions());
+
+  const failed = send.error ?? interrupt.error;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -48,7 +50,11 @@ export function Composer({ sessionId, busy, disabled }: { sessionId: string; bus
           Send
         </button>
       </div>
-      {(send.error ?? interrupt.error) && <p className="error">{(send.error ?? interrupt.error)?.message}</p>}
+      {failed && (
+        <p className="error" role="alert" data-testid="composer-error">
+          {storeUnavailable(failed) ? 'Not sent: the database is unreachable. Your message is kept here; send it again once the session is back.' : failed.message}
+        </p>
+      )}
     </form>
   );
 }

@@ -5,12 +5,13 @@ import { BrainBadge } from '~/app/_components/brain-badge';
 import { Composer } from '~/app/_components/session-view/composer';
 import { Conversation } from '~/app/_components/session-view/conversation';
 import { awaitingAgent, conversation, currentStatus } from '~/app/_components/session-view/derive';
+import { StoreOutageBanner } from '~/app/_components/session-view/store-outage-banner';
 import { Timeline } from '~/app/_components/session-view/timeline';
 import dynamic from 'next/dynamic';
 import { useBrowserHand } from '~/lib/browser/use-browser-hand';
 import { useSessionLog } from '~/app/_components/session-view/use-session-log';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
-import { useTRPC } from '~/lib/browser/trpc';
+import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { useLiveQuery } from 'dexie-react-hooks';
 
 // The IDE (CodeMirror, xterm) and the waterfall load after the log has painted.
@@ -22,9 +23,12 @@ const Waterfall = dynamic(() => import('~/app/_components/ide/waterfall').then((
 
 export function SessionView({ sessionId }: { sessionId: string }) {
   const trpc = useTRPC();
-  const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
+  const session = useQuery(
+    // A 503 (database unreachable) is retried until it answers; anything else is final.
+    trpc.sessions.get.queryOptions({ id: sessionId }, { retry: (_count, err) => storeUnavailable(err), retryDelay: (n) => Math.min(5_000, 500 * 2 ** n) }),
+  );
   const mirrored = useLiveQuery(() => mirror().sessions.get(sessionId), [sessionId]);
-  const { events, streaming, handProgress, connection, error } = useSessionLog(sessionId);
+  const { events, streaming, handProgress, connection, error, storeOutage } = useSessionLog(sessionId);
   // Whether this tab serves as the session's browser hand; remembered so a reload re-attaches.
   const [browserEnabled, setBrowserEnabled] = useState(false);
   const [view, setView] = useState<'timeline' | 'waterfall'>('timeline');
@@ -48,6 +52,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
   }, [session.data]);
 
   const notFound = session.error?.data?.code === 'NOT_FOUND' || session.error?.data?.code === 'BAD_REQUEST';
+  const outage = storeOutage ?? (storeUnavailable(session.failureReason) ? (session.failureReason?.message ?? null) : null);
   const log = useMemo(() => events ?? [], [events]);
   const items = useMemo(() => conversation(log), [log]);
   const status = currentStatus(log);
@@ -76,6 +81,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
         <span className="mono muted small">{sessionId}</span>
       </div>
       <BrainBadge />
+      {outage !== null && connection !== 'offline' && <StoreOutageBanner detail={outage} />}
       {(connection === 'offline' || (session.isError && !notFound)) && (
         <p className="offline-banner" data-testid="offline-banner">
           Offline: showing this session as mirrored in your browser{error ? ` (${error})` : ''}.

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { LiveDelta, StoredEvent } from '~/lib/events';
 import { mirrorEvents, mirroredEvents, mirroredTail } from '~/lib/browser/mirror';
-import { useTRPCClient } from '~/lib/browser/trpc';
+import { storeUnavailable, useTRPCClient } from '~/lib/browser/trpc';
 
 export type Connection = 'connecting' | 'live' | 'reconnecting' | 'offline';
 
@@ -14,6 +14,8 @@ export type Streaming = Record<string, { text: string; thinking: string; tools: 
 
 /** Events painted first on open: the newest ones, read before the whole log. */
 const FIRST_PAINT_TAIL = 300;
+/** After the follow fails for good because the store is down, when to follow again. */
+const REFOLLOW_MS = 2_000;
 
 /**
  * The mirror read for the session this page opened on starts as soon as this module loads, so it
@@ -35,6 +37,8 @@ export function useSessionLog(sessionId: string) {
   const client = useTRPCClient();
   const [connection, setConnection] = useState<Connection>('connecting');
   const [error, setError] = useState<string | null>(null);
+  // Set while the server reports its database unreachable: the page shows the mirror meanwhile.
+  const [storeOutage, setStoreOutage] = useState<string | null>(null);
   const [streaming, setStreaming] = useState<Streaming>({});
   const [handProgress, setHandProgress] = useState<HandProgress>({});
   const pending = useRef<StoredEvent[]>([]);
@@ -45,6 +49,7 @@ export function useSessionLog(sessionId: string) {
     let cancelled = false;
     let flushing: Promise<void> | null = null;
     let unsubscribe: (() => void) | null = null;
+    let refollow = 0;
 
     // Writes are batched: a burst of events becomes one IndexedDB transaction.
     const flush = () => {
@@ -95,16 +100,12 @@ export function useSessionLog(sessionId: string) {
       }
     };
 
-    void (async () => {
-      const tail = await (early?.sessionId === sessionId ? early.tail : mirroredTail(sessionId, FIRST_PAINT_TAIL));
+    // Follows from the last event in memory, so a follow started again resumes without a gap.
+    const follow = () => {
       if (cancelled) return;
-      setEvents(tail);
-      log = tail.length < FIRST_PAINT_TAIL ? tail : await mirroredEvents(sessionId);
-      if (cancelled) return;
-      if (log !== tail) setEvents(log.slice());
-      const afterSeq = log.at(-1)?.seq ?? 0;
+      unsubscribe?.();
       const sub = client.events.follow.subscribe(
-        { sessionId, afterSeq },
+        { sessionId, afterSeq: log.at(-1)?.seq ?? 0 },
         {
           onStarted: () => {
             setConnection('live');
@@ -113,16 +114,24 @@ export function useSessionLog(sessionId: string) {
           onData: (item) => {
             const value = 'data' in item && 'id' in item ? item.data : item;
             if (value.kind === 'event') onEvent(value.event);
+            else if (value.kind === 'store') setStoreOutage(value.available ? null : (value.message ?? 'the session store is unreachable'));
             else onDelta(value.delta);
           },
           onError: (err) => {
+            if (storeUnavailable(err)) {
+              // Server up, database down: not offline. The link gave up; follow again later.
+              setStoreOutage(err.message);
+              refollow = window.setTimeout(follow, REFOLLOW_MS);
+              return;
+            }
             setConnection('offline');
             setError(err.message);
           },
           onConnectionStateChange: (state) => {
             // The link retries on its own; a connecting state that carries an error means the
-            // server is unreachable right now.
-            if (state.state === 'connecting' && state.error) {
+            // server is unreachable right now (or, with a 503, its database is).
+            if (state.state === 'connecting' && state.error && storeUnavailable(state.error)) setStoreOutage(state.error.message);
+            else if (state.state === 'connecting' && state.error) {
               setConnection('offline');
               setError(state.error.message);
             } else if (state.state === 'connecting') setConnection((c) => (c === 'live' ? 'reconnecting' : c));
@@ -134,15 +143,27 @@ export function useSessionLog(sessionId: string) {
         },
       );
       unsubscribe = () => sub.unsubscribe();
+    };
+
+    void (async () => {
+      const tail = await (early?.sessionId === sessionId ? early.tail : mirroredTail(sessionId, FIRST_PAINT_TAIL));
+      if (cancelled) return;
+      setEvents(tail);
+      log = tail.length < FIRST_PAINT_TAIL ? tail : await mirroredEvents(sessionId);
+      if (cancelled) return;
+      if (log !== tail) setEvents(log.slice());
+      follow();
     })();
 
     return () => {
       cancelled = true;
       if (frame) cancelAnimationFrame(frame);
+      window.clearTimeout(refollow);
       unsubscribe?.();
       setEvents(null);
+      setStoreOutage(null);
     };
   }, [client, sessionId]);
 
-  return { events, streaming, handProgress, connection, error };
+  return { events, streaming, handProgress, connection, error, storeOutage };
 }
