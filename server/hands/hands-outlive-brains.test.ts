@@ -1,21 +1,25 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
 import { sleep } from '~/lib/sleep';
 import { type HttpHand, startHttpHandServer } from '~/server/hands/paddock-hand/server';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { type FakeMessagesApi, type RecordedRequest, type ScriptedResponse, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { WorkerProcess } from '~/server/harness/testing/worker-process';
-import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+import { openPostgresStore } from '~/server/session/postgres-store';
+import { openSqliteStore } from '~/server/session/sqlite-store';
+import type { SessionStore } from '~/server/session/store';
+import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 
 /**
  * Hands outlive brains: a real harness process (chaos-worker.ts) works a session with a local
  * hand and a remote paddock-hand over Streamable HTTP, and is SIGKILLed while a command runs on
  * the remote hand. The next process re-attaches the remote hand from the log (the hand registry)
  * and collects the in-flight call by its call id, so the command runs once; the local hand died
- * with its server and is reported lost.
+ * with its server and is reported lost. On SQLite the next process is a restart; on PostgreSQL
+ * it is a second instance that was running all along and takes the session over.
  */
 
 /** How many tool results the request carries: the step the scripted brain is at. */
@@ -28,6 +32,7 @@ function toolResults(req: RecordedRequest): number {
   return n;
 }
 
+const TOKEN = 'outlive-token-0123456789';
 const LONG_COMMAND = 'echo run >> runs.txt; sleep 2; echo finished';
 
 function brain(req: RecordedRequest): ScriptedResponse {
@@ -56,30 +61,36 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | u
 describe('hands outlive brains', () => {
   let dir: string;
   let workspace: string;
-  let store: SqliteSessionStore;
   let fake: FakeMessagesApi;
   let hand: HttpHand;
-  let worker: WorkerProcess | null = null;
+  const workers: WorkerProcess[] = [];
+  const cleanups: (() => Promise<unknown>)[] = [];
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-outlive-'));
-    workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-outlive-ws-'));
-    store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
     fake = await startFakeMessagesApi({ fallback: brain });
-    hand = await startHttpHandServer({ workspace, port: 0, token: 'outlive-token-0123456789' });
+  });
+
+  beforeEach(async () => {
+    workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-outlive-ws-'));
+    hand = await startHttpHandServer({ workspace, port: 0, token: TOKEN });
+  });
+
+  afterEach(async () => {
+    for (const w of workers.splice(0)) await w.kill();
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+    await hand?.close();
+    fs.rmSync(workspace, { recursive: true, force: true });
   });
 
   afterAll(async () => {
-    await worker?.kill();
-    await hand?.close();
     await fake?.close();
-    await store?.close();
-    for (const d of [dir, workspace]) if (d) fs.rmSync(d, { recursive: true, force: true });
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('re-attaches a remote hand after the harness is SIGKILLed mid-call and collects the call by its id instead of running it twice', async ({ annotate }) => {
+  function worker(name: string, env: Record<string, string>): WorkerProcess {
     const { DATABASE_URL: _db, ANTHROPIC_AUTH_TOKEN: _token, ...inherited } = process.env;
-    worker = new WorkerProcess(
+    const w = new WorkerProcess(
       {
         ...inherited,
         PADDOCK_DATA_DIR: dir,
@@ -90,18 +101,24 @@ describe('hands outlive brains', () => {
         PADDOCK_WARM_POOL: '0',
         PADDOCK_LEASE_TTL_MS: '500',
         PADDOCK_SWEEP_MS: '100',
-        PADDOCK_REMOTE_HANDS: JSON.stringify({ box: { url: hand.url, token: 'outlive-token-0123456789' } }),
+        PADDOCK_REMOTE_HANDS: JSON.stringify({ box: { url: hand.url, token: TOKEN } }),
+        ...env,
       },
-      path.join(dir, 'worker.log'),
+      path.join(dir, `${name}.log`),
     );
-    await worker.start().ready;
+    workers.push(w);
+    return w;
+  }
+
+  /** Runs the session, kills the harness mid-call, lets another (started by `resume`) finish it; checks it all. */
+  async function crashMidCall(store: SessionStore, victim: () => Promise<WorkerProcess>, resume: () => Promise<void>): Promise<number> {
     const session = await store.createSession({ title: 'outlive' });
     await store.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'go' }] });
 
     // The long command has started on the remote hand (its first line is written): crash now.
     const runs = path.join(workspace, 'runs.txt');
     await waitFor('the long command to start on the remote hand', () => (fs.existsSync(runs) ? true : undefined));
-    await worker.kill();
+    await (await victim()).kill();
     const killedAt = performance.now();
     const atKill = await store.getEvents(session.id);
     const call = atKill.find((e): e is Extract<StoredEvent, { type: 'agent.tool_use' }> => e.type === 'agent.tool_use' && e.input.command === LONG_COMMAND);
@@ -109,7 +126,7 @@ describe('hands outlive brains', () => {
     expect(call!.hand).toBe('remote-2');
     expect(atKill.some((e) => e.type === 'agent.tool_result' && e.tool_use_id === call!.id), 'the call was in flight when the harness died').toBe(false);
 
-    await worker.start().ready;
+    await resume();
     const log = await waitFor('the session to finish', async () => {
       const events = await store.getEvents(session.id);
       const last = events.at(-1);
@@ -135,8 +152,41 @@ describe('hands outlive brains', () => {
     expect(log.find((e) => e.type === 'hand.provisioned' && e.hand === 'remote-2')).toMatchObject({ endpoint: 'box' });
     expect(log.find((e) => e.type === 'hand.lost')).toMatchObject({ reason: expect.stringContaining('server process is gone') as unknown });
     // The endpoint's URL and token stay in the server's config, out of the log.
-    expect(JSON.stringify(log)).not.toContain('outlive-token');
+    expect(JSON.stringify(log)).not.toContain(TOKEN);
     expect(JSON.stringify(log)).not.toContain(hand.url);
-    void annotate(`killed mid-call; resumed and finished ${resumedMs} ms later (lease TTL 500 ms; the command had 2 s to run)`);
+    return resumedMs;
+  }
+
+  it('re-attaches a remote hand after the harness is SIGKILLed mid-call and collects the call by its id instead of running it twice', async ({ annotate }) => {
+    const store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
+    cleanups.push(() => store.close());
+    const first = worker('sqlite-1', {});
+    await first.start().ready;
+    const ms = await crashMidCall(
+      store,
+      () => Promise.resolve(first),
+      async () => {
+        await first.start().ready;
+      },
+    );
+    await annotate(`SQLite, restarted process: resumed and finished ${ms} ms after the kill (lease TTL 500 ms; the command had 2 s to run)`);
+  }, 60_000);
+
+  it('on PostgreSQL, a second live instance takes the session over and re-attaches the remote hand', async ({ annotate }) => {
+    const db: TestDatabase = await createTestDatabase('paddock_outlive');
+    cleanups.push(() => db.drop());
+    const store = await openPostgresStore({ url: db.url });
+    cleanups.push(() => store.close());
+    const instances = [worker('pg-a', { DATABASE_URL: db.url }), worker('pg-b', { DATABASE_URL: db.url })];
+    await Promise.all(instances.map((w) => w.start().ready));
+    // Whichever instance holds the session's lease is the one to die; the other takes over.
+    const holder = async () => {
+      const row = await store.db.selectFrom('sessions').select('lease_owner').where('title', '=', 'outlive').executeTakeFirstOrThrow();
+      const w = instances.find((i) => row.lease_owner?.startsWith(`h-${i.pid}-`));
+      if (!w) throw new Error(`no instance holds the lease (owner ${row.lease_owner})`);
+      return w;
+    };
+    const ms = await crashMidCall(store, holder, () => Promise.resolve());
+    await annotate(`PostgreSQL, two live instances: the survivor finished ${ms} ms after the lease holder was killed (lease TTL 500 ms)`);
   }, 60_000);
 });

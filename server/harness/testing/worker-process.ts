@@ -19,6 +19,11 @@ export class WorkerProcess {
   readonly unexpectedExits: string[] = [];
   starts = 0;
 
+  /** The running process's pid (the harness's lease owner names it), or null. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
   constructor(
     private readonly env: NodeJS.ProcessEnv,
     private readonly logFile: string,
