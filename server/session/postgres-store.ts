@@ -50,8 +50,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // A connection can also die while checked out between two statements of a transaction, with no
   // query to fail: pg then emits 'error' on the client, which (pg-pool listens only while it is
   // idle) would be an uncaught exception. The next statement fails instead (StoreUnavailableError)
-  // and pg-pool discards the client on release, as it is no longer queryable.
-  pool.on('connect', (client) => client.on('error', (e) => log.warn('connection lost', errorFields(e))));
+  // and pg-pool discards the client on release, as it is no longer queryable. Debug only: an idle
+  // client's loss is already logged above.
+  pool.on('connect', (client) => client.on('error', (e) => log.debug('connection lost', errorFields(e))));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: storeErrorsPool(pool) }) });
   try {
     // Kysely's migrator takes a row lock first, so instances starting together migrate once.

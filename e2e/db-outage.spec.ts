@@ -1,0 +1,112 @@
+import { expect, test } from '@playwright/test';
+import { enqueue, resetFake } from '~/e2e/fake';
+import { mirroredSeqs } from '~/e2e/mirror';
+import { OwnServer } from '~/e2e/own-server';
+import { type PrivatePostgres, createPrivatePostgres } from '~/server/session/testing/private-postgres';
+
+/**
+ * The app on a PostgreSQL of its own (a private cluster, never the shared :5432 one). With a
+ * session page open and the agent mid-answer, PostgreSQL is stopped: the page says the database is
+ * unreachable and keeps showing its local copy, and a message sent meanwhile is refused visibly.
+ * PostgreSQL is started again: the banner goes, and the session finishes the answer it was on.
+ */
+const PORT = 3216;
+let cluster: PrivatePostgres;
+let server: OwnServer;
+
+test.describe.configure({ timeout: 120_000 });
+test.beforeAll(async () => {
+  cluster = await createPrivatePostgres();
+  console.log(`[db-outage] private cluster: initdb ${cluster.timings.initdbMs} ms, first start ${cluster.timings.startMs} ms`);
+  server = new OwnServer(PORT, {
+    DATABASE_URL: cluster.url(),
+    PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/db-outage`,
+    ANTHROPIC_API_KEY: 'e2e-test-key',
+    ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+    PADDOCK_DEFAULT_HAND: 'memory',
+    PADDOCK_WARM_POOL: '0',
+    PADDOCK_SWEEP_MS: '250',
+    PADDOCK_RETRY_BASE_MS: '50',
+  });
+  await server.start();
+});
+test.afterAll(async () => {
+  await server?.kill();
+  await cluster?.cleanup();
+});
+test.beforeEach(async () => resetFake());
+test.use({ baseURL: `http://127.0.0.1:${PORT}` });
+
+test('PostgreSQL stops mid-answer: the page shows the outage, refuses a send visibly, and the session completes once it is back', async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  const id = page.url().split('/s/')[1]!;
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  const banner = page.getByTestId('store-outage');
+  await expect(banner).toHaveCount(0);
+
+  await enqueue(
+    {
+      kind: 'message',
+      steps: [
+        { kind: 'text', text: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' '), chunks: 60 },
+        { kind: 'tool_use', name: 'write', input: { path: 'note.md', content: 'alpha' }, id: 'toolu_e2e_w1' },
+      ],
+      chunkDelayMs: 50,
+    },
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'read', input: { path: 'note.md' }, id: 'toolu_e2e_r1' }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'The note says alpha, written across the outage.' }] },
+  );
+  await page.getByTestId('composer-input').fill('write a note and read it back');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('streaming')).toContainText('w3');
+
+  // ── PostgreSQL goes away ──
+  const down = Date.now();
+  // The banner may show before pg_ctl has seen the shutdown through: wait for both at once.
+  const stopped = cluster.stop('fast').then(() => Date.now() - down);
+  await expect(banner).toBeVisible();
+  const bannerMs = Date.now() - down;
+  const stopMs = await stopped;
+  await expect(banner).toHaveAttribute('role', 'status');
+  await expect(banner).toContainText('database is unreachable');
+  await expect(banner).toContainText('copy of this session saved in your browser');
+  await expect(banner).toContainText('resumes by itself');
+  // The page still shows what it had: the local copy.
+  await expect(page.getByTestId('user-message')).toHaveText(['write a note and read it back']);
+
+  // A message sent now is refused, and the page says so (the text stays in the box).
+  await page.getByTestId('composer-input').fill('sent while the database is down');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('composer-error')).toContainText('Not sent: the database is unreachable');
+  await expect(page.getByTestId('composer-input')).toHaveValue('sent while the database is down');
+
+  // Down for longer than the rest of the stream: the answer arrives while the database is away.
+  await page.waitForTimeout(Math.max(0, 4_000 - (Date.now() - down)));
+  await expect(banner).toBeVisible();
+
+  // ── PostgreSQL is back ──
+  await cluster.start();
+  const up = Date.now();
+  await expect(banner).toHaveCount(0, { timeout: 15_000 });
+  const bannerGoneMs = Date.now() - up;
+  await expect(page.getByTestId('agent-message').last()).toHaveText('The note says alpha, written across the outage.', { timeout: 30_000 });
+  await expect(page.getByTestId('status')).toHaveText('idle');
+  const completedMs = Date.now() - up;
+  await expect(page.getByTestId('connection')).toHaveText('live');
+
+  // The log: one user message (the refused one is not in it), both tools ran once, and the tab's
+  // mirror holds it all without gap or duplicate.
+  const res = await fetch(`http://127.0.0.1:${PORT}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`);
+  const events = ((await res.json()) as { result: { data: Array<{ seq: number; type: string; is_error?: boolean }> } }).result.data;
+  expect(events.filter((e) => e.type === 'user.message')).toHaveLength(1);
+  expect(events.filter((e) => e.type === 'agent.tool_result').map((e) => e.is_error ?? false)).toEqual([false, false]);
+  expect(events.at(-1)?.type).toBe('session.status_idle');
+  await expect.poll(async () => (await mirroredSeqs(page, id)).length).toBe(events.length);
+  expect(await mirroredSeqs(page, id)).toEqual(events.map((e) => e.seq));
+
+  console.log(
+    `[db-outage] outage ${up - down} ms (pg_ctl stop ${stopMs} ms); banner shown ${bannerMs} ms after the stop began, gone ${bannerGoneMs} ms after the start; session idle with its answer ${completedMs} ms after the start`,
+  );
+});
