@@ -359,38 +359,40 @@ export class Harness {
       epoch: fence.epoch,
       emit: (event, key) => this.o.store.emitEvent(sessionId, event, { fence, idempotencyKey: key }),
     };
-    // Settled, not all: a store failure in one call must not start the step's retry while the
-    // other calls still run.
-    const settled = await Promise.allSettled(
-      calls.map(async (call) => {
-        let outcome: { text: string; hand?: string; isError: boolean };
-        try {
-          outcome = { ...(await this.runCall(scope, call, signal)), isError: false };
-        } catch (e) {
-          if (signal.aborted) throw abortReason(signal);
-          // The store failed, not the call (a hand event could not be written): the step is
-          // retried, rather than the call recorded as failed.
-          if (isStoreUnavailable(e)) throw e;
-          outcome = { text: e instanceof Error ? e.message : String(e), isError: true, ...(e instanceof CallFailure ? { hand: e.hand } : {}) };
-        }
-        // Stored once per call, whoever retries it: so the result is kept across an outage.
-        await this.retryStore(run, sessionId, 'store tool result', () =>
-          this.o.store.emitEvent(
-            sessionId,
-            {
-              type: 'agent.tool_result',
-              tool_use_id: call.id,
-              ...(outcome.hand ? { hand: outcome.hand } : {}),
-              ...(outcome.isError ? { is_error: true } : {}),
-              content: [{ type: 'text', text: outcome.text }],
-            },
-            { fence, idempotencyKey: call.id },
-          ),
-        );
-      }),
-    );
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    const running = calls.map(async (call) => {
+      let outcome: { text: string; hand?: string; isError: boolean };
+      try {
+        outcome = { ...(await this.runCall(scope, call, signal)), isError: false };
+      } catch (e) {
+        if (signal.aborted) throw abortReason(signal);
+        // The store failed, not the call (a hand event could not be written): the step is
+        // retried, rather than the call recorded as failed.
+        if (isStoreUnavailable(e)) throw e;
+        outcome = { text: e instanceof Error ? e.message : String(e), isError: true, ...(e instanceof CallFailure ? { hand: e.hand } : {}) };
+      }
+      // Stored once per call, whoever retries it: so the result is kept across an outage.
+      await this.retryStore(run, sessionId, 'store tool result', () =>
+        this.o.store.emitEvent(
+          sessionId,
+          {
+            type: 'agent.tool_result',
+            tool_use_id: call.id,
+            ...(outcome.hand ? { hand: outcome.hand } : {}),
+            ...(outcome.isError ? { is_error: true } : {}),
+            content: [{ type: 'text', text: outcome.text }],
+          },
+          { fence, idempotencyKey: call.id },
+        ),
+      );
+    });
+    try {
+      await Promise.all(running);
+    } catch (e) {
+      // A store failure retries the whole step: let the other calls finish first, so that no call
+      // runs twice at once.
+      if (isStoreUnavailable(e)) await Promise.allSettled(running);
+      throw e;
+    }
   }
 
   /** One tool call: a hand-management tool, or a hand tool routed to its hand. */
