@@ -10,6 +10,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
+import { fakeTab } from '~/server/hands/testing/fake-tab';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
@@ -48,35 +49,8 @@ afterEach(async () => {
 
 const api = () => createCaller({ runtime: rt });
 
-/** A fake tab: heartbeats, and runs each call addressed to its hand that it is granted. */
-function tab(sessionId: string, tabId: string, run: (e: StoredEvent) => string) {
-  const ac = new AbortController();
-  const ran: string[] = [];
-  let hand = '';
-  const ready = (async () => {
-    hand = (await api().hands.attachBrowser({ sessionId, tabId, engine: 'offline' })).hand;
-  })();
-  const beat = setInterval(() => void api().hands.heartbeat({ sessionId, hand, tabId }).catch(() => undefined), 100);
-  const loop = (async () => {
-    await ready;
-    for await (const e of rt.store.follow(sessionId, 0, ac.signal)) {
-      if (e.type !== 'agent.tool_use' || e.hand !== hand) continue;
-      const { granted } = await api().hands.claim({ sessionId, hand, tabId, toolUseId: e.id });
-      if (!granted) continue;
-      ran.push(e.id);
-      await api().events.send({ sessionId, event: { type: 'user.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: run(e) }] } });
-    }
-  })().catch(() => undefined);
-  return {
-    ran,
-    ready,
-    close: async () => {
-      clearInterval(beat);
-      ac.abort();
-      await loop;
-    },
-  };
-}
+/** A fake tab on this test's runtime. */
+const tab = (sessionId: string, tabId: string, run: (e: StoredEvent) => string) => fakeTab(() => rt, sessionId, tabId, run);
 
 async function start(text: string): Promise<string> {
   const s = await api().sessions.create({});

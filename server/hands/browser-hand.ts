@@ -2,6 +2,7 @@ import 'server-only';
 import type { StoredEvent } from '~/lib/events';
 import { type ExecuteContext, type Hand, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS, isHandTool } from '~/lib/tools';
+import { sleep } from '~/lib/sleep';
 import type { SessionStore } from '~/server/session/store';
 
 export interface BrowserHandOptions {
@@ -19,15 +20,20 @@ export interface BrowserHandOptions {
  * call is already in the log (`agent.tool_use` addressed to this hand); a live tab claims it,
  * runs it in its engine and posts `user.tool_result`, stored once per `tool_use_id` (the same
  * idempotency key the harness uses, so the harness's own result write is a no-op).
+ *
+ * Which tabs are alive and which tab runs a call live in the store, not in this object: a tab's
+ * requests may reach one server instance while the harness runs on another, and a restarted
+ * server picks the hand up again as long as its tabs keep beating.
  */
 export class BrowserHand implements Hand {
   readonly kind = 'browser' as const;
   readonly lost: Promise<string>;
   private markLost!: (reason: string) => void;
-  private readonly tabs = new Map<string, number>();
-  private readonly claims = new Map<string, string>();
+  /** Claims granted through this instance: a waiting call hears of them without polling. */
   private readonly claimWaiters = new Map<string, () => void>();
   private readonly timer: NodeJS.Timeout;
+  private readonly timeout: number;
+  private checking = false;
   private gone: string | null = null;
 
   constructor(
@@ -38,15 +44,12 @@ export class BrowserHand implements Hand {
       this.markLost = (reason) => {
         if (this.gone) return;
         this.gone = reason;
+        clearInterval(this.timer);
         resolve(reason);
       };
     });
-    const timeout = o.heartbeatTimeoutMs ?? 6_000;
-    this.timer = setInterval(() => {
-      const now = Date.now();
-      for (const [tab, last] of this.tabs) if (now - last > timeout) this.tabs.delete(tab);
-      if (this.tabs.size === 0) this.markLost(`no live browser tab (no heartbeat for ${Math.round(timeout / 1000)} s)`);
-    }, Math.min(1_000, timeout / 3));
+    this.timeout = o.heartbeatTimeoutMs ?? 6_000;
+    this.timer = setInterval(() => void this.checkTabs(), Math.min(1_000, this.timeout / 3));
     this.timer.unref();
   }
 
@@ -55,20 +58,18 @@ export class BrowserHand implements Hand {
   }
 
   /** A tab joins (or keeps) this hand. False once the hand is lost: the tab must register anew. */
-  heartbeat(tabId: string): boolean {
+  async heartbeat(tabId: string): Promise<boolean> {
     if (this.gone) return false;
-    this.tabs.set(tabId, Date.now());
-    return true;
+    await this.o.store.touchTab(this.o.sessionId, this.id, tabId);
+    return !this.gone;
   }
 
-  /** Exactly one tab runs each call: the first to claim it. */
-  claim(callId: string, tabId: string): boolean {
-    if (this.gone || !this.tabs.has(tabId)) return false;
-    const holder = this.claims.get(callId);
-    if (holder) return holder === tabId;
-    this.claims.set(callId, tabId);
-    this.claimWaiters.get(callId)?.();
-    return true;
+  /** Exactly one tab runs each call: the first to claim it, whichever instance it asked. */
+  async claim(callId: string, tabId: string): Promise<boolean> {
+    if (this.gone) return false;
+    const holder = await this.o.store.claimCall(this.o.sessionId, callId, tabId);
+    if (holder === tabId) this.claimWaiters.get(callId)?.();
+    return holder === tabId;
   }
 
   tools(): Promise<ToolSpec[]> {
@@ -91,24 +92,41 @@ export class BrowserHand implements Hand {
   }
 
   close(): Promise<void> {
-    clearInterval(this.timer);
     this.markLost('released');
     return Promise.resolve();
   }
 
+  /** No tab has beaten within the timeout: the hand is lost. A store error decides nothing. */
+  private async checkTabs(): Promise<void> {
+    if (this.checking || this.gone) return;
+    this.checking = true;
+    try {
+      const live = await this.o.store.liveTabs(this.o.sessionId, this.id, this.timeout);
+      if (live.length === 0) this.markLost(`no live browser tab (no heartbeat for ${Math.round(this.timeout / 1000)} s)`);
+    } catch {
+      // Unreachable store: the next check decides.
+    } finally {
+      this.checking = false;
+    }
+  }
+
   /** Rejects if no tab claims the call in time; never resolves otherwise. */
-  private awaitClaim(callId: string, signal: AbortSignal): Promise<never> {
-    return new Promise((_resolve, reject) => {
-      if (this.claims.has(callId)) return;
-      const ms = this.o.claimTimeoutMs ?? 10_000;
-      const t = setTimeout(() => {
-        const reason = `no live browser tab picked up the call within ${Math.round(ms / 1000)} s`;
-        this.markLost(reason);
-        reject(new Error(`hand ${this.id}: ${reason}`));
-      }, ms);
-      this.claimWaiters.set(callId, () => clearTimeout(t));
-      signal.addEventListener('abort', () => clearTimeout(t), { once: true });
-    });
+  private async awaitClaim(callId: string, signal: AbortSignal): Promise<never> {
+    const ms = this.o.claimTimeoutMs ?? 10_000;
+    const deadline = Date.now() + ms;
+    const heard = new Promise<void>((resolve) => this.claimWaiters.set(callId, resolve));
+    // A claim made through another instance is only seen in the store: look every 200 ms.
+    while (!signal.aborted) {
+      if ((await this.o.store.callClaim(this.o.sessionId, callId).catch(() => null)) !== null) return new Promise<never>(() => undefined);
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      const claimed = await Promise.race([heard.then(() => true), sleep(Math.min(200, left), signal).then(() => false, () => false)]);
+      if (claimed) return new Promise<never>(() => undefined);
+    }
+    if (signal.aborted) return new Promise<never>(() => undefined);
+    const reason = `no live browser tab picked up the call within ${Math.round(ms / 1000)} s`;
+    this.markLost(reason);
+    throw new Error(`hand ${this.id}: ${reason}`);
   }
 
   /** The tab's `user.tool_result`, read from the log (so it also works after a reconnect). */

@@ -148,21 +148,21 @@ export class HandRegistry {
   async attachBrowser(scope: HandScope, tabId: string, engine: string): Promise<HandEntry> {
     const s = await this.state(scope);
     const existing = [...s.entries.values()].find((e) => e.kind === 'browser' && e.status === 'ready' && e.hand instanceof BrowserHand);
-    if (existing && (existing.hand as BrowserHand).heartbeat(tabId)) return existing;
+    if (existing && (await (existing.hand as BrowserHand).heartbeat(tabId))) return existing;
     s.counter += 1;
     const id = `browser-${s.counter}`;
-    const hand = new BrowserHand(id, {
-      store: this.o.store,
-      sessionId: scope.sessionId,
-      engine,
-      ...(this.o.browserTimeouts ?? {}),
-    });
-    hand.heartbeat(tabId);
+    const hand = this.browserHandObject(scope.sessionId, id, engine);
+    // Registered before anything is awaited, so a second tab attaching at once joins this hand.
     const entry: HandEntry = { id, kind: 'browser', status: 'ready', hand, startedAt: Date.now() };
     s.entries.set(id, entry);
+    await hand.heartbeat(tabId);
     void hand.lost.then((reason) => this.markLost(scope.sessionId, id, hand, reason));
     await scope.emit({ type: 'hand.provisioned', hand: id, kind: 'browser', provision_ms: 0 }, `hand:${id}:provisioned`);
     return entry;
+  }
+
+  private browserHandObject(sessionId: string, id: string, engine: string): BrowserHand {
+    return new BrowserHand(id, { store: this.o.store, sessionId, engine, ...(this.o.browserTimeouts ?? {}) });
   }
 
   /** The live browser hand of a session by id, for heartbeats and claims from its tabs. */
@@ -289,6 +289,14 @@ export class HandRegistry {
         continue;
       }
       if (held?.status === 'ready' && held.hand) continue;
+      if (r.kind === 'browser') {
+        // Its tabs and claims are in the store: any process can serve it while its tabs beat
+        // (else it reports itself lost after the heartbeat timeout).
+        const hand = this.browserHandObject(scope.sessionId, r.id, 'browser');
+        s.entries.set(r.id, { ...fromRecord(r), status: 'ready', hand });
+        void hand.lost.then((reason) => this.markLost(scope.sessionId, r.id, hand, reason));
+        continue;
+      }
       if (r.kind === 'remote' && r.endpoint) {
         reattaching.push(this.reattach(scope, s, r, r.endpoint));
         continue;

@@ -261,6 +261,10 @@ class FlakyStore implements SessionStore {
   renewLease = (fence: Fence, ttlMs: number) => this.flaky(() => this.inner.renewLease(fence, ttlMs));
   releaseLease = (fence: Fence) => this.flaky(() => this.inner.releaseLease(fence));
   sessionsNeedingWork = (limit: number) => this.flaky(() => this.inner.sessionsNeedingWork(limit));
+  touchTab = (sessionId: string, hand: string, tabId: string) => this.flaky(() => this.inner.touchTab(sessionId, hand, tabId));
+  liveTabs = (sessionId: string, hand: string, withinMs: number) => this.flaky(() => this.inner.liveTabs(sessionId, hand, withinMs));
+  claimCall = (sessionId: string, callId: string, tabId: string) => this.flaky(() => this.inner.claimCall(sessionId, callId, tabId));
+  callClaim = (sessionId: string, callId: string) => this.flaky(() => this.inner.callClaim(sessionId, callId));
   close = () => this.inner.close();
 
   async *follow(id: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<StoredEvent> {

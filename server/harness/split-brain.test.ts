@@ -179,6 +179,18 @@ class ObservedStore implements SessionStore {
   sessionsNeedingWork(limit: number) {
     return this.inner.sessionsNeedingWork(limit);
   }
+  touchTab(sessionId: string, hand: string, tabId: string) {
+    return this.inner.touchTab(sessionId, hand, tabId);
+  }
+  liveTabs(sessionId: string, hand: string, withinMs: number) {
+    return this.inner.liveTabs(sessionId, hand, withinMs);
+  }
+  claimCall(sessionId: string, callId: string, tabId: string) {
+    return this.inner.claimCall(sessionId, callId, tabId);
+  }
+  callClaim(sessionId: string, callId: string) {
+    return this.inner.callClaim(sessionId, callId);
+  }
   close(): Promise<void> {
     return Promise.resolve(); // the shared store is closed by its owner
   }

@@ -348,6 +348,51 @@ export class KyselySessionStore implements SessionStore {
     return rows.map((r) => r.id);
   }
 
+  async touchTab(sessionId: string, hand: string, tabId: string): Promise<void> {
+    const seen = this.#now();
+    await this.db
+      .insertInto('hand_tabs')
+      .values({ session_id: sessionId, hand, tab_id: tabId, seen_at: seen })
+      .onConflict((oc) => oc.columns(['session_id', 'hand', 'tab_id']).doUpdateSet({ seen_at: seen }))
+      .execute()
+      .catch(async (e: unknown) => {
+        if (!(await this.getSession(sessionId))) throw new NotFoundError('session', sessionId);
+        throw e;
+      });
+  }
+
+  async liveTabs(sessionId: string, hand: string, withinMs: number): Promise<string[]> {
+    const clock = this.#backend.leaseClock;
+    const since = clock ? sql<number>`${clock()} - cast(${positiveInt('withinMs', withinMs)} as bigint)` : sql<number>`${Date.now() - positiveInt('withinMs', withinMs)}`;
+    const rows = await this.db
+      .selectFrom('hand_tabs')
+      .select('tab_id')
+      .where('session_id', '=', sessionId)
+      .where('hand', '=', hand)
+      .where('seen_at', '>', since)
+      .orderBy('tab_id')
+      .execute();
+    return rows.map((r) => r.tab_id);
+  }
+
+  async claimCall(sessionId: string, callId: string, tabId: string): Promise<string> {
+    await this.db
+      .insertInto('call_claims')
+      .values({ session_id: sessionId, call_id: callId, tab_id: tabId })
+      .onConflict((oc) => oc.columns(['session_id', 'call_id']).doNothing())
+      .execute()
+      .catch(async (e: unknown) => {
+        if (!(await this.getSession(sessionId))) throw new NotFoundError('session', sessionId);
+        throw e;
+      });
+    return (await this.callClaim(sessionId, callId)) ?? tabId;
+  }
+
+  async callClaim(sessionId: string, callId: string): Promise<string | null> {
+    const row = await this.db.selectFrom('call_claims').select('tab_id').where('session_id', '=', sessionId).where('call_id', '=', callId).executeTakeFirst();
+    return row?.tab_id ?? null;
+  }
+
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort();

@@ -54,6 +54,31 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('sessions').execute();
     },
   },
+  '0002_browser_tabs_and_claims': {
+    // A browser hand's tabs and who runs each of its calls, shared by every instance, so the
+    // harness on one instance can use a tab whose requests reach another.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('hand_tabs')
+        .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id').onDelete('cascade'))
+        .addColumn('hand', 'text', (c) => c.notNull())
+        .addColumn('tab_id', 'text', (c) => c.notNull())
+        .addColumn('seen_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('hand_tabs_pk', ['session_id', 'hand', 'tab_id'])
+        .execute();
+      await db.schema
+        .createTable('call_claims')
+        .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id').onDelete('cascade'))
+        .addColumn('call_id', 'text', (c) => c.notNull())
+        .addColumn('tab_id', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('call_claims_pk', ['session_id', 'call_id'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('call_claims').execute();
+      await db.schema.dropTable('hand_tabs').execute();
+    },
+  },
 };
 
 /**

@@ -34,7 +34,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 /** A fresh store on an emptied database: the contract assumes nothing else is in it. */
 async function freshStore(): Promise<PostgresSessionStore> {
   const store = await openPostgresStore({ url });
-  await sql`truncate table idempotency, events, sessions`.execute(store.db);
+  await sql`truncate table call_claims, hand_tabs, idempotency, events, sessions`.execute(store.db);
   return store;
 }
 

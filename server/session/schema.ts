@@ -13,6 +13,8 @@ export interface Database {
   sessions: SessionsTable;
   events: EventsTable;
   idempotency: IdempotencyTable;
+  hand_tabs: HandTabsTable;
+  call_claims: CallClaimsTable;
 }
 
 export interface SessionsTable {
@@ -51,6 +53,21 @@ export interface IdempotencyTable {
   key: string;
   first_seq: number;
   count: number;
+}
+
+/** A browser tab serving a session's browser hand, and when it last said so (lease clock, ms). */
+export interface HandTabsTable {
+  session_id: string;
+  hand: string;
+  tab_id: string;
+  seen_at: number;
+}
+
+/** The tab that runs a browser hand's call: the first to claim it. */
+export interface CallClaimsTable {
+  session_id: string;
+  call_id: string;
+  tab_id: string;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

@@ -388,5 +388,34 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         expect(await store.sessionsNeedingWork(10)).toEqual([s.id]);
       });
     });
+
+    describe('browser tabs and claims', () => {
+      it('lists the tabs of a hand seen recently, and forgets one that stops', async () => {
+        const s = await store.createSession({});
+        await store.touchTab(s.id, 'browser-1', 'tab-a');
+        await store.touchTab(s.id, 'browser-1', 'tab-b');
+        await store.touchTab(s.id, 'browser-2', 'tab-c');
+        expect(await store.liveTabs(s.id, 'browser-1', 10_000)).toEqual(['tab-a', 'tab-b']);
+        await sleep(80);
+        await store.touchTab(s.id, 'browser-1', 'tab-b');
+        expect(await store.liveTabs(s.id, 'browser-1', 50)).toEqual(['tab-b']);
+        expect(await store.liveTabs(s.id, 'browser-3', 10_000)).toEqual([]);
+      });
+
+      it('grants each call to the first tab that claims it, also under a race', async () => {
+        const s = await store.createSession({});
+        expect(await store.callClaim(s.id, 'sevt_1')).toBeNull();
+        const holders = await Promise.all(range(1, 8).map((i) => store.claimCall(s.id, 'sevt_1', `tab-${i}`)));
+        expect(new Set(holders).size).toBe(1);
+        expect(await store.callClaim(s.id, 'sevt_1')).toBe(holders[0]);
+        expect(await store.claimCall(s.id, 'sevt_1', 'tab-late')).toBe(holders[0]);
+        expect(await store.claimCall(s.id, 'sevt_2', 'tab-late')).toBe('tab-late');
+      });
+
+      it('rejects tabs and claims of an unknown session with NotFoundError', async () => {
+        await expect(store.touchTab('sesn_missing', 'browser-1', 'tab-a')).rejects.toBeInstanceOf(NotFoundError);
+        await expect(store.claimCall('sesn_missing', 'sevt_1', 'tab-a')).rejects.toBeInstanceOf(NotFoundError);
+      });
+    });
   });
 }

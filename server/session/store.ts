@@ -77,5 +77,13 @@ export interface SessionStore {
   releaseLease(fence: Fence): Promise<void>;
   /** Sessions whose log ends in something the harness must act on and whose lease is free. */
   sessionsNeedingWork(limit: number): Promise<string[]>;
+  /** A browser tab serving a session's browser hand says it is alive (on the lease clock). */
+  touchTab(sessionId: string, hand: string, tabId: string): Promise<void>;
+  /** The tabs of a browser hand seen within the last `withinMs`. */
+  liveTabs(sessionId: string, hand: string, withinMs: number): Promise<string[]>;
+  /** The first tab to claim a call runs it: returns the tab holding the claim (maybe another). */
+  claimCall(sessionId: string, callId: string, tabId: string): Promise<string>;
+  /** The tab holding a call's claim, or null while nobody has claimed it. */
+  callClaim(sessionId: string, callId: string): Promise<string | null>;
   close(): Promise<void>;
 }

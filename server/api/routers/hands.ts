@@ -46,7 +46,7 @@ export const handsRouter = createTRPCRouter({
   /** Keeps a tab's browser hand alive; `alive: false` means it was lost and the tab must attach again. */
   heartbeat: publicProcedure.input(z.object({ sessionId: SessionId, hand: HandId, tabId: TabId })).mutation(async ({ ctx, input }) => {
     const hand = await ctx.runtime.hands.browserHand(await userScope(ctx.runtime, input.sessionId), input.hand);
-    return { alive: hand?.heartbeat(input.tabId) ?? false };
+    return { alive: (await hand?.heartbeat(input.tabId)) ?? false };
   }),
 
   /** A tab asks to run a call addressed to its browser hand; exactly one tab is granted each call. */
@@ -54,7 +54,7 @@ export const handsRouter = createTRPCRouter({
     .input(z.object({ sessionId: SessionId, hand: HandId, tabId: TabId, toolUseId: z.string().regex(/^sevt_/, 'must be an event id (sevt_…)') }))
     .mutation(async ({ ctx, input }) => {
       const hand = await ctx.runtime.hands.browserHand(await userScope(ctx.runtime, input.sessionId), input.hand);
-      return { granted: hand?.claim(input.toolUseId, input.tabId) ?? false };
+      return { granted: (await hand?.claim(input.toolUseId, input.tabId)) ?? false };
     }),
 
   /** The files in a server-side hand's workspace, for the IDE's file tree. */

@@ -1,0 +1,53 @@
+import type { StoredEvent } from '~/lib/events';
+import { sleep } from '~/lib/sleep';
+import { createCaller } from '~/server/api/root';
+import type { Runtime } from '~/server/runtime';
+
+/**
+ * A fake browser tab serving a session's browser hand, driven exactly as a real tab drives it:
+ * through the tRPC API (attach, heartbeat every 100 ms, claim, events.send user.tool_result)
+ * while following the log. `runtime()` is asked on every request, so a test can move the tab to
+ * another server instance (or a restarted one) mid-way.
+ */
+export function fakeTab(runtime: () => Runtime, sessionId: string, tabId: string, run: (e: StoredEvent) => string) {
+  const api = () => createCaller({ runtime: runtime() });
+  const ac = new AbortController();
+  const ran: string[] = [];
+  let hand = '';
+  const ready = (async () => {
+    hand = (await api().hands.attachBrowser({ sessionId, tabId, engine: 'offline' })).hand;
+  })();
+  const beat = setInterval(() => void api().hands.heartbeat({ sessionId, hand, tabId }).catch(() => undefined), 100);
+  const loop = (async () => {
+    await ready;
+    let after = 0;
+    // A follow that ends (its server went away) is picked up again where it stopped, as a tab does.
+    while (!ac.signal.aborted) {
+      try {
+        for await (const e of runtime().store.follow(sessionId, after, ac.signal)) {
+          after = e.seq;
+          if (e.type !== 'agent.tool_use' || e.hand !== hand) continue;
+          const { granted } = await api().hands.claim({ sessionId, hand, tabId, toolUseId: e.id });
+          if (!granted) continue;
+          ran.push(e.id);
+          await api().events.send({ sessionId, event: { type: 'user.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: run(e) }] } });
+        }
+      } catch {
+        // the store closed under the follow: retry below
+      }
+      await sleep(50, ac.signal).catch(() => undefined);
+    }
+  })();
+  return {
+    ran,
+    ready,
+    get hand() {
+      return hand;
+    },
+    close: async () => {
+      clearInterval(beat);
+      ac.abort();
+      await loop;
+    },
+  };
+}
