@@ -60,6 +60,18 @@ describe('tRPC API', () => {
     expect(await rt.store.getEvents(s.id)).toHaveLength(0);
   });
 
+  it('stores a send retried with the same idempotency key once, and names a malformed key', async () => {
+    const s = await api().sessions.create({});
+    const send = (text: string, idempotencyKey: string) => api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text }] }, idempotencyKey });
+    const first = await send('hello', 'k-0123456789');
+    expect(await send('hello', 'k-0123456789')).toEqual(first);
+    expect((await send('hello', 'k-abcdefghij')).id).not.toBe(first.id);
+    const e = await rejection(send('x', 'bad key!'));
+    expect(e.code).toBe('BAD_REQUEST');
+    expect(e.message).toContain('idempotencyKey');
+    expect(await rt.store.getEvents(s.id, { types: ['user.message'] })).toHaveLength(2);
+  });
+
   it('refuses events a user may not send (agent.message) as BAD_REQUEST', async () => {
     const s = await api().sessions.create({});
     const e = await rejection(api().events.send({ sessionId: s.id, event: { type: 'agent.message', content: [] } } as never));

@@ -1,15 +1,19 @@
 'use client';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useRef, useState } from 'react';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 
 export function Composer({ sessionId, busy, disabled }: { sessionId: string; busy: boolean; disabled: boolean }) {
   const trpc = useTRPC();
   const [text, setText] = useState('');
+  // One key per message: sending the same text again after a failure (whose answer may have been
+  // lost after the message was stored) stores it once.
+  const pending = useRef<{ text: string; key: string } | null>(null);
   const queryClient = useQueryClient();
   const send = useMutation(
     trpc.events.send.mutationOptions({
       onSuccess: () => {
+        pending.current = null;
         setText('');
         // The first message names an untitled session.
         void queryClient.invalidateQueries(trpc.sessions.get.queryFilter({ id: sessionId }));
@@ -24,7 +28,8 @@ export function Composer({ sessionId, busy, disabled }: { sessionId: string; bus
     e.preventDefault();
     const body = text.trim();
     if (!body) return;
-    send.mutate({ sessionId, event: { type: 'user.message', content: [{ type: 'text', text: body }] } });
+    if (pending.current?.text !== body) pending.current = { text: body, key: crypto.randomUUID() };
+    send.mutate({ sessionId, event: { type: 'user.message', content: [{ type: 'text', text: body }] }, idempotencyKey: pending.current.key });
   };
 
   return (

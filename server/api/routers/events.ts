@@ -25,18 +25,27 @@ export const eventsRouter = createTRPCRouter({
     return ctx.runtime.store.getEvents(sessionId, slice);
   }),
 
-  send: publicProcedure.input(z.object({ sessionId: SessionId, event: SendableEvent })).mutation(async ({ ctx, input }) => {
-    // A tool result shares its idempotency key with the harness's own write: one result per call.
-    const key = input.event.type === 'user.tool_result' ? input.event.tool_use_id : undefined;
-    const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
-    void ctx.runtime.harness.wake(input.sessionId);
-    if (stored.type === 'user.message' && stored.seq === 1) {
-      // Best effort: the message is stored, so the send must succeed even if naming fails (a
-      // failed send would make the user send it again).
-      await autoTitle(ctx.runtime.store, input.sessionId, stored.content).catch((e: unknown) => log.warn('auto-title failed', { session: input.sessionId, ...errorFields(e) }));
-    }
-    return stored;
-  }),
+  send: publicProcedure
+    .input(
+      z.object({
+        sessionId: SessionId,
+        event: SendableEvent,
+        /** The same key again returns the first stored event: a client retrying a send whose answer it lost stores it once. */
+        idempotencyKey: z.string().min(8).max(100).regex(/^[\w-]+$/, 'must be letters, digits, _ or -').optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      // A tool result shares its idempotency key with the harness's own write: one result per call.
+      const key = input.event.type === 'user.tool_result' ? input.event.tool_use_id : input.idempotencyKey ? `send:${input.idempotencyKey}` : undefined;
+      const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
+      void ctx.runtime.harness.wake(input.sessionId);
+      if (stored.type === 'user.message' && stored.seq === 1) {
+        // Best effort: the message is stored, so the send must succeed even if naming fails (a
+        // failed send would make the user send it again).
+        await autoTitle(ctx.runtime.store, input.sessionId, stored.content).catch((e: unknown) => log.warn('auto-title failed', { session: input.sessionId, ...errorFields(e) }));
+      }
+      return stored;
+    }),
 
   /**
    * Stored events (tracked by seq, so a reconnect resumes after the last one seen: no gap, no
