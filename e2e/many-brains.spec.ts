@@ -10,6 +10,8 @@ import { OwnServer } from '~/e2e/own-server';
  * Two server instances share one PostgreSQL behind one origin. Instance A is SIGKILLed mid-turn;
  * B's sweeper picks the session up once A's lease expires and finishes the turn; the browser that
  * followed A reconnects (through the same origin) to B, and its mirror has no gap and no duplicate.
+ * Then the tab itself is the hand: attached through B, it runs the call of the harness on A after
+ * B dies (its heartbeats and claims are rows in PostgreSQL, not in B's memory).
  */
 const ADMIN = process.env.PADDOCK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const dbName = `paddock_e2e_${randomBytes(4).toString('hex')}`;
@@ -85,4 +87,43 @@ test('instance A dies mid-turn; B finishes the session and the browser follows B
   // The answered-twice check: exactly one stored answer, though the model was asked twice.
   expect(events.filter((e) => e.type === 'agent.message')).toHaveLength(1);
   expect(events.filter((e) => e.type === 'span.model_request_start')).toHaveLength(2);
+});
+
+test('the tab is the hand: attached through B, it serves the harness on A once B dies mid-turn', async ({ page }) => {
+  // After the first test A is down and the origin sticks to B; bring A back as the standby.
+  await a.start();
+  expect(lb.target).toBe(3214);
+  await page.addInitScript(() => localStorage.setItem('paddock.wcBootTimeoutMs', '2500'));
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  const id = page.url().split('/s/')[1]!;
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  await page.getByTestId('browser-hand-toggle').click();
+  await expect(page.getByTestId('engine-kind')).toHaveText('offline engine', { timeout: 20_000 });
+  await expect(page.locator('[data-testid=hand][data-hand="browser-1"]')).toHaveAttribute('data-status', 'ready');
+
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'text', text: Array.from({ length: 200 }, (_, i) => `b${i}`).join(' '), chunks: 200 }], chunkDelayMs: 60 },
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'bash', input: { command: 'echo served by the tab for instance A' } }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'Finished by instance A, in your tab.' }] },
+  );
+  await page.getByTestId('composer-input').fill('long task in my tab');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('streaming')).toContainText('b5');
+  await b.kill();
+
+  await expect(page.getByTestId('agent-message').last()).toHaveText('Finished by instance A, in your tab.', { timeout: 40_000 });
+  expect(lb.target).toBe(3213);
+  await expect(page.getByTestId('tool-result').last()).toContainText('served by the tab for instance A');
+  await expect(page.getByTestId('tool-hand').last()).toHaveText('on browser-1');
+  await expect(page.locator('[data-testid=hand][data-hand="browser-1"]')).toHaveAttribute('data-status', 'ready');
+
+  const res = await fetch(`${lb.url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`);
+  const events = ((await res.json()) as { result: { data: Array<{ seq: number; type: string; hand?: string }> } }).result.data;
+  // One browser hand all along: attached through B, used by A, never lost.
+  expect(events.filter((e) => e.type.startsWith('hand.')).map((e) => `${e.type} ${e.hand}`)).toEqual(['hand.provisioned browser-1']);
+  expect(events.filter((e) => e.type === 'user.tool_result')).toHaveLength(1);
+  const seqs = await mirroredSeqs(page, id);
+  expect(seqs).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
 });

@@ -5,14 +5,10 @@ import { TRPCError } from '@trpc/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FollowItem } from '~/server/api/follow';
 import { createCaller } from '~/server/api/root';
-import { loadConfig } from '~/server/config';
-import { HandRegistry } from '~/server/hands/registry';
-import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { createDemoBrain } from '~/server/harness/demo-brain';
-import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
 
 let dir: string;
 let rt: Runtime;
@@ -20,10 +16,7 @@ let rt: Runtime;
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-api-'));
   const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
-  const live = new LiveBus();
-  const hands = new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' });
-  const harness = new Harness({ store, live, hands, model: createDemoBrain({ chunkDelayMs: 0 }) });
-  rt = { config: loadConfig({ PADDOCK_DATA_DIR: dir }), store, live, hands, harness };
+  rt = testRuntime({ store, model: createDemoBrain({ chunkDelayMs: 0 }), dataDir: dir });
 });
 
 afterEach(async () => {

@@ -2,13 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '~/server/config';
-import { createMemoryProvisioner } from '~/server/hands/memory-hand';
-import { HandRegistry } from '~/server/hands/registry';
 import { fakeTab } from '~/server/hands/testing/fake-tab';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import type { Runtime } from '~/server/runtime';
@@ -16,6 +11,7 @@ import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
 
 /**
  * A browser hand's tabs and claims live in the store, so the tab's requests may reach one server
@@ -45,16 +41,12 @@ afterAll(async () => {
 
 /** One server instance: its own registry, harness and store connection. */
 function instance(store: SessionStore): Runtime {
-  const live = new LiveBus();
-  const hands = new HandRegistry({
+  const rt = testRuntime({
     store,
-    live,
-    provisioners: { memory: createMemoryProvisioner() },
-    defaultKind: 'memory',
-    browserTimeouts: { heartbeatTimeoutMs: 1_000, claimTimeoutMs: 3_000 },
+    model: createAnthropicModel({ apiKey: 'k', baseURL: fake.url, model: 'claude-fake-test' }),
+    dataDir: dir,
+    hands: { browserTimeouts: { heartbeatTimeoutMs: 1_000, claimTimeoutMs: 3_000 } },
   });
-  const harness = new Harness({ store, live, hands, model: createAnthropicModel({ apiKey: 'k', baseURL: fake.url, model: 'claude-fake-test' }) });
-  const rt: Runtime = { config: loadConfig({ PADDOCK_DATA_DIR: dir }), store, live, hands, harness };
   runtimes.push(rt);
   return rt;
 }

@@ -4,16 +4,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
 import { createCaller } from '~/server/api/root';
-import { loadConfig } from '~/server/config';
-import { createMemoryProvisioner } from '~/server/hands/memory-hand';
-import { HandRegistry } from '~/server/hands/registry';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
 import { fakeTab } from '~/server/hands/testing/fake-tab';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
 
 /**
  * The browser-hand bridge through the session log, driven exactly as a tab drives it: through the
@@ -27,16 +23,12 @@ beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-bridge-'));
   const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
   fake = await startFakeMessagesApi();
-  const live = new LiveBus();
-  const hands = new HandRegistry({
+  rt = testRuntime({
     store,
-    live,
-    provisioners: { memory: createMemoryProvisioner() },
-    defaultKind: 'memory',
-    browserTimeouts: { heartbeatTimeoutMs: 600, claimTimeoutMs: 1_500 },
+    model: createAnthropicModel({ apiKey: 'k', baseURL: fake.url, model: 'claude-fake-test' }),
+    dataDir: dir,
+    hands: { browserTimeouts: { heartbeatTimeoutMs: 600, claimTimeoutMs: 1_500 } },
   });
-  const harness = new Harness({ store, live, hands, model: createAnthropicModel({ apiKey: 'k', baseURL: fake.url, model: 'claude-fake-test' }) });
-  rt = { config: loadConfig({ PADDOCK_DATA_DIR: dir }), store, live, hands, harness };
 });
 
 afterEach(async () => {

@@ -1,0 +1,25 @@
+import { loadConfig } from '~/server/config';
+import { createMemoryProvisioner } from '~/server/hands/memory-hand';
+import { HandRegistry, type HandRegistryOptions } from '~/server/hands/registry';
+import { Harness, type HarnessOptions } from '~/server/harness/harness';
+import { LiveBus } from '~/server/harness/live-bus';
+import type { ModelClient } from '~/server/harness/model-client';
+import type { Runtime } from '~/server/runtime';
+import type { SessionStore } from '~/server/session/store';
+
+export interface TestRuntimeOptions {
+  store: SessionStore;
+  model: ModelClient;
+  dataDir: string;
+  /** Overrides for the registry (default: memory hands only, memory by default). */
+  hands?: Partial<Omit<HandRegistryOptions, 'store' | 'live'>>;
+  harness?: Partial<Omit<HarnessOptions, 'store' | 'live' | 'hands' | 'model'>>;
+}
+
+/** One server instance's runtime, as `getRuntime()` builds it, from parts a test picks. */
+export function testRuntime(o: TestRuntimeOptions): Runtime {
+  const live = new LiveBus();
+  const hands = new HandRegistry({ store: o.store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory', ...o.hands });
+  const harness = new Harness({ store: o.store, live, hands, model: o.model, ...o.harness });
+  return { config: loadConfig({ PADDOCK_DATA_DIR: o.dataDir }), store: o.store, live, hands, harness };
+}
