@@ -1,14 +1,12 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
-import { type NewEvent, type StoredEvent, describeZodError } from '~/lib/events';
+import type { NewEvent, StoredEvent } from '~/lib/events';
 import { type StoreUnavailableError, isDomainError, isStoreUnavailable } from '~/lib/errors';
-import { type HandKind, ToolError } from '~/lib/hand';
 import { abortReason, backoffMs, sleep } from '~/lib/sleep';
 import { BRAIN_TOOLS, isHandTool } from '~/lib/tools';
 import { unreachable } from '~/lib/unreachable';
-import type { HandResources } from '~/server/hands/provisioner';
-import type { HandEntry, HandRegistry, HandScope } from '~/server/hands/registry';
+import { CallFailure, runToolCall } from '~/server/harness/tool-call';
+import type { HandRegistry, HandScope } from '~/server/hands/registry';
 import { SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
 import { type Action, type ToolUse, decide } from '~/server/harness/decide';
 import type { LiveBus } from '~/server/harness/live-bus';
@@ -33,42 +31,6 @@ export interface HarnessOptions {
   storeRetryMaxMs?: number;
   /** Identifies this process in lease owners. */
   instanceId?: string;
-}
-
-/** A failed call, remembering which hand it ran on so the result can say so. */
-class CallFailure extends Error {
-  constructor(
-    message: string,
-    readonly hand: string,
-  ) {
-    super(message);
-    this.name = 'CallFailure';
-  }
-}
-
-const HAND_KINDS: readonly HandKind[] = ['sandbox', 'memory', 'remote', 'local', 'browser'];
-function isHandKind(k: string): k is HandKind {
-  return (HAND_KINDS as readonly string[]).includes(k);
-}
-
-const Resources = z.object({ memory_mb: z.number().int().min(16).optional(), cpu_seconds: z.number().int().min(1).optional() }).strict();
-
-function parseResources(raw: unknown): HandResources | undefined {
-  if (raw === undefined) return undefined;
-  const r = Resources.safeParse(raw);
-  if (!r.success) throw new ToolError(`provision: invalid resources: ${describeZodError(r.error)}`);
-  return r.data;
-}
-
-function formatHands(entries: HandEntry[]): string {
-  if (entries.length === 0) return 'no hands yet: the first tool call provisions one';
-  const current = [...entries].reverse().find((e) => e.status === 'ready');
-  return entries
-    .map((e) => {
-      const age = Math.round((Date.now() - e.startedAt) / 1000);
-      return `${e.id}\t${e.kind}\t${e.status}${e.reason ? ` (${e.reason})` : ''}\t${age}s${e === current ? '\t(current)' : ''}`;
-    })
-    .join('\n');
 }
 
 /** Why a step was cut short: the user interrupted, the lease was lost, or the harness is closing. */
@@ -362,7 +324,7 @@ export class Harness {
     const running = calls.map(async (call) => {
       let outcome: { text: string; hand?: string; isError: boolean };
       try {
-        outcome = { ...(await this.runCall(scope, call, signal)), isError: false };
+        outcome = { ...(await runToolCall(this.o.hands, scope, call, signal)), isError: false };
       } catch (e) {
         if (signal.aborted) throw abortReason(signal);
         // The store failed, not the call (a hand event could not be written): the step is
@@ -392,52 +354,6 @@ export class Harness {
       // runs twice at once.
       if (isStoreUnavailable(e)) await Promise.allSettled(running);
       throw e;
-    }
-  }
-
-  /** One tool call: a hand-management tool, or a hand tool routed to its hand. */
-  private async runCall(scope: HandScope, call: ToolUse, signal: AbortSignal): Promise<{ text: string; hand?: string }> {
-    const { hands } = this.o;
-    const { hand: requested, ...input } = call.input;
-    // A call addressed to a browser hand at turn time stays there: its tabs already saw it. Any
-    // other addressed hand keeps the call while it is ready (a re-attached remote hand collects
-    // a call that was in flight when the last harness died); else the call goes to the current one.
-    const addressed = call.hand?.startsWith('browser-') || (call.hand && (await hands.isReady(scope, call.hand))) ? call.hand : undefined;
-    const named = typeof requested === 'string' && requested.length > 0 ? requested : addressed;
-    switch (call.name) {
-      case 'provision': {
-        const kind = typeof input.kind === 'string' ? input.kind : hands.defaultKind;
-        if (!isHandKind(kind)) throw new ToolError(`provision: unknown kind ${kind} (sandbox, memory, remote, local)`);
-        const endpoint = typeof input.endpoint === 'string' ? input.endpoint : undefined;
-        const resources = parseResources(input.resources);
-        const e = await hands.provision(scope, { kind, ...(endpoint ? { endpoint } : {}), ...(resources ? { resources } : {}) });
-        return { text: `provisioned ${e.id} (${e.kind}); it is now the current hand`, hand: e.id };
-      }
-      case 'release': {
-        if (!named) throw new ToolError('release: name the hand to release, e.g. {"hand": "sandbox-1"}');
-        await hands.release(scope, named);
-        return { text: `released ${named}` };
-      }
-      case 'list_hands':
-        return { text: formatHands(await hands.list(scope)) };
-      default:
-        break;
-    }
-    if (!isHandTool(call.name)) throw new ToolError(`unknown tool ${call.name}`);
-    const entry = await hands.resolve(scope, named);
-    const hand = entry.hand;
-    if (!hand) throw new CallFailure(`hand ${entry.id} is not ready`, entry.id);
-    try {
-      // A hand that dies mid-call fails the call at once, not at its timeout.
-      const text = await Promise.race([
-        hand.execute(call.name, input, { callId: call.id, signal }),
-        hand.lost.then((reason): never => {
-          throw new Error(`hand ${entry.id} was lost: ${reason}. A fresh hand is provisioned on the next call (or call provision).`);
-        }),
-      ]);
-      return { text, hand: entry.id };
-    } catch (e) {
-      throw new CallFailure(e instanceof Error ? e.message : String(e), entry.id);
     }
   }
 
