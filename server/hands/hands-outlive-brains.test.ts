@@ -169,7 +169,9 @@ describe('hands outlive brains', () => {
         await first.start().ready;
       },
     );
-    await annotate(`SQLite, restarted process: resumed and finished ${ms} ms after the kill (lease TTL 500 ms; the command had 2 s to run)`);
+    const line = `SQLite, restarted process: resumed and finished ${ms} ms after the kill (lease TTL 500 ms; the command had 2 s to run)`;
+    await annotate(line);
+    process.stdout.write(`[outlive] ${line}\n`);
   }, 60_000);
 
   it('on PostgreSQL, a second live instance takes the session over and re-attaches the remote hand', async ({ annotate }) => {
@@ -187,6 +189,8 @@ describe('hands outlive brains', () => {
       return w;
     };
     const ms = await crashMidCall(store, holder, () => Promise.resolve());
-    await annotate(`PostgreSQL, two live instances: the survivor finished ${ms} ms after the lease holder was killed (lease TTL 500 ms)`);
+    const line = `PostgreSQL, two live instances: the survivor finished ${ms} ms after the lease holder was killed (lease TTL 500 ms; the command had 2 s to run)`;
+    await annotate(line);
+    process.stdout.write(`[outlive] ${line}\n`);
   }, 60_000);
 });
