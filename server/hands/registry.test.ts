@@ -163,6 +163,21 @@ describe('hand registry', () => {
     expect(JSON.stringify(await store.getEvents(scope.sessionId))).not.toContain('secret-token');
   });
 
+  it('finds a hand another instance added since this one last read the log, and numbers after it', async () => {
+    const { p } = countingProvisioner();
+    const endpoints = { box: { url: 'http://hand.invalid/mcp' } };
+    const scope = await scopeFor();
+    const x = new HandRegistry({ store, live, provisioners: { remote: p }, defaultKind: 'memory', remoteEndpoints: endpoints });
+    const y = new HandRegistry({ store, live, provisioners: { remote: p }, defaultKind: 'memory', remoteEndpoints: endpoints });
+    expect(await x.list(scope)).toEqual([]); // X has read the (empty) registry
+    await y.provision({ ...scope, epoch: 1 }, { kind: 'remote', endpoint: 'box' });
+    // A user's request on X names the hand Y provisioned: X looks again and connects to it.
+    expect((await x.resolve(scope, 'remote-1')).hand).not.toBeNull();
+    const attached = await x.attachBrowser(scope, 'tab-12345678', 'offline');
+    expect(attached.id).toBe('browser-2');
+    await expect(x.resolve(scope, 'sandbox-9')).rejects.toThrow(/no hand named sandbox-9/);
+  });
+
   it('fails a provision with the provisioner’s reason and reports it as progress', async () => {
     const reg = new HandRegistry({
       store,

@@ -87,15 +87,15 @@ export class HandRegistry {
 
   /** The hand a call runs on: the one it names, else the current one, else a fresh default. */
   async resolve(scope: HandScope, requested: string | undefined): Promise<HandEntry> {
-    const s = await this.state(scope);
     if (requested) {
-      const e = s.entries.get(requested);
+      const { s, e } = await this.entry(scope, requested);
       if (!e) throw new ToolError(`no hand named ${requested} in this session (hands: ${describe(s) || 'none yet'})`);
       if (e.status !== 'ready' || !e.hand) {
         throw new ToolError(`hand ${requested} is ${e.status}${e.reason ? ` (${e.reason})` : ''}; call provision for a new one, or omit "hand" to get one`);
       }
       return e;
     }
+    const s = await this.state(scope);
     const current = [...s.entries.values()].reverse().find((e) => e.status === 'ready' && e.hand);
     if (current) return current;
     s.provisioningDefault ??= this.provision(scope, { kind: this.o.defaultKind }).finally(() => {
@@ -146,7 +146,8 @@ export class HandRegistry {
    * becomes the session's current hand.
    */
   async attachBrowser(scope: HandScope, tabId: string, engine: string): Promise<HandEntry> {
-    const s = await this.state(scope);
+    // Fresh from the log: another instance may have numbered hands since this one last looked.
+    const s = await this.state(scope, { fresh: true });
     const existing = [...s.entries.values()].find((e) => e.kind === 'browser' && e.status === 'ready' && e.hand instanceof BrowserHand);
     if (existing && (await (existing.hand as BrowserHand).heartbeat(tabId))) return existing;
     s.counter += 1;
@@ -167,13 +168,13 @@ export class HandRegistry {
 
   /** The live browser hand of a session by id, for heartbeats and claims from its tabs. */
   async browserHand(scope: HandScope, id: string): Promise<BrowserHand | null> {
-    const e = (await this.state(scope)).entries.get(id);
+    const { e } = await this.entry(scope, id);
     return e?.status === 'ready' && e.hand instanceof BrowserHand ? e.hand : null;
   }
 
   /** Whether the named hand can take a call now (without provisioning anything). */
   async isReady(scope: HandScope, id: string): Promise<boolean> {
-    const e = (await this.state(scope)).entries.get(id);
+    const { e } = await this.entry(scope, id);
     return e?.status === 'ready' && e.hand !== null;
   }
 
@@ -207,7 +208,7 @@ export class HandRegistry {
     const src = await this.state(from);
     const e = src.entries.get(id);
     if (!e || e.status !== 'ready' || !e.hand) throw new ToolError(`hand ${id} is not a ready hand of session ${from.sessionId}`);
-    const dst = await this.state(to);
+    const dst = await this.state(to, { fresh: true });
     dst.counter += 1;
     const moved: HandEntry = { id: `${e.kind}-${dst.counter}`, kind: e.kind, status: 'ready', hand: e.hand, startedAt: e.startedAt };
     dst.entries.set(moved.id, moved);
@@ -247,17 +248,21 @@ export class HandRegistry {
    * The session's hands on this process. First touch reads them from the log; a harness with a
    * newer lease epoch reconciles again, because the session may have run elsewhere meanwhile.
    */
-  private async state(scope: HandScope): Promise<SessionHands> {
+  private async state(scope: HandScope, opts: { fresh?: boolean } = {}): Promise<SessionHands> {
     let pending = this.sessions.get(scope.sessionId);
     if (!pending) {
       const fresh: SessionHands = { entries: new Map(), counter: 0, provisioningDefault: null, epoch: scope.epoch ?? 0, syncing: null };
       pending = this.sync(scope, fresh).then(() => fresh);
       this.sessions.set(scope.sessionId, pending);
       pending.catch(() => this.sessions.delete(scope.sessionId));
+      const s = await pending;
+      if (s.syncing) await s.syncing;
+      return s;
     }
     const s = await pending;
-    if (scope.epoch !== undefined && scope.epoch > s.epoch) {
-      s.epoch = scope.epoch;
+    const newEpoch = scope.epoch !== undefined && scope.epoch > s.epoch;
+    if (newEpoch) s.epoch = scope.epoch!;
+    if (newEpoch || opts.fresh) {
       const previous = s.syncing ?? Promise.resolve();
       const run: Promise<void> = previous.then(() => this.sync(scope, s)).finally(() => {
         if (s.syncing === run) s.syncing = null;
@@ -266,6 +271,20 @@ export class HandRegistry {
     }
     if (s.syncing) await s.syncing;
     return s;
+  }
+
+  /**
+   * A hand by id. One this process has not seen may have been added through another instance
+   * since it last read the log: look again before saying there is none.
+   */
+  private async entry(scope: HandScope, id: string): Promise<{ s: SessionHands; e: HandEntry | undefined }> {
+    let s = await this.state(scope);
+    let e = s.entries.get(id);
+    if (!e) {
+      s = await this.state(scope, { fresh: true });
+      e = s.entries.get(id);
+    }
+    return { s, e };
   }
 
   /**
