@@ -5,7 +5,7 @@ import { createPaddockHandServer, startHttpHandServer } from '~/server/hands/pad
 import { Workspace } from '~/server/hands/paddock-hand/tools';
 
 /**
- * paddock-hand --workspace DIR (--stdio | --http PORT [--host H] [--token-file F])
+ * paddock-hand --workspace DIR (--stdio | --http PORT [--host H] [--token-file F] [--session-idle-minutes N])
  *
  * In stdio mode stdout is the protocol: everything else goes to stderr. In HTTP mode the token
  * comes from PADDOCK_HAND_TOKEN or --token-file (never the command line, where `ps` shows it),
@@ -13,7 +13,7 @@ import { Workspace } from '~/server/hands/paddock-hand/tools';
  * with --http 0).
  */
 const USAGE =
-  'usage: paddock-hand --workspace DIR (--stdio | --http PORT [--host HOST] [--token-file FILE]) [--memory-mb N] [--cpu-seconds N]';
+  'usage: paddock-hand --workspace DIR (--stdio | --http PORT [--host HOST] [--token-file FILE] [--session-idle-minutes N]) [--memory-mb N] [--cpu-seconds N]';
 
 function log(message: string): void {
   process.stderr.write(`paddock-hand: ${message}\n`);
@@ -36,6 +36,7 @@ function options() {
         'token-file': { type: 'string' },
         'memory-mb': { type: 'string' },
         'cpu-seconds': { type: 'string' },
+        'session-idle-minutes': { type: 'string' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
   if (!args.workspace) fail('--workspace is required');
   if (Boolean(args.stdio) === (args.http !== undefined)) fail('give exactly one of --stdio or --http PORT');
   mkdirSync(args.workspace, { recursive: true });
-  const limit = (flag: 'memory-mb' | 'cpu-seconds'): number => {
+  const limit = (flag: 'memory-mb' | 'cpu-seconds' | 'session-idle-minutes'): number => {
     const v = args[flag];
     if (v === undefined) return 0;
     const n = Number(v);
@@ -107,7 +108,11 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--http needs a port number, not ${args.http}`);
   const token = readToken(args['token-file']);
   if (token === '') fail('refusing to serve HTTP without a token: set PADDOCK_HAND_TOKEN or pass --token-file');
-  const hand = await startHttpHandServer({ workspace, port, host: args.host ?? '127.0.0.1', token });
+  // An MCP session of a client that vanished (a crashed Paddock) is closed once idle this long
+  // (default 30); its running calls are kept for the client's successor either way.
+  const idleMinutes = args['session-idle-minutes'] === undefined ? 30 : limit('session-idle-minutes');
+  if (idleMinutes < 1) fail('--session-idle-minutes needs at least 1');
+  const hand = await startHttpHandServer({ workspace, port, host: args.host ?? '127.0.0.1', token, sessionIdleMs: idleMinutes * 60_000 });
   onShutdown(() => hand.close());
   process.stdout.write(`${JSON.stringify({ listening: hand.url })}\n`);
   log(`serving ${workspace.root} at ${hand.url}`);
