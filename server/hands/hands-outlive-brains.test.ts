@@ -19,7 +19,8 @@ import { type TestDatabase, createTestDatabase } from '~/server/session/testing/
  * the remote hand. The next process re-attaches the remote hand from the log (the hand registry)
  * and collects the in-flight call by its call id, so the command runs once; the local hand died
  * with its server and is reported lost. On SQLite the next process is a restart; on PostgreSQL
- * it is a second instance that was running all along and takes the session over.
+ * it is a second instance that was running all along and takes the session over. And a sandbox
+ * hand does not linger as an orphan when only the server process is killed (as by the OOM killer).
  */
 
 /** How many tool results the request carries: the step the scripted brain is at. */
@@ -35,7 +36,51 @@ function toolResults(req: RecordedRequest): number {
 const TOKEN = 'outlive-token-0123456789';
 const LONG_COMMAND = 'echo run >> runs.txt; sleep 2; echo finished';
 
-function brain(req: RecordedRequest): ScriptedResponse {
+/** The running descendants of a process (by /proc), excluding zombies. */
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] !== 'Z') parent.set(Number(d), Number(fields[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [pid, pp] of parent) {
+      if (pp !== p) continue;
+      out.push(pid);
+      walk(pid);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+function cmdline(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+let brain = remoteScript;
+
+function remoteScript(req: RecordedRequest): ScriptedResponse {
   switch (toolResults(req)) {
     case 0:
       return toolUseResponse('bash', { command: 'echo local > here.txt' });
@@ -68,7 +113,7 @@ describe('hands outlive brains', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-outlive-'));
-    fake = await startFakeMessagesApi({ fallback: brain });
+    fake = await startFakeMessagesApi({ fallback: (req) => brain(req) });
   });
 
   beforeEach(async () => {
@@ -190,6 +235,58 @@ describe('hands outlive brains', () => {
     };
     const ms = await crashMidCall(store, holder, () => Promise.resolve());
     const line = `PostgreSQL, two live instances: the survivor finished ${ms} ms after the lease holder was killed (lease TTL 500 ms; the command had 2 s to run)`;
+    await annotate(line);
+    process.stdout.write(`[outlive] ${line}\n`);
+  }, 60_000);
+
+  it('a sandbox hand ends with its server even on a lone SIGKILL, is reported lost, and the next call gets a fresh one', async ({ annotate }) => {
+    brain = (req) => {
+      const asks = JSON.stringify(req.body?.messages ?? []);
+      const n = toolResults(req);
+      if (n === 0) return toolUseResponse('bash', { command: 'echo one' });
+      if (n === 1 && !asks.includes('again')) return textResponse('first done');
+      if (n === 1) return toolUseResponse('bash', { command: 'echo two' });
+      return textResponse('second done');
+    };
+    const env = { PADDOCK_DATA_DIR: path.join(dir, 'sandbox-data'), PADDOCK_DEFAULT_HAND: 'sandbox' };
+    fs.mkdirSync(env.PADDOCK_DATA_DIR, { recursive: true });
+    const shared = await openSqliteStore({ file: path.join(env.PADDOCK_DATA_DIR, 'paddock.sqlite') });
+    cleanups.push(() => shared.close());
+    const w = worker('sandbox', env);
+    await w.start().ready;
+    const session = await shared.createSession({ title: 'sandbox' });
+    await shared.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'go' }] });
+    const idle = (count: number) =>
+      waitFor(`idle #${count}`, async () => {
+        const events = await shared.getEvents(session.id);
+        return events.filter((e) => e.type === 'session.status_idle').length >= count ? events : undefined;
+      });
+    await idle(1);
+    // The hand: its launcher, bwrap and paddock-hand inside (not tsx's helpers of the worker).
+    const hands = descendants(w.pid!).filter((p) => /sandbox-launcher|bwrap|paddock-hand/.test(cmdline(p)));
+    expect(hands.length, 'the sandbox hand runs as processes under the server').toBeGreaterThanOrEqual(2);
+
+    const t0 = performance.now();
+    await w.killAlone();
+    const gone = await waitFor('the hand processes to end', () => (hands.every((p) => !alive(p)) ? true : undefined), 15_000);
+    const goneMs = Math.round(performance.now() - t0);
+    expect(gone).toBe(true);
+
+    await w.start().ready;
+    await shared.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'again' }] });
+    const log = await idle(2);
+    expect(checkLogInvariants(log)).toEqual([]);
+    expect(log.filter((e) => e.type.startsWith('hand.')).map((e) => [e.type, 'hand' in e ? e.hand : ''])).toEqual([
+      ['hand.provisioned', 'sandbox-1'],
+      ['hand.lost', 'sandbox-1'],
+      ['hand.provisioned', 'sandbox-2'],
+    ]);
+    const results = log.filter((e): e is Extract<StoredEvent, { type: 'agent.tool_result' }> => e.type === 'agent.tool_result');
+    expect(results.map((r) => [r.hand, JSON.stringify(r.content).includes(r.hand === 'sandbox-1' ? 'one' : 'two')])).toEqual([
+      ['sandbox-1', true],
+      ['sandbox-2', true],
+    ]);
+    const line = `sandbox hand: ${hands.length} processes under the server, all gone ${goneMs} ms after a SIGKILL of the server process alone`;
     await annotate(line);
     process.stdout.write(`[outlive] ${line}\n`);
   }, 60_000);

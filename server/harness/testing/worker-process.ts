@@ -68,11 +68,20 @@ export class WorkerProcess {
 
   /** SIGKILL to the whole process group: no graceful shutdown, like a crash or an OOM kill. */
   async kill(): Promise<void> {
+    await this.signal(true);
+  }
+
+  /** SIGKILL to the server process alone, as the OOM killer does: what it started must end by itself. */
+  async killAlone(): Promise<void> {
+    await this.signal(false);
+  }
+
+  private async signal(group: boolean): Promise<void> {
     const pid = this.child?.pid;
     if (!pid) return;
     this.killing = true;
     try {
-      process.kill(-pid, 'SIGKILL');
+      process.kill(group ? -pid : pid, 'SIGKILL');
     } catch {
       // already gone
     }
