@@ -16,13 +16,13 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { OwnServer } from '~/e2e/own-server';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { sleep } from '~/lib/sleep';
 import { percentile } from '~/bench/stats';
-import { type Row, Rows, ms, printTable } from '~/bench/table';
+import { type Row, Rows, ms, runIfMain } from '~/bench/table';
 import { agentMessage, spanEnd, spanStart, toolResult, toolUse, userMessage } from '~/bench/fixtures';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 
@@ -515,16 +515,4 @@ export async function runBrowserBench(): Promise<Row[]> {
   return rows.rows;
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const t0 = performance.now();
-  runBrowserBench().then(
-    (rows) => {
-      printTable(rows);
-      console.log(`total ${secs(performance.now() - t0)}`);
-    },
-    (e: unknown) => {
-      console.error(e);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, runBrowserBench);

@@ -14,7 +14,6 @@ import { HandRegistry } from '~/server/hands/registry';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
-import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import { percentile, ratePerSecond, summarize } from '~/bench/stats';
 import { buildLog, userMessage } from '~/bench/fixtures';
@@ -22,6 +21,7 @@ import { Rows, ms, perSec, printTable } from '~/bench/table';
 import { runBrowserBench } from '~/bench/browser';
 import { runScaleBench } from '~/bench/scale';
 import { runSoakBench } from '~/bench/soak';
+import { TimingModel, timeWake } from '~/bench/timing-model';
 import { runTtftBench } from '~/bench/ttft';
 
 // The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
@@ -38,23 +38,6 @@ const WAKE_SESSIONS = 5;
 const table = new Rows();
 const row = (benchmark: string, result: string, goal?: string, ok?: boolean | null) => table.add(benchmark, result, goal, ok);
 
-/** Records when the harness asks for a turn, and answers at once with a one-word turn. */
-class TimingModel implements ModelClient {
-  readonly label = 'bench';
-  readonly model = 'bench-model';
-  readonly isDemo = false;
-  readonly calls: number[] = [];
-
-  stream(): Promise<ModelTurn> {
-    this.calls.push(performance.now());
-    return Promise.resolve({
-      content: [{ type: 'text', text: 'ok' }],
-      stopReason: 'end_turn',
-      usage: { input_tokens: 0, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-      ttftMs: 0,
-    });
-  }
-}
 
 async function storePart(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-bench-'));
@@ -151,16 +134,7 @@ async function storePart(): Promise<void> {
       harness = new Harness({ store, model, hands, live, leaseTtlMs: 15_000 });
       const samples: number[] = [];
       for (const id of ids) {
-        const before = model.calls.length;
-        const t0 = performance.now();
-        await harness.wake(id); // resolves once the turn is stored and the session has gone idle
-        const calledAt = model.calls[before];
-        if (calledAt === undefined || model.calls.length !== before + 1) {
-          throw new Error(`wake(${id}) made ${model.calls.length - before} model calls, wanted 1`);
-        }
-        samples.push(calledAt - t0);
-        const session = await store.getSession(id);
-        if (session?.status !== 'idle') throw new Error(`wake(${id}) left the session ${session?.status ?? 'missing'}, wanted idle`);
+        samples.push(await timeWake(harness, model, store, id));
       }
       const sum = summarize(samples);
       row(`wake() → first model request, 10k log, p50 of ${WAKE_SESSIONS}`, ms(sum.p50), '≤ 100 ms', sum.p50 <= 100);

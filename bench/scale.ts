@@ -20,11 +20,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { abortReason, sleep } from '~/lib/sleep';
 import { buildLog, userMessage } from '~/bench/fixtures';
 import { percentile, ratePerSecond } from '~/bench/stats';
-import { type Row, Rows, ms, perSec, printTable } from '~/bench/table';
+import { type Row, Rows, ms, perSec, runIfMain } from '~/bench/table';
+import { TimingModel, timeWake } from '~/bench/timing-model';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry } from '~/server/hands/registry';
 import { Harness } from '~/server/harness/harness';
@@ -48,29 +48,7 @@ const CONCURRENT_EACH = 50;
 
 
 // ── models ─────────────────────────────────────────────────────────────────────────────────────
-const OK_TURN: ModelTurn = {
-  content: [{ type: 'text', text: 'ok' }],
-  stopReason: 'end_turn',
-  usage: { input_tokens: 0, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-  ttftMs: 0,
-};
 
-/** Records each call's time under the `[tag]` found in the request, and answers at once. */
-class TimingModel implements ModelClient {
-  readonly label = 'bench';
-  readonly model = 'bench-model';
-  readonly isDemo = false;
-  readonly calls: number[] = [];
-  readonly byTag = new Map<string, number>();
-
-  stream(request: unknown): Promise<ModelTurn> {
-    const now = performance.now();
-    this.calls.push(now);
-    const tag = /\[(run-[\w-]+)\]/.exec(JSON.stringify(request))?.[1];
-    if (tag !== undefined && !this.byTag.has(tag)) this.byTag.set(tag, now);
-    return Promise.resolve(OK_TURN);
-  }
-}
 
 /** Never answers (until aborted): the model request instance A is in when it crashes. */
 class HangingModel implements ModelClient {
@@ -251,16 +229,7 @@ export async function runScaleBench(): Promise<Row[]> {
         const buildMs = performance.now() - b0;
         const samples: number[] = [];
         for (const id of ids) {
-          const before = model.calls.length;
-          const t0 = performance.now();
-          await harness.wake(id);
-          const calledAt = model.calls[before];
-          if (calledAt === undefined || model.calls.length !== before + 1) {
-            throw new Error(`wake(${id}) made ${model.calls.length - before} model calls, wanted 1`);
-          }
-          samples.push(calledAt - t0);
-          const session = await store.getSession(id);
-          if (session?.status !== 'idle') throw new Error(`wake(${id}) left the session ${session?.status ?? 'missing'}, wanted idle`);
+          samples.push(await timeWake(harness, model, store, id));
         }
         const p50 = percentile(samples, 50);
         table.add(`build ${WAKE_SESSIONS} × 10k-event logs on PostgreSQL (concurrently)`, ms(buildMs));
@@ -295,16 +264,4 @@ export async function runScaleBench(): Promise<Row[]> {
   return table.rows;
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const t0 = performance.now();
-  runScaleBench().then(
-    (rows) => {
-      printTable(rows);
-      console.log(`total ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    },
-    (e: unknown) => {
-      console.error(e);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, runScaleBench);

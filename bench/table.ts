@@ -1,3 +1,5 @@
+import { pathToFileURL } from 'node:url';
+
 /** The benchmark's result table: rows with an optional goal, printed as aligned plain text. */
 
 export interface Row {
@@ -35,4 +37,23 @@ export function printTable(table: readonly Row[]): void {
   console.log(line(header));
   console.log(`${'─'.repeat(w.benchmark)}  ${'─'.repeat(w.result)}  ${'─'.repeat(w.goal)}  ${'─'.repeat(3)}`);
   for (const c of cells) console.log(line(c));
+}
+
+/**
+ * Lets a bench file also run on its own (`node --conditions=react-server --import tsx bench/x.ts`):
+ * runs and prints its table when the file is the entry point, not when `bench/run.ts` imports it.
+ */
+export function runIfMain(moduleUrl: string, run: () => Promise<readonly Row[]>): void {
+  if (process.argv[1] === undefined || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  const t0 = performance.now();
+  run().then(
+    (rows) => {
+      printTable(rows);
+      console.log(`total ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    },
+    (e: unknown) => {
+      console.error(e);
+      process.exitCode = 1;
+    },
+  );
 }

@@ -15,11 +15,11 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { NewEvent } from '~/lib/events';
 import { sleep } from '~/lib/sleep';
 import { percentile } from '~/bench/stats';
-import { type Row, Rows, ms, pct, printTable } from '~/bench/table';
+import { type Row, Rows, ms, pct, runIfMain } from '~/bench/table';
+import { TimingModel } from '~/bench/timing-model';
 import { MemoryHand, createMemoryProvisioner } from '~/server/hands/memory-hand';
 import type { Provisioner } from '~/server/hands/provisioner';
 import { HandRegistry, type HandScope } from '~/server/hands/registry';
@@ -28,7 +28,6 @@ import { WarmPool } from '~/server/hands/warm-pool';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
-import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
@@ -230,23 +229,6 @@ async function resolveLatency(store: SessionStore, provisioner: Provisioner, poo
 
 // ── 3. harness overhead ────────────────────────────────────────────────────────────────────────
 
-/** Records when the harness asks for a turn, and answers at once with a one-word turn. */
-class TimingModel implements ModelClient {
-  readonly label = 'bench';
-  readonly model = 'bench-model';
-  readonly isDemo = false;
-  readonly calls: number[] = [];
-
-  stream(): Promise<ModelTurn> {
-    this.calls.push(performance.now());
-    return Promise.resolve({
-      content: [{ type: 'text', text: 'ok' }],
-      stopReason: 'end_turn',
-      usage: { input_tokens: 0, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-      ttftMs: 0,
-    });
-  }
-}
 
 const WRITES = new Set<PropertyKey>(['acquireLease', 'emitEvent', 'emitEvents']);
 
@@ -420,16 +402,4 @@ async function ttftBench(): Promise<Row[]> {
   return rows.rows;
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const t0 = performance.now();
-  runTtftBench().then(
-    (rows) => {
-      printTable(rows);
-      console.log(`total ${secs(performance.now() - t0)}`);
-    },
-    (e: unknown) => {
-      console.error(e);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, runTtftBench);
