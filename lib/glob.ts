@@ -25,3 +25,30 @@ export function globToRegExp(glob: string): RegExp {
 function escape(s: string): string {
   return s.replace(/[.+^${}()|[\]\\]/g, '\\$&');
 }
+
+/** Folders that glob, grep and the file list skip unless the pattern or path names them. */
+export const SKIPPED_DIRS: readonly string[] = ['node_modules', '.git'];
+
+/** Which folder names a walk for this pattern (or path) skips: SKIPPED_DIRS it does not name. */
+export function skipUnlessNamed(text: string): (name: string) => boolean {
+  const named = SKIPPED_DIRS.filter((d) => text.includes(d));
+  return (name) => SKIPPED_DIRS.includes(name) && !named.includes(name);
+}
+
+/** The pattern's literal leading folders ("src/app" for "./src/app/**\/*.ts"): a walk need only start there. */
+export function globRoot(pattern: string): string {
+  const literal: string[] = [];
+  for (const seg of pattern.replace(/^\.\//, '').split('/').slice(0, -1)) {
+    if (/[*?{[]/.test(seg)) break;
+    literal.push(seg);
+  }
+  return literal.join('/');
+}
+
+/** glob's answer, the same on every hand: sorted matches, capped with a notice, or a sentence when none. */
+export function formatGlobHits(hits: string[], pattern: string, cap: number): string {
+  if (hits.length === 0) return `no files match ${pattern}`;
+  hits.sort();
+  if (hits.length <= cap) return hits.join('\n');
+  return `${hits.slice(0, cap).join('\n')}\n[glob: ${hits.length - cap} more matches not shown; narrow the pattern]`;
+}

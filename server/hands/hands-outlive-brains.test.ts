@@ -12,6 +12,7 @@ import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
+import { cmdline, descendants, running } from '~/server/hands/testing/processes';
 
 /**
  * Hands outlive brains: a real harness process (chaos-worker.ts) works a session with a local
@@ -35,48 +36,6 @@ function toolResults(req: RecordedRequest): number {
 
 const TOKEN = 'outlive-token-0123456789';
 const LONG_COMMAND = 'echo run >> runs.txt; sleep 2; echo finished';
-
-/** The running descendants of a process (by /proc), excluding zombies. */
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] !== 'Z') parent.set(Number(d), Number(fields[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    for (const [pid, pp] of parent) {
-      if (pp !== p) continue;
-      out.push(pid);
-      walk(pid);
-    }
-  };
-  walk(root);
-  return out;
-}
-
-function cmdline(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  } catch {
-    return '';
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 let brain = remoteScript;
 
@@ -268,7 +227,7 @@ describe('hands outlive brains', () => {
 
     const t0 = performance.now();
     await w.killAlone();
-    const gone = await waitFor('the hand processes to end', () => (hands.every((p) => !alive(p)) ? true : undefined), 15_000);
+    const gone = await waitFor('the hand processes to end', () => (hands.every((p) => !running(p)) ? true : undefined), 15_000);
     const goneMs = Math.round(performance.now() - t0);
     expect(gone).toBe(true);
 

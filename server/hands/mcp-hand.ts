@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { describeZodError } from '~/lib/events';
 import { type ExecuteContext, type Hand, type HandKind, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
-import { globToRegExp } from '~/lib/glob';
+import { SKIPPED_DIRS, globToRegExp } from '~/lib/glob';
 import { logger } from '~/server/log';
 
 /**
@@ -288,8 +288,6 @@ const Inputs = {
 const GREP_MAX_FILES = 2000;
 const GREP_MAX_MATCHES = 1000;
 const GREP_CONCURRENCY = 8;
-/** Skipped by glob and grep unless a pattern names them: huge, and rarely what is meant. */
-const SKIP_DIRS = ['.git', 'node_modules'];
 
 function parse<T>(schema: z.ZodType<T>, tool: string, input: unknown): T {
   const r = schema.safeParse(input);
@@ -431,7 +429,7 @@ class FilesystemAdapter {
         // A walk rather than search_files: that one also lists folders, and the contract is
         // files, matched the way every other hand matches globs.
         const re = globToRegExp(pattern.replace(/^\.\//, ''));
-        const skip = SKIP_DIRS.filter((d) => !pattern.includes(d));
+        const skip = SKIPPED_DIRS.filter((d) => !pattern.includes(d));
         const hits = (await this.listFiles('glob', this.root, skip, ctx)).map((f) => this.rel(f)).filter((f) => re.test(f));
         return hits.length > 0 ? hits.join('\n') : `no files match ${pattern}`;
       }
@@ -468,7 +466,7 @@ class FilesystemAdapter {
     const base = scope ? this.abs(scope) : this.root;
     if (!base) throw new ToolError('grep: this hand did not say which folder it serves; give a path');
     const info = await this.via('grep', 'get_file_info', { path: base }, ctx);
-    let files = /^isDirectory: true$/m.test(info) ? await this.listFiles('grep', base, SKIP_DIRS, ctx) : [base];
+    let files = /^isDirectory: true$/m.test(info) ? await this.listFiles('grep', base, SKIPPED_DIRS, ctx) : [base];
     const truncatedFiles = files.length > GREP_MAX_FILES;
     files = files.slice(0, GREP_MAX_FILES);
 

@@ -1,7 +1,7 @@
 import 'client-only';
 import { ToolError } from '~/lib/hand';
 import { joinPosix, relativeInside, resolvePosix } from '~/lib/browser/engine/posix-path';
-import { globToRegExp } from '~/lib/glob';
+import { formatGlobHits, globRoot, globToRegExp, skipUnlessNamed } from '~/lib/glob';
 import { grepFiles } from '~/lib/grep-lines';
 
 /**
@@ -36,8 +36,6 @@ export const TOOL_LIMITS = {
   fileBytes: 10 * 1024 * 1024,
 } as const;
 
-/** Folders that glob, grep and the file list skip unless the pattern or path names them. */
-const SKIPPED_DIRS = ['node_modules', '.git'];
 
 const utf8 = new TextDecoder();
 
@@ -126,24 +124,14 @@ export class WorkspaceTools {
 
   async glob(input: Record<string, unknown>): Promise<string> {
     const pattern = str(input, 'pattern', 'glob');
-    const clean = pattern.replace(/^\.\//, '');
-    const re = globToRegExp(clean);
-    // Walk only below the pattern's literal prefix ("src/" for "src/**/*.ts").
-    const literal: string[] = [];
-    for (const seg of clean.split('/').slice(0, -1)) {
-      if (/[*?{[]/.test(seg)) break;
-      literal.push(seg);
-    }
-    const start = literal.length > 0 ? await this.resolve(literal.join('/')) : { abs: this.root, rel: '' };
+    const re = globToRegExp(pattern.replace(/^\.\//, ''));
+    const root = globRoot(pattern);
+    const start = root ? await this.resolve(root) : { abs: this.root, rel: '' };
     const hits: string[] = [];
     for await (const rel of this.walk(start.abs, start.rel, skipUnlessNamed(pattern))) {
       if (re.test(rel)) hits.push(rel);
     }
-    if (hits.length === 0) return `no files match ${pattern}`;
-    hits.sort();
-    const cap = TOOL_LIMITS.globResults;
-    if (hits.length <= cap) return hits.join('\n');
-    return `${hits.slice(0, cap).join('\n')}\n[glob: ${hits.length - cap} more matches not shown; narrow the pattern]`;
+    return formatGlobHits(hits, pattern, TOOL_LIMITS.globResults);
   }
 
   async grep(input: Record<string, unknown>): Promise<string> {
@@ -262,11 +250,6 @@ export function capOutput(text: string, cap: number): string {
 }
 
 // ── helpers ────────────────────────────────────────────────────────────────
-
-function skipUnlessNamed(text: string): (name: string) => boolean {
-  const named = SKIPPED_DIRS.filter((d) => text.includes(d));
-  return (name) => SKIPPED_DIRS.includes(name) && !named.includes(name);
-}
 
 function str(input: Record<string, unknown>, key: string, tool: string): string {
   const v = input[key];

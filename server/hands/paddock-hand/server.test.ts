@@ -7,6 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CALL_ID_META_KEY, type HttpHand, startHttpHandServer } from '~/server/hands/paddock-hand/server';
+import { eventually, running } from '~/server/hands/testing/processes';
 
 const BIN = fileURLToPath(new URL('../../../bin/paddock-hand.mjs', import.meta.url));
 const TOKEN = 'test-token-0123456789';
@@ -42,26 +43,6 @@ async function httpClient(url: string, token = TOKEN): Promise<Client> {
   await client.connect(transport);
   cleanups.push(() => client.close());
   return client;
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    // A zombie is dead, only unreaped (PID 1 here may not reap orphans).
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-async function eventually(check: () => boolean, ms = 3000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
 }
 
 function lines(file: string): string[] {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Workspace } from '~/server/hands/paddock-hand/tools';
+import { eventually, running } from '~/server/hands/testing/processes';
 
 let base: string;
 let root: string;
@@ -23,30 +24,6 @@ afterEach(() => {
   ws.dispose();
   rmSync(base, { recursive: true, force: true });
 });
-
-/** True while the process exists and is not a zombie (PID 1 here may never reap orphans). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-async function eventually(check: () => boolean, ms = 3000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
-}
 
 describe('paddock-hand file tools', () => {
   it('writes a file creating its parent folders, then reads it whole and by line range', async () => {

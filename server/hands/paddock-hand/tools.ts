@@ -4,7 +4,7 @@ import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } 
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '~/lib/hand';
-import { globToRegExp } from '~/lib/glob';
+import { formatGlobHits, globRoot, globToRegExp, skipUnlessNamed } from '~/lib/glob';
 import { grepFiles } from '~/lib/grep-lines';
 
 /**
@@ -50,8 +50,6 @@ export interface EditInput { path: string; old_text: string; new_text: string }
 export interface GlobInput { pattern: string }
 export interface GrepInput { pattern: string; path?: string | undefined }
 
-/** Folders that glob and grep skip unless the pattern or path names them. */
-const SKIPPED_DIRS = ['node_modules', '.git'];
 /** After bash exits, how long to keep reading output still held open by background children. */
 const DRAIN_MS = 100;
 
@@ -164,22 +162,13 @@ export class Workspace {
 
   async glob({ pattern }: GlobInput): Promise<string> {
     const re = globToRegExp(pattern.replace(/^\.\//, ''));
-    // Walk only below the pattern's literal prefix ("src/" for "src/**/*.ts").
-    const literal: string[] = [];
-    for (const seg of pattern.replace(/^\.\//, '').split('/').slice(0, -1)) {
-      if (/[*?{[]/.test(seg)) break;
-      literal.push(seg);
-    }
-    const start = literal.length > 0 ? await this.resolve(literal.join('/')) : { abs: this.root, rel: '' };
+    const root = globRoot(pattern);
+    const start = root ? await this.resolve(root) : { abs: this.root, rel: '' };
     const hits: string[] = [];
     for await (const rel of this.walk(start.abs, start.rel, skipUnlessNamed(pattern))) {
       if (re.test(rel)) hits.push(rel);
     }
-    if (hits.length === 0) return `no files match ${pattern}`;
-    hits.sort();
-    const cap = this.limits.globResults;
-    if (hits.length <= cap) return hits.join('\n');
-    return `${hits.slice(0, cap).join('\n')}\n[glob: ${hits.length - cap} more matches not shown; narrow the pattern]`;
+    return formatGlobHits(hits, pattern, this.limits.globResults);
   }
 
   async grep({ pattern, path: p }: GrepInput): Promise<string> {
@@ -412,11 +401,6 @@ function groupAlive(pgid: number): boolean {
   } catch {
     return false;
   }
-}
-
-function skipUnlessNamed(text: string): (name: string) => boolean {
-  const named = SKIPPED_DIRS.filter((d) => text.includes(d));
-  return (name) => SKIPPED_DIRS.includes(name) && !named.includes(name);
 }
 
 function fsError(tool: string, p: string, e: unknown): ToolError {
