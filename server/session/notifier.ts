@@ -45,6 +45,11 @@ export class InProcessNotifier implements Notifier {
   get subscribedSessions(): number {
     return this.#listeners.size;
   }
+
+  /** Every session with a subscriber: what a "wake everyone" must hint. */
+  sessions(): string[] {
+    return [...this.#listeners.keys()];
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import 'server-only';
 import pg from 'pg';
 import { sleep } from '~/lib/sleep';
 import { errorFields, logger } from '~/server/log';
-import type { Notifier } from '~/server/session/notifier';
+import { InProcessNotifier, type Notifier } from '~/server/session/notifier';
 
 const log = logger('pg-notifier');
 
@@ -56,7 +56,8 @@ export function openPgNotifier(options: PgNotifierOptions): Promise<PgNotifier> 
  */
 export class PgNotifier implements Notifier {
   readonly #options: Required<PgNotifierOptions>;
-  readonly #listeners = new Map<string, Set<(seq: number) => void>>();
+  /** This process's subscribers; the LISTEN connection and own notifies feed them. */
+  readonly #local = new InProcessNotifier();
   /** Hints not yet sent to the database: session id → highest seq. */
   readonly #pending = new Map<string, number>();
   readonly #closing = new AbortController();
@@ -98,7 +99,7 @@ export class PgNotifier implements Notifier {
 
   /** Number of sessions with at least one local subscriber (for tests and leak checks). */
   get subscribedSessions(): number {
-    return this.#listeners.size;
+    return this.#local.subscribedSessions;
   }
 
   notify(sessionId: string, seq: number): void {
@@ -109,20 +110,7 @@ export class PgNotifier implements Notifier {
   }
 
   subscribe(sessionId: string, onHint: (seq: number) => void): () => void {
-    let set = this.#listeners.get(sessionId);
-    if (!set) {
-      set = new Set();
-      this.#listeners.set(sessionId, set);
-    }
-    // A wrapper, so the same function subscribed twice is two subscriptions.
-    const entry = (seq: number) => onHint(seq);
-    set.add(entry);
-    return () => {
-      const current = this.#listeners.get(sessionId);
-      if (!current) return;
-      current.delete(entry);
-      if (current.size === 0) this.#listeners.delete(sessionId);
-    };
+    return this.#local.subscribe(sessionId, onHint);
   }
 
   /** Opens the LISTEN connection: once on open, then from the reconnect loop. */
@@ -173,14 +161,11 @@ export class PgNotifier implements Notifier {
   }
 
   #deliver(sessionId: string, seq: number): void {
-    const set = this.#listeners.get(sessionId);
-    if (!set) return;
-    // Copy: a listener may unsubscribe while we iterate.
-    for (const onHint of [...set]) onHint(seq);
+    this.#local.notify(sessionId, seq);
   }
 
   #hintAll(): void {
-    for (const sessionId of [...this.#listeners.keys()]) this.#deliver(sessionId, ANY_SEQ);
+    for (const sessionId of this.#local.sessions()) this.#deliver(sessionId, ANY_SEQ);
   }
 
   /** Sends the pending hints unless a send is already under way (which picks them up). */
