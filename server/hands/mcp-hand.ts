@@ -8,6 +8,7 @@ import { describeZodError } from '~/lib/events';
 import { type ExecuteContext, type Hand, type HandKind, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { SKIPPED_DIRS, globToRegExp } from '~/lib/glob';
+import { findOnce } from '~/lib/text-edits';
 import { logger } from '~/server/log';
 
 /**
@@ -416,10 +417,7 @@ class FilesystemAdapter {
         // edit_file replaces the first match and falls back to whitespace-insensitive
         // matching; the contract is one exact, unique occurrence, so check that first.
         const text = lf(await this.via(name, this.readTool, { path: abs }, ctx));
-        const old = lf(old_text);
-        const first = text.indexOf(old);
-        if (first < 0) throw new ToolError(`edit: old_text not found in ${p}`);
-        if (text.indexOf(old, first + 1) >= 0) throw new ToolError(`edit: old_text occurs more than once in ${p}; include more context`);
+        findOnce(text, lf(old_text), p);
         await this.via(name, 'edit_file', { path: abs, edits: [{ oldText: old_text, newText: new_text }] }, ctx);
         return `edited ${this.rel(abs)}`;
       }

@@ -5,6 +5,7 @@ import { BRAIN_TOOLS } from '~/lib/tools';
 import { describeZodError } from '~/lib/events';
 import { globToRegExp } from '~/lib/glob';
 import type { Provisioner } from '~/server/hands/provisioner';
+import { lineRange, replaceOnce } from '~/lib/text-edits';
 
 /**
  * An in-process hand over an in-memory file tree. It has no shell: it exists so a session can
@@ -66,9 +67,7 @@ export class MemoryHand implements Hand {
         const { path, start_line, end_line } = parse(Inputs.read, name, input);
         const text = this.files.get(normalise(path));
         if (text === undefined) throw new ToolError(`read: no such file: ${path}`);
-        if (start_line === undefined && end_line === undefined) return text;
-        const lines = text.split('\n');
-        return lines.slice((start_line ?? 1) - 1, end_line ?? lines.length).join('\n');
+        return lineRange(text, start_line, end_line);
       }
       case 'write': {
         const { path, content } = parse(Inputs.write, name, input);
@@ -80,10 +79,7 @@ export class MemoryHand implements Hand {
         const key = normalise(path);
         const text = this.files.get(key);
         if (text === undefined) throw new ToolError(`edit: no such file: ${path}`);
-        const first = text.indexOf(old_text);
-        if (first < 0) throw new ToolError(`edit: old_text not found in ${path}`);
-        if (text.indexOf(old_text, first + 1) >= 0) throw new ToolError(`edit: old_text occurs more than once in ${path}; include more context`);
-        this.files.set(key, text.slice(0, first) + new_text + text.slice(first + old_text.length));
+        this.files.set(key, replaceOnce(text, old_text, new_text, path));
         return `edited ${key}`;
       }
       case 'glob': {

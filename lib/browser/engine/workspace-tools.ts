@@ -2,6 +2,7 @@ import 'client-only';
 import { ToolError } from '~/lib/hand';
 import { joinPosix, relativeInside, resolvePosix } from '~/lib/browser/engine/posix-path';
 import { formatGlobHits, globRoot, globToRegExp, skipUnlessNamed } from '~/lib/glob';
+import { checkLineRange, lineRange, replaceOnce } from '~/lib/text-edits';
 import { grepFiles } from '~/lib/grep-lines';
 
 /**
@@ -79,13 +80,8 @@ export class WorkspaceTools {
     const start = optInt(input, 'start_line', 'read');
     const end = optInt(input, 'end_line', 'read');
     const { abs } = await this.resolve(p);
-    if (start !== undefined && end !== undefined && start > end) {
-      throw new ToolError(`read: start_line ${start} is after end_line ${end}`);
-    }
-    const text = await this.readText('read', p, abs);
-    if (start === undefined && end === undefined) return text;
-    const lines = text.split('\n');
-    return lines.slice((start ?? 1) - 1, end ?? lines.length).join('\n');
+    checkLineRange(start, end);
+    return lineRange(await this.readText('read', p, abs), start, end);
   }
 
   async write(input: Record<string, unknown>): Promise<string> {
@@ -108,14 +104,9 @@ export class WorkspaceTools {
     const newText = str(input, 'new_text', 'edit');
     const { abs, rel } = await this.resolve(p);
     if (oldText === '') throw new ToolError('edit: old_text is empty');
-    const text = await this.readText('edit', p, abs);
-    const first = text.indexOf(oldText);
-    if (first < 0) throw new ToolError(`edit: old_text not found in ${p}`);
-    if (text.indexOf(oldText, first + 1) >= 0) {
-      throw new ToolError(`edit: old_text occurs more than once in ${p}; include more context`);
-    }
+    const edited = replaceOnce(await this.readText('edit', p, abs), oldText, newText, p);
     try {
-      await this.fs.writeText(abs, text.slice(0, first) + newText + text.slice(first + oldText.length));
+      await this.fs.writeText(abs, edited);
     } catch (e) {
       throw fsError('edit', p, e);
     }

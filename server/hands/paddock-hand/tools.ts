@@ -5,6 +5,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '~/lib/hand';
 import { formatGlobHits, globRoot, globToRegExp, skipUnlessNamed } from '~/lib/glob';
+import { checkLineRange, lineRange, replaceOnce } from '~/lib/text-edits';
 import { grepFiles } from '~/lib/grep-lines';
 
 /**
@@ -122,13 +123,8 @@ export class Workspace {
 
   async read({ path: p, start_line, end_line }: ReadInput): Promise<string> {
     const { abs } = await this.resolve(p);
-    if (start_line !== undefined && end_line !== undefined && start_line > end_line) {
-      throw new ToolError(`read: start_line ${start_line} is after end_line ${end_line}`);
-    }
-    const text = await this.readText('read', p, abs);
-    if (start_line === undefined && end_line === undefined) return text;
-    const lines = text.split('\n');
-    return lines.slice((start_line ?? 1) - 1, end_line ?? lines.length).join('\n');
+    checkLineRange(start_line, end_line);
+    return lineRange(await this.readText('read', p, abs), start_line, end_line);
   }
 
   async write({ path: p, content }: WriteInput): Promise<string> {
@@ -146,14 +142,9 @@ export class Workspace {
   async edit({ path: p, old_text, new_text }: EditInput): Promise<string> {
     const { abs, rel } = await this.resolve(p);
     if (old_text === '') throw new ToolError('edit: old_text is empty');
-    const text = await this.readText('edit', p, abs);
-    const first = text.indexOf(old_text);
-    if (first < 0) throw new ToolError(`edit: old_text not found in ${p}`);
-    if (text.indexOf(old_text, first + 1) >= 0) {
-      throw new ToolError(`edit: old_text occurs more than once in ${p}; include more context`);
-    }
+    const edited = replaceOnce(await this.readText('edit', p, abs), old_text, new_text, p);
     try {
-      await writeFile(abs, text.slice(0, first) + new_text + text.slice(first + old_text.length));
+      await writeFile(abs, edited);
     } catch (e) {
       throw fsError('edit', p, e);
     }
