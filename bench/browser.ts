@@ -23,7 +23,7 @@ import type { NewEvent, StoredEvent } from '~/lib/events';
 import { sleep } from '~/lib/sleep';
 import { percentile } from '~/bench/stats';
 import { type Row, Rows, ms, runIfMain } from '~/bench/table';
-import { agentMessage, spanEnd, spanStart, toolResult, toolUse, userMessage } from '~/bench/fixtures';
+import { agentMessage, buildLog, spanEnd, spanStart, userMessage } from '~/bench/fixtures';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
@@ -48,53 +48,15 @@ const secs = (x: number) => `${(x / 1000).toFixed(1)} s`;
 
 const idle = (): NewEvent => ({ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null });
 
-type Emit = (events: NewEvent[]) => Promise<StoredEvent[]>;
-
-/**
- * Exactly `total` events of finished episodes: user.message → running → (model turn with 1–3
- * tool calls → their results)×k → final answer → idle. It ends in session.status_idle, so the
- * harness has nothing to do when the server starts.
- */
-async function buildSettledLog(emit: Emit, total: number, written: () => number): Promise<void> {
-  const left = () => total - written();
-  let episode = 0;
-  let n = 0;
-  while (left() >= 6) {
-    const [, , start] = await emit([userMessage(`Task ${episode}: fix the reader and re-run the tests.`), { type: 'session.status_running' }, spanStart()]);
-    let startId = start!.id;
-    const loops = 2 + (episode % 7);
-    for (let loop = 0; loop < loops; loop++) {
-      let tools = 1 + ((episode + loop) % 3);
-      // A loop is 2·tools + 3 events; the episode still needs 3 to end.
-      while (tools > 0 && left() - 3 < 2 * tools + 3) tools--;
-      if (tools === 0) break;
-      const turn = await emit([agentMessage(n++), ...Array.from({ length: tools }, (_, i) => toolUse(loop + i)), spanEnd(startId, 'tool_use')]);
-      const uses = turn.filter((e) => e.type === 'agent.tool_use');
-      const results = await emit([...uses.map((u) => toolResult(u.id)), spanStart()]);
-      startId = results.at(-1)!.id;
-    }
-    // Too little left for another episode: pad the final turn with extra messages.
-    const pad = left() - 3 < 6 ? left() - 3 : 0;
-    await emit([agentMessage(n++), ...Array.from({ length: pad }, () => agentMessage(n++)), spanEnd(startId, 'end_turn'), idle()]);
-    episode++;
-  }
-}
-
 /** Seeds the server's own database file before the server starts: one big and one small session. */
 async function seed(dataDir: string): Promise<{ big: string; small: string }> {
   const store = await openSqliteStore({ file: path.join(dataDir, 'paddock.sqlite') });
   try {
     const big = await store.createSession({ title: `browser bench: ${BIG_LOG.toLocaleString('en-US')} events` });
-    let written = 0;
-    const emit: Emit = async (events) => {
-      const stored = await store.emitEvents(big.id, events);
-      written += stored.length;
-      return stored;
-    };
-    await buildSettledLog(emit, BIG_LOG, () => written);
+    await buildLog(store, big.id, BIG_LOG, { settled: true });
     const last = (await store.getEvents(big.id, { from: -1 }))[0];
-    if (written !== BIG_LOG || last?.seq !== BIG_LOG || last.type !== 'session.status_idle') {
-      throw new Error(`seeded ${written} events ending in ${last?.type ?? 'nothing'}, wanted ${BIG_LOG} ending in session.status_idle`);
+    if (last?.seq !== BIG_LOG || last.type !== 'session.status_idle') {
+      throw new Error(`seeded ${last?.seq ?? 0} events ending in ${last?.type ?? 'nothing'}, wanted ${BIG_LOG} ending in session.status_idle`);
     }
 
     const small = await store.createSession({ title: 'browser bench: live appends' });

@@ -40,19 +40,21 @@ export const toolResult = (toolUseId: string): NewEvent => ({
 });
 
 /**
- * Builds a realistic `total`-event log that ends in a `user.message` after an idle session, so a
- * wake must mark it running and call the model. Episodes: user.message → running → (model turn
- * with 1–3 tool calls → their results)×k → final answer → idle. Turns and their results are
- * separate batches, so every tool_result and span end points at the real stored id.
+ * Builds a realistic `total`-event log. Episodes: user.message → running → (model turn with 1–3
+ * tool calls → their results)×k → final answer → idle. Turns and their results are separate
+ * batches, so every tool_result and span end points at the real stored id. By default it ends in
+ * a `user.message` after the idle, so a wake must mark it running and call the model; `settled`
+ * ends it in `session.status_idle` (nothing for a harness to do).
  */
-export async function buildLog(store: SessionStore, sessionId: string, total: number): Promise<void> {
+export async function buildLog(store: SessionStore, sessionId: string, total: number, opts: { settled?: boolean } = {}): Promise<void> {
   let written = 0;
+  let n = 0;
   const emit = async (events: NewEvent[]) => {
     const stored = await store.emitEvents(sessionId, events);
     written += stored.length;
     return stored;
   };
-  const left = () => total - 1 - written; // one event is kept for the final user.message
+  const left = () => total - (opts.settled ? 0 : 1) - written; // one event kept for the final user.message
   let episode = 0;
   while (left() >= 6) {
     const [, , start] = await emit([userMessage(`Task ${episode}: fix the reader and re-run the tests.`), { type: 'session.status_running' }, spanStart()]);
@@ -63,16 +65,16 @@ export async function buildLog(store: SessionStore, sessionId: string, total: nu
       // A loop is 2·tools + 3 events; the episode still needs 3 to end.
       while (tools > 0 && left() - 3 < 2 * tools + 3) tools--;
       if (tools === 0) break;
-      const turn = await emit([agentMessage(), ...Array.from({ length: tools }, (_, i) => toolUse(loop + i)), spanEnd(startId, 'tool_use')]);
+      const turn = await emit([agentMessage(n++), ...Array.from({ length: tools }, (_, i) => toolUse(loop + i)), spanEnd(startId, 'tool_use')]);
       const uses = turn.filter((e) => e.type === 'agent.tool_use');
       const results = await emit([...uses.map((u) => toolResult(u.id)), spanStart()]);
       startId = results.at(-1)!.id;
     }
     // Too little left for another episode: pad the final turn with extra messages.
     const pad = left() - 3 < 6 ? left() - 3 : 0;
-    await emit([agentMessage(), ...Array.from({ length: pad }, agentMessage), spanEnd(startId, 'end_turn'), { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null }]);
+    await emit([agentMessage(n++), ...Array.from({ length: pad }, () => agentMessage(n++)), spanEnd(startId, 'end_turn'), { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null }]);
     episode++;
   }
-  await emit([userMessage('One more thing: also add a regression test for the EOF case.')]);
+  if (!opts.settled) await emit([userMessage('One more thing: also add a regression test for the EOF case.')]);
   if (written !== total) throw new Error(`buildLog wrote ${written} events, wanted ${total}`);
 }
