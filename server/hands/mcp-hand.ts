@@ -3,13 +3,14 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { describeZodError } from '~/lib/events';
 import { type ExecuteContext, type Hand, type HandKind, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { SKIPPED_DIRS, globToRegExp } from '~/lib/glob';
 import { findOnce } from '~/lib/text-edits';
 import { logger } from '~/server/log';
+import { FileToolInputs } from '~/lib/tool-inputs';
 
 /**
  * Any MCP server as a hand. A server that offers the brain's tools by name (paddock-hand) is
@@ -277,14 +278,6 @@ class McpHand implements Hand {
 // ---------------------------------------------------------------------------------------------
 // @modelcontextprotocol/server-filesystem adapter
 
-const Path = z.string().min(1).max(4096);
-const Inputs = {
-  read: z.object({ path: Path, start_line: z.number().int().positive().optional(), end_line: z.number().int().positive().optional() }),
-  write: z.object({ path: Path, content: z.string() }),
-  edit: z.object({ path: Path, old_text: z.string().min(1), new_text: z.string() }),
-  glob: z.object({ pattern: z.string().min(1) }),
-  grep: z.object({ pattern: z.string().min(1), path: z.string().optional() }),
-};
 /** Grep reads file by file through the server: bound the work and the answer. */
 const GREP_MAX_FILES = 2000;
 const GREP_MAX_MATCHES = 1000;
@@ -391,7 +384,7 @@ class FilesystemAdapter {
   async run(name: string, input: unknown, ctx: ExecuteContext): Promise<string> {
     switch (name) {
       case 'read': {
-        const { path: p, start_line, end_line } = parse(Inputs.read, name, input);
+        const { path: p, start_line, end_line } = parse(FileToolInputs.read, name, input);
         if (end_line !== undefined && start_line !== undefined && end_line < start_line) {
           throw new ToolError(`read: end_line ${end_line} is before start_line ${start_line}`);
         }
@@ -401,7 +394,7 @@ class FilesystemAdapter {
         return text.split('\n').slice(start_line - 1).join('\n');
       }
       case 'write': {
-        const { path: p, content } = parse(Inputs.write, name, input);
+        const { path: p, content } = parse(FileToolInputs.write, name, input);
         const abs = this.abs(p);
         // write_file does not create parent folders; the brain's contract does.
         const dir = this.path.dirname(abs);
@@ -412,7 +405,7 @@ class FilesystemAdapter {
         return `wrote ${Buffer.byteLength(content)} bytes to ${this.rel(abs)}`;
       }
       case 'edit': {
-        const { path: p, old_text, new_text } = parse(Inputs.edit, name, input);
+        const { path: p, old_text, new_text } = parse(FileToolInputs.edit, name, input);
         const abs = this.abs(p);
         // edit_file replaces the first match and falls back to whitespace-insensitive
         // matching; the contract is one exact, unique occurrence, so check that first.
@@ -422,7 +415,7 @@ class FilesystemAdapter {
         return `edited ${this.rel(abs)}`;
       }
       case 'glob': {
-        const { pattern } = parse(Inputs.glob, name, input);
+        const { pattern } = parse(FileToolInputs.glob, name, input);
         if (!this.root) throw new ToolError('glob: this hand did not say which folder it serves');
         // A walk rather than search_files: that one also lists folders, and the contract is
         // files, matched the way every other hand matches globs.
@@ -432,7 +425,7 @@ class FilesystemAdapter {
         return hits.length > 0 ? hits.join('\n') : `no files match ${pattern}`;
       }
       case 'grep':
-        return this.grep(parse(Inputs.grep, name, input), ctx);
+        return this.grep(parse(FileToolInputs.grep, name, input), ctx);
       default:
         throw new ToolError(`unknown tool ${name}`);
     }
@@ -454,7 +447,7 @@ class FilesystemAdapter {
   }
 
   /** server-filesystem has no content search: list the files, read them, match here. */
-  private async grep({ pattern, path: scope }: z.infer<typeof Inputs.grep>, ctx: ExecuteContext): Promise<string> {
+  private async grep({ pattern, path: scope }: z.infer<typeof FileToolInputs.grep>, ctx: ExecuteContext): Promise<string> {
     let re: RegExp;
     try {
       re = new RegExp(pattern);

@@ -1,25 +1,18 @@
 import 'server-only';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { type ExecuteContext, type Hand, NEVER_LOST, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { describeZodError } from '~/lib/events';
 import { globToRegExp } from '~/lib/glob';
 import type { Provisioner } from '~/server/hands/provisioner';
 import { lineRange, replaceOnce } from '~/lib/text-edits';
+import { FileToolInputs } from '~/lib/tool-inputs';
 
 /**
  * An in-process hand over an in-memory file tree. It has no shell: it exists so a session can
  * work (and tests can run) before any real hand is provisioned. It holds no credentials and
  * can reach nothing outside its own map.
  */
-const Path = z.string().min(1).max(4096);
-const Inputs = {
-  read: z.object({ path: Path, start_line: z.number().int().positive().optional(), end_line: z.number().int().positive().optional() }),
-  write: z.object({ path: Path, content: z.string() }),
-  edit: z.object({ path: Path, old_text: z.string().min(1), new_text: z.string() }),
-  glob: z.object({ pattern: z.string().min(1) }),
-  grep: z.object({ pattern: z.string().min(1), path: z.string().optional() }),
-};
 
 function normalise(p: string): string {
   const parts: string[] = [];
@@ -64,18 +57,18 @@ export class MemoryHand implements Hand {
   private run(name: string, input: unknown): string {
     switch (name) {
       case 'read': {
-        const { path, start_line, end_line } = parse(Inputs.read, name, input);
+        const { path, start_line, end_line } = parse(FileToolInputs.read, name, input);
         const text = this.files.get(normalise(path));
         if (text === undefined) throw new ToolError(`read: no such file: ${path}`);
         return lineRange(text, start_line, end_line);
       }
       case 'write': {
-        const { path, content } = parse(Inputs.write, name, input);
+        const { path, content } = parse(FileToolInputs.write, name, input);
         this.files.set(normalise(path), content);
         return `wrote ${Buffer.byteLength(content)} bytes to ${normalise(path)}`;
       }
       case 'edit': {
-        const { path, old_text, new_text } = parse(Inputs.edit, name, input);
+        const { path, old_text, new_text } = parse(FileToolInputs.edit, name, input);
         const key = normalise(path);
         const text = this.files.get(key);
         if (text === undefined) throw new ToolError(`edit: no such file: ${path}`);
@@ -83,13 +76,13 @@ export class MemoryHand implements Hand {
         return `edited ${key}`;
       }
       case 'glob': {
-        const { pattern } = parse(Inputs.glob, name, input);
+        const { pattern } = parse(FileToolInputs.glob, name, input);
         const re = globToRegExp(pattern);
         const hits = [...this.files.keys()].filter((k) => re.test(k)).sort();
         return hits.length > 0 ? hits.join('\n') : `no files match ${pattern}`;
       }
       case 'grep': {
-        const { pattern, path } = parse(Inputs.grep, name, input);
+        const { pattern, path } = parse(FileToolInputs.grep, name, input);
         let re: RegExp;
         try {
           re = new RegExp(pattern);
