@@ -3,6 +3,7 @@ import type { WebContainer } from '@webcontainer/api';
 import { ToolError } from '~/lib/hand';
 import type { BrowserEngine, EngineExecuteOptions, EngineTool, StartEngineOptions } from '~/lib/browser/engine/types';
 import { bashTimeout, formatBashResult, WorkspaceTools, type BashEnd, type EntryKind, type ToolFs } from '~/lib/browser/engine/workspace-tools';
+import { Listeners } from '~/lib/browser/engine/listeners';
 
 /**
  * The WebContainer engine: real Node.js (StackBlitz's runtime) in the tab. `@webcontainer/api`
@@ -100,7 +101,7 @@ class WebContainerEngine implements BrowserEngine {
   readonly kind = 'webcontainer' as const;
   readonly reason = 'WebContainer booted';
   private readonly tools: WorkspaceTools;
-  private readonly changed = new Set<() => void>();
+  private readonly changed = new Listeners();
   private readonly unsubscribe: Array<() => void> = [];
   private readonly running = new Set<{ kill(): void }>();
 
@@ -132,7 +133,7 @@ class WebContainerEngine implements BrowserEngine {
           throw new ToolError(`unknown tool ${String(tool)}`);
       }
     } finally {
-      if (tool === 'bash' || tool === 'write' || tool === 'edit') this.emitChanged();
+      if (tool === 'bash' || tool === 'write' || tool === 'edit') this.changed.emit();
     }
   }
 
@@ -187,13 +188,12 @@ class WebContainerEngine implements BrowserEngine {
     try {
       await this.tools.write({ path, content });
     } finally {
-      this.emitChanged();
+      this.changed.emit();
     }
   }
 
   onFilesChanged(cb: () => void): () => void {
-    this.changed.add(cb);
-    return () => this.changed.delete(cb);
+    return this.changed.add(cb);
   }
 
   onPreview(cb: (url: string, port: number) => void): () => void {
@@ -208,16 +208,6 @@ class WebContainerEngine implements BrowserEngine {
     this.running.clear();
     for (const off of this.unsubscribe.splice(0)) off();
     this.changed.clear();
-  }
-
-  private emitChanged(): void {
-    for (const cb of [...this.changed]) {
-      try {
-        cb();
-      } catch {
-        // a listener's failure is its own
-      }
-    }
   }
 
   /** wc.fs has no stat: a kind comes from the parent's listing, a size from reading the file. */

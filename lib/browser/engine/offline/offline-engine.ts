@@ -2,6 +2,7 @@ import 'client-only';
 import { ToolError } from '~/lib/hand';
 import type { WorkerOp, WorkerReply, WorkerRequest } from '~/lib/browser/engine/offline/protocol';
 import type { BrowserEngine, EngineExecuteOptions, EngineTool, StartEngineOptions } from '~/lib/browser/engine/types';
+import { Listeners } from '~/lib/browser/engine/listeners';
 
 /**
  * The offline engine, page side: a Web Worker running just-bash + a QuickJS `node` (see
@@ -67,7 +68,7 @@ class WorkerEngine implements OfflineEngine {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly pings = new Map<number, () => void>();
-  private readonly changed = new Set<() => void>();
+  private readonly changed = new Listeners();
   private disposed = false;
   private persistError: string | undefined;
   private readonly timeLimitMs: number;
@@ -258,7 +259,7 @@ class WorkerEngine implements OfflineEngine {
     }
     this.ready = this.spawn();
     void this.ready.then(
-      () => this.emitChanged(),
+      () => this.changed.emit(),
       () => undefined,
     );
   }
@@ -270,7 +271,7 @@ class WorkerEngine implements OfflineEngine {
       const value = await this.call(tool, input, { signal: opts.signal, onOutput: opts.onOutput });
       return typeof value === 'string' ? value : value.join('\n');
     } finally {
-      if (MUTATING.has(tool)) this.emitChanged();
+      if (MUTATING.has(tool)) this.changed.emit();
     }
   }
 
@@ -288,13 +289,12 @@ class WorkerEngine implements OfflineEngine {
     try {
       await this.call('writeFile', { path, content }, {});
     } finally {
-      this.emitChanged();
+      this.changed.emit();
     }
   }
 
   onFilesChanged(cb: () => void): () => void {
-    this.changed.add(cb);
-    return () => this.changed.delete(cb);
+    return this.changed.add(cb);
   }
 
   onPreview(): () => void {
@@ -317,15 +317,5 @@ class WorkerEngine implements OfflineEngine {
     }
     this.pending.clear();
     this.changed.clear();
-  }
-
-  private emitChanged(): void {
-    for (const cb of [...this.changed]) {
-      try {
-        cb();
-      } catch {
-        // a listener's failure is its own
-      }
-    }
   }
 }
