@@ -9,7 +9,6 @@ import type { NewEvent, StoredEvent } from '~/lib/events';
 import { mulberry32 as prng } from '~/lib/prng';
 import { type FollowItem, followWithDeltas } from '~/server/api/follow';
 import { createCaller } from '~/server/api/root';
-import { loadConfig } from '~/server/config';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry } from '~/server/hands/registry';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
@@ -23,6 +22,7 @@ import { type PostgresSessionStore, openPostgresStore } from '~/server/session/p
 import { type PrivatePostgres, createPrivatePostgres } from '~/server/session/testing/private-postgres';
 import type { Runtime } from '~/server/runtime';
 import type { EmitOptions, EventSlice, Fence, ListQuery, SessionInit, SessionStore } from '~/server/session/store';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
 
 /**
  * Database faults: a Paddock harness on the PostgreSQL store, with the real SDK against the fake
@@ -45,21 +45,20 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-db-outage-'));
   store = await openPostgresStore({ url: cluster.url() });
   fake = await startFakeMessagesApi();
-  live = new LiveBus();
-  const hands = new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' });
-  harness = new Harness({
+  rt = testRuntime({
     store,
-    live,
-    hands,
     model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
-    retryBaseMs: 20,
-    // Long enough that the outages below never let the lease lapse into another wake.
-    leaseTtlMs: 10_000,
-    storeRetryBaseMs: 50,
-    storeRetryMaxMs: 400,
+    dataDir: dir,
+    harness: {
+      retryBaseMs: 20,
+      // Long enough that the outages below never let the lease lapse into another wake.
+      leaseTtlMs: 10_000,
+      storeRetryBaseMs: 50,
+      storeRetryMaxMs: 400,
+    },
   });
+  ({ live, harness } = rt);
   stopSweeper = harness.startSweeper(100);
-  rt = { config: loadConfig({ PADDOCK_DATA_DIR: dir }), store, live, hands, harness };
 }, 60_000);
 
 afterAll(async () => {

@@ -3,14 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
-import { HandRegistry } from '~/server/hands/registry';
+import type { HandRegistry } from '~/server/hands/registry';
 import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import type { Harness } from '~/server/harness/harness';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
 
 /**
  * End to end on real parts: the real SDK against the scripted fake model, the harness, and real
@@ -26,16 +26,14 @@ beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-cattle-'));
   store = await openSqliteStore({ file: path.join(dir, 'data', 'paddock.sqlite') });
   fake = await startFakeMessagesApi();
-  const live = new LiveBus();
   const provisioner = createLocalHandProvisioner({ dataDir: path.join(dir, 'data'), workspacesDir: path.join(dir, 'hands') });
-  hands = new HandRegistry({ store, live, provisioners: { sandbox: provisioner }, defaultKind: 'sandbox' });
-  harness = new Harness({
+  ({ hands, harness } = testRuntime({
     store,
-    live,
-    hands,
     model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
-    retryBaseMs: 5,
-  });
+    dataDir: path.join(dir, 'data'),
+    hands: { provisioners: { sandbox: provisioner }, defaultKind: 'sandbox' },
+    harness: { retryBaseMs: 5 },
+  }));
 });
 
 afterEach(async () => {
