@@ -1,3 +1,5 @@
+import { ToolError } from '~/lib/hand';
+
 /** Longest line a grep match shows; longer ones are cut with an ellipsis. */
 const GREP_LINE_CHARS = 500;
 
@@ -25,4 +27,13 @@ export async function grepFiles(
     }
   }
   return out.length > 0 ? out.join('\n') : `no matches for ${pattern}`;
+}
+
+/** grep's pattern as a RegExp; an invalid one is a ToolError the model can act on. */
+export function grepRegExp(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern);
+  } catch (e) {
+    throw new ToolError(`grep: invalid pattern: ${(e as Error).message}`);
+  }
 }

@@ -11,6 +11,7 @@ import { SKIPPED_DIRS, globToRegExp } from '~/lib/glob';
 import { findOnce } from '~/lib/text-edits';
 import { logger } from '~/server/log';
 import { FileToolInputs } from '~/lib/tool-inputs';
+import { grepRegExp } from '~/lib/grep-lines';
 
 /**
  * Any MCP server as a hand. A server that offers the brain's tools by name (paddock-hand) is
@@ -448,12 +449,7 @@ class FilesystemAdapter {
 
   /** server-filesystem has no content search: list the files, read them, match here. */
   private async grep({ pattern, path: scope }: z.infer<typeof FileToolInputs.grep>, ctx: ExecuteContext): Promise<string> {
-    let re: RegExp;
-    try {
-      re = new RegExp(pattern);
-    } catch (e) {
-      throw new ToolError(`grep: invalid pattern: ${(e as Error).message}`);
-    }
+    const re = grepRegExp(pattern);
     const base = scope ? this.abs(scope) : this.root;
     if (!base) throw new ToolError('grep: this hand did not say which folder it serves; give a path');
     const info = await this.via('grep', 'get_file_info', { path: base }, ctx);

@@ -7,6 +7,7 @@ import { globToRegExp } from '~/lib/glob';
 import type { Provisioner } from '~/server/hands/provisioner';
 import { lineRange, replaceOnce } from '~/lib/text-edits';
 import { FileToolInputs } from '~/lib/tool-inputs';
+import { grepRegExp } from '~/lib/grep-lines';
 
 /**
  * An in-process hand over an in-memory file tree. It has no shell: it exists so a session can
@@ -83,12 +84,7 @@ export class MemoryHand implements Hand {
       }
       case 'grep': {
         const { pattern, path } = parse(FileToolInputs.grep, name, input);
-        let re: RegExp;
-        try {
-          re = new RegExp(pattern);
-        } catch (e) {
-          throw new ToolError(`grep: invalid pattern: ${(e as Error).message}`);
-        }
+        const re = grepRegExp(pattern);
         const scope = path ? normalise(path) : '';
         const out: string[] = [];
         for (const [file, text] of [...this.files.entries()].sort(([a], [b]) => a.localeCompare(b))) {

@@ -3,7 +3,7 @@ import { ToolError } from '~/lib/hand';
 import { joinPosix, relativeInside, resolvePosix } from '~/lib/browser/engine/posix-path';
 import { formatGlobHits, globRoot, globToRegExp, skipUnlessNamed } from '~/lib/glob';
 import { checkLineRange, lineRange, replaceOnce } from '~/lib/text-edits';
-import { grepFiles } from '~/lib/grep-lines';
+import { grepFiles, grepRegExp } from '~/lib/grep-lines';
 
 /**
  * read/write/edit/glob/grep for the browser engines, over a small async filesystem interface
@@ -128,12 +128,7 @@ export class WorkspaceTools {
   async grep(input: Record<string, unknown>): Promise<string> {
     const pattern = str(input, 'pattern', 'grep');
     const p = optStr(input, 'path', 'grep');
-    let re: RegExp;
-    try {
-      re = new RegExp(pattern);
-    } catch (e) {
-      throw new ToolError(`grep: invalid pattern: ${(e as Error).message}`);
-    }
+    const re = grepRegExp(pattern);
     const scope = p ? await this.resolve(p) : { abs: this.root, rel: '' };
     const info = await this.fs.stat(scope.abs);
     if (info === null) throw new ToolError(`grep: no such file: ${p ?? '.'}`);

@@ -6,7 +6,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '~/lib/hand';
 import { formatGlobHits, globRoot, globToRegExp, skipUnlessNamed } from '~/lib/glob';
 import { checkLineRange, lineRange, replaceOnce } from '~/lib/text-edits';
-import { grepFiles } from '~/lib/grep-lines';
+import { grepFiles, grepRegExp } from '~/lib/grep-lines';
 
 /**
  * The six hand tools on a real workspace folder. Every path is confined to the workspace (after
@@ -163,12 +163,7 @@ export class Workspace {
   }
 
   async grep({ pattern, path: p }: GrepInput): Promise<string> {
-    let re: RegExp;
-    try {
-      re = new RegExp(pattern);
-    } catch (e) {
-      throw new ToolError(`grep: invalid pattern: ${(e as Error).message}`);
-    }
+    const re = grepRegExp(pattern);
     const scope = p ? await this.resolve(p) : { abs: this.root, rel: '' };
     let info;
     try {
