@@ -87,7 +87,7 @@ async function startRuntime(): Promise<Runtime> {
   const store = config.DATABASE_URL
     ? await openPostgresStore({ url: config.DATABASE_URL })
     : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
-  const live = new LiveBus();
+  const live = new LiveBus(store.liveRelay);
   const hands = createHands(config, store, live);
   const model = modelFromConfig(config);
   const harness = new Harness({

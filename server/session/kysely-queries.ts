@@ -3,7 +3,7 @@ import { type Kysely, type RawBuilder, type Transaction, sql } from 'kysely';
 import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
 import { type NewEvent, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { newId } from '~/lib/ids';
-import { type Notifier, WakeUp } from '~/server/session/notifier';
+import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier';
 import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
 import {
   DEFAULT_TITLE,
@@ -16,6 +16,7 @@ import {
   type SessionInit,
   type SessionStatus,
   type SessionStore,
+  type WorkWaiting,
 } from '~/server/session/store';
 
 /**
@@ -77,6 +78,10 @@ export class KyselySessionStore implements SessionStore {
     backend: StoreBackend,
   ) {
     this.#backend = backend;
+  }
+
+  get liveRelay(): LiveRelay | undefined {
+    return this.notifier.relay;
   }
 
   async createSession(init: SessionInit): Promise<Session> {
@@ -332,11 +337,11 @@ export class KyselySessionStore implements SessionStore {
       .execute();
   }
 
-  async sessionsNeedingWork(limit: number): Promise<string[]> {
+  async sessionsNeedingWork(limit: number): Promise<WorkWaiting[]> {
     const now = this.#now();
     const rows = await this.db
       .selectFrom('sessions')
-      .select('id')
+      .select(['id', 'lease_owner'])
       .where('status', '!=', 'terminated')
       .where('last_event_type', 'is not', null)
       .where('last_event_type', 'not in', SETTLED_TYPES)
@@ -345,7 +350,7 @@ export class KyselySessionStore implements SessionStore {
       .orderBy('id', 'asc')
       .limit(positiveInt('limit', limit))
       .execute();
-    return rows.map((r) => r.id);
+    return rows.map((r) => ({ id: r.id, leaseExpired: r.lease_owner !== null }));
   }
 
   async touchTab(sessionId: string, hand: string, tabId: string): Promise<void> {

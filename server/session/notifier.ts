@@ -1,3 +1,5 @@
+import type { LiveDelta } from '~/lib/events';
+
 /**
  * Wake-up hints for follow(). A hint says only "session X may have events up to seq N"; readers
  * always re-read the log from their own cursor, so a lost, late or duplicated hint can delay a
@@ -12,6 +14,20 @@ export interface Notifier {
   notify(sessionId: string, seq: number): void;
   /** Calls `onHint` for every hint about the session until the returned function is called. */
   subscribe(sessionId: string, onHint: (seq: number) => void): () => void;
+  /** Carries live deltas between server instances; absent where there is only one. */
+  readonly relay?: LiveRelay;
+}
+
+/**
+ * Live deltas (token output, hand progress) of harnesses on other instances: the harness may run
+ * on one instance while the browser follows through another. Best effort, like the deltas
+ * themselves: a delta lost on the way only means the stored message appears without its preview.
+ */
+export interface LiveRelay {
+  /** Sends a delta of this process to the other instances (not back to this one). */
+  publishLive(delta: LiveDelta): void;
+  /** Calls `onDelta` for every delta another instance published, until the returned function is called. */
+  subscribeLive(onDelta: (delta: LiveDelta) => void): () => void;
 }
 
 export class InProcessNotifier implements Notifier {

@@ -1,8 +1,10 @@
 import 'server-only';
 import pg from 'pg';
 import { sleep } from '~/lib/sleep';
+import { unreachable } from '~/lib/unreachable';
 import { errorFields, logger } from '~/server/log';
-import { InProcessNotifier, type Notifier } from '~/server/session/notifier';
+import type { LiveDelta } from '~/lib/events';
+import { InProcessNotifier, type LiveRelay, type Notifier } from '~/server/session/notifier';
 
 const log = logger('pg-notifier');
 
@@ -12,11 +14,20 @@ export const ANY_SEQ = Number.MAX_SAFE_INTEGER;
 /** Hints per pg_notify round trip: one statement, far below any parameter or payload limit. */
 const SEND_BATCH = 500;
 const QUERY_TIMEOUT_MS = 5_000;
+/** NOTIFY payloads must stay under 8000 bytes; a delta's text is cut into pieces that do. */
+const LIVE_PAYLOAD_MAX_BYTES = 7_500;
+/** Characters per piece of an oversized delta: even fully \u-escaped, far under the limit. */
+const LIVE_PIECE_CHARS = 1_000;
+/** Deltas waiting while a send is under way; beyond this the oldest are dropped (they are stale). */
+const LIVE_QUEUE_MAX = 5_000;
 
 export interface PgNotifierOptions {
   /** Connection string of the database whose channel carries the hints. */
   url: string;
-  /** Every server instance sharing sessions must use the same channel. */
+  /**
+   * Every server instance sharing sessions must use the same channel. Live deltas use a second
+   * channel named after it (`<channel>_live`).
+   */
   channel?: string;
   /**
    * Safety net, in ms (0 turns it off): every subscriber gets a hint this often, so a notification
@@ -54,8 +65,14 @@ export function openPgNotifier(options: PgNotifierOptions): Promise<PgNotifier> 
  * cursor, a lost, late or repeated hint only delays; after a reconnect every subscriber is woken,
  * as notifications sent meanwhile were missed.
  */
-export class PgNotifier implements Notifier {
+export class PgNotifier implements Notifier, LiveRelay {
   readonly #options: Required<PgNotifierOptions>;
+  readonly #liveChannel: string;
+  /** Payloads of this process's deltas not yet sent, in order. */
+  #liveOut: string[] = [];
+  /** Numbers each payload: PostgreSQL folds identical payloads of one statement into one. */
+  #liveSeq = 0;
+  readonly #liveListeners = new Set<(delta: LiveDelta) => void>();
   /** This process's subscribers; the LISTEN connection and own notifies feed them. */
   readonly #local = new InProcessNotifier();
   /** Hints not yet sent to the database: session id → highest seq. */
@@ -82,6 +99,7 @@ export class PgNotifier implements Notifier {
 
   private constructor(options: PgNotifierOptions) {
     this.#options = { channel: DEFAULT_CHANNEL, sweepMs: 10_000, minBackoffMs: 50, maxBackoffMs: 1_000, ...options };
+    this.#liveChannel = `${this.#options.channel}_live`;
     if (this.#options.sweepMs > 0) {
       this.#sweep = setInterval(() => {
         this.#hintAll();
@@ -113,6 +131,25 @@ export class PgNotifier implements Notifier {
     return this.#local.subscribe(sessionId, onHint);
   }
 
+  /** The same LISTEN connection carries the instances' live deltas. */
+  get relay(): LiveRelay {
+    return this;
+  }
+
+  publishLive(delta: LiveDelta): void {
+    // Without a connection the delta is dropped, not queued: by the time it is back it is stale.
+    if (this.#closing.signal.aborted || !this.#client) return;
+    for (const piece of livePieces(delta)) this.#liveOut.push(JSON.stringify({ n: ++this.#liveSeq, d: piece }));
+    if (this.#liveOut.length > LIVE_QUEUE_MAX) this.#liveOut.splice(0, this.#liveOut.length - LIVE_QUEUE_MAX);
+    this.#flush();
+  }
+
+  subscribeLive(onDelta: (delta: LiveDelta) => void): () => void {
+    const entry = (d: LiveDelta) => onDelta(d);
+    this.#liveListeners.add(entry);
+    return () => this.#liveListeners.delete(entry);
+  }
+
   /** Opens the LISTEN connection: once on open, then from the reconnect loop. */
   async #connect(): Promise<void> {
     const client = new pg.Client({
@@ -127,13 +164,19 @@ export class PgNotifier implements Notifier {
     client.on('end', () => this.#dropped(client, new Error('connection ended')));
     client.on('notification', (n) => {
       // Our own NOTIFYs come back too; local subscribers already had them.
-      if (n.channel !== this.#options.channel || n.processId === this.#pid || n.payload === undefined) return;
+      if (n.processId === this.#pid || n.payload === undefined) return;
+      if (n.channel === this.#liveChannel) {
+        const delta = parseLive(n.payload);
+        if (delta) for (const onDelta of [...this.#liveListeners]) onDelta(delta);
+        return;
+      }
+      if (n.channel !== this.#options.channel) return;
       const hint = parseHint(n.payload);
       if (hint) this.#deliver(hint.sessionId, hint.seq);
     });
     try {
       await client.connect();
-      await client.query(`listen ${client.escapeIdentifier(this.#options.channel)}`);
+      await client.query(`listen ${client.escapeIdentifier(this.#options.channel)}; listen ${client.escapeIdentifier(this.#liveChannel)}`);
       const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
       if (this.#closing.signal.aborted) throw new Error('notifier closed');
       this.#client = client;
@@ -174,7 +217,7 @@ export class PgNotifier implements Notifier {
     this.#sending = this.#send().then((drained) => {
       this.#sending = null;
       // Hints queued between the last check and now would otherwise wait for the next notify.
-      if (drained && this.#pending.size > 0) this.#flush();
+      if (drained && (this.#pending.size > 0 || this.#liveOut.length > 0)) this.#flush();
     });
   }
 
@@ -183,9 +226,21 @@ export class PgNotifier implements Notifier {
    * connection is down or failed (the reconnect loop flushes once it is back).
    */
   async #send(): Promise<boolean> {
-    while (this.#pending.size > 0) {
+    while (this.#pending.size > 0 || this.#liveOut.length > 0) {
       const client = this.#client;
       if (!client) return false;
+      // Deltas first: those of a model answer precede the hint of its commit, and a follower on
+      // another instance then sees the preview before the stored message.
+      if (this.#liveOut.length > 0) {
+        const live = this.#liveOut.splice(0, SEND_BATCH);
+        try {
+          await client.query('select pg_notify($1, p) from unnest($2::text[]) as p', [this.#liveChannel, live]);
+        } catch (e) {
+          this.#dropped(client, e instanceof Error ? e : new Error(String(e)));
+          return false;
+        }
+        continue;
+      }
       const batch = [...this.#pending].slice(0, SEND_BATCH);
       for (const [sessionId] of batch) this.#pending.delete(sessionId);
       try {
@@ -224,6 +279,7 @@ export class PgNotifier implements Notifier {
     if (client !== this.#client) return;
     this.#client = null;
     this.#pid = null;
+    this.#liveOut = [];
     client.removeAllListeners('end');
     client.end().catch(() => undefined);
     log.warn('LISTEN connection lost; reconnecting', errorFields(e));
@@ -266,4 +322,37 @@ function parseHint(payload: string): { sessionId: string; seq: number } | null {
   if (colon <= 0) return null;
   const seq = Number(payload.slice(colon + 1));
   return Number.isSafeInteger(seq) ? { sessionId: payload.slice(0, colon), seq } : null;
+}
+
+/** A delta whose payload would pass NOTIFY's limit, cut into pieces that, in order, say the same. */
+function livePieces(delta: LiveDelta): LiveDelta[] {
+  if (Buffer.byteLength(JSON.stringify(delta)) <= LIVE_PAYLOAD_MAX_BYTES) return [delta];
+  switch (delta.kind) {
+    case 'text':
+    case 'thinking':
+      return chunks(delta.text).map((text) => ({ ...delta, text }));
+    case 'tool_input':
+      return chunks(delta.partial_json).map((partial_json) => ({ ...delta, partial_json }));
+    case 'hand':
+      return [{ ...delta, ...(delta.detail ? { detail: delta.detail.slice(0, LIVE_PIECE_CHARS) } : {}) }];
+    default:
+      return unreachable(delta);
+  }
+}
+
+function chunks(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += LIVE_PIECE_CHARS) out.push(text.slice(i, i + LIVE_PIECE_CHARS));
+  return out;
+}
+
+const LIVE_KINDS = new Set<string>(['hand', 'text', 'thinking', 'tool_input']);
+
+function parseLive(payload: string): LiveDelta | null {
+  try {
+    const d = (JSON.parse(payload) as { d?: unknown }).d as Partial<LiveDelta> | undefined;
+    return d && typeof d.kind === 'string' && LIVE_KINDS.has(d.kind) && typeof d.session_id === 'string' ? (d as LiveDelta) : null;
+  } catch {
+    return null;
+  }
 }

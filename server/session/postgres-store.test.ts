@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StaleFenceError } from '~/lib/errors';
-import type { NewEvent, StoredEvent } from '~/lib/events';
+import type { LiveDelta, NewEvent, StoredEvent } from '~/lib/events';
 import { migrateToLatest } from '~/server/session/migrations';
 import { PgNotifier, openPgNotifier } from '~/server/session/pg-notifier';
 import { type PostgresSessionStore, openPostgresStore } from '~/server/session/postgres-store';
@@ -148,11 +148,11 @@ describe('postgres store: two server instances on one database', () => {
     const fenceA = (await a.acquireLease(s.id, 'instance-a', 500))!;
     expect(fenceA).not.toBeNull();
     expect(await b.acquireLease(s.id, 'instance-b', 10_000)).toBeNull();
-    expect(await b.sessionsNeedingWork(10)).not.toContain(s.id);
+    expect((await b.sessionsNeedingWork(10)).map((w) => w.id)).not.toContain(s.id);
     expect((await a.emitEvent(s.id, { type: 'session.status_running' }, { fence: fenceA })).seq).toBe(2);
 
     await sleep(600);
-    expect(await b.sessionsNeedingWork(100)).toContain(s.id);
+    expect((await b.sessionsNeedingWork(100)).map((w) => w.id)).toContain(s.id);
     const fenceB = (await b.acquireLease(s.id, 'instance-b', 10_000))!;
     expect(fenceB.epoch).toBeGreaterThan(fenceA.epoch);
     await expect(a.emitEvent(s.id, msg('zombie'), { fence: fenceA })).rejects.toBeInstanceOf(StaleFenceError);
@@ -171,7 +171,7 @@ describe('postgres store: two server instances on one database', () => {
     slow.mockRestore();
     expect(fenceA).not.toBeNull();
     expect(await b.acquireLease(s.id, 'instance-b', 10_000)).toBeNull();
-    expect(await b.sessionsNeedingWork(100)).not.toContain(s.id);
+    expect((await b.sessionsNeedingWork(100)).map((w) => w.id)).not.toContain(s.id);
     await a.releaseLease(fenceA!);
     // B's clock runs an hour fast: a 300 ms lease must still end after 300 ms, not in an hour.
     const fast = skewed(3_600_000);
@@ -282,6 +282,55 @@ describe('pg notifier', () => {
       await expect(woken).resolves.toBeUndefined();
     } finally {
       await n.close();
+    }
+  });
+
+  it('relays live deltas to another instance, in order, and not back to the sender', async () => {
+    const one = await openPgNotifier({ url, sweepMs: 0 });
+    const two = await openPgNotifier({ url, sweepMs: 0 });
+    try {
+      const echoed: LiveDelta[] = [];
+      one.subscribeLive((d) => echoed.push(d));
+      const got: LiveDelta[] = [];
+      const all = new Promise<void>((resolve) =>
+        two.subscribeLive((d) => {
+          got.push(d);
+          if (got.length === 4) resolve();
+        }),
+      );
+      // Identical deltas too: PostgreSQL folds identical payloads of one statement into one.
+      const delta = (text: string): LiveDelta => ({ kind: 'text', session_id: 'sesn_live', model_request_start_id: 'sevt_1', index: 0, text });
+      for (const text of ['the', ' the', ' the', ' end']) one.publishLive(delta(text));
+      await all;
+      expect(got.map((d) => (d.kind === 'text' ? d.text : d.kind)).join('')).toBe('the the the end');
+      await sleep(50);
+      expect(echoed).toEqual([]);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
+  it('cuts a delta too large for one NOTIFY into pieces that add up to it', async () => {
+    const one = await openPgNotifier({ url, sweepMs: 0 });
+    const two = await openPgNotifier({ url, sweepMs: 0 });
+    try {
+      // 20k characters, some of them escaped in JSON and some outside the BMP: far over 8000 bytes.
+      const text = Array.from({ length: 2_000 }, (_, i) => `${i % 7 === 0 ? '"\n' : 'é'}🙂x${i}`).join('').slice(0, 20_000);
+      let joined = '';
+      const done = new Promise<void>((resolve) =>
+        two.subscribeLive((d) => {
+          if (d.kind !== 'tool_input') return;
+          joined += d.partial_json;
+          if (joined.length >= text.length) resolve();
+        }),
+      );
+      one.publishLive({ kind: 'tool_input', session_id: 'sesn_big', model_request_start_id: 'sevt_2', index: 1, name: 'write', partial_json: text });
+      await done;
+      expect(joined).toBe(text);
+    } finally {
+      await one.close();
+      await two.close();
     }
   });
 

@@ -1,4 +1,5 @@
 import type { NewEvent, StoredEvent } from '~/lib/events';
+import type { LiveRelay } from '~/server/session/notifier';
 
 /** A session's row: metadata plus what the list view needs without reading the log. */
 export interface Session {
@@ -57,7 +58,14 @@ export interface EmitOptions {
   expectLastSeq?: number;
 }
 
+export interface WorkWaiting {
+  id: string;
+  leaseExpired: boolean;
+}
+
 export interface SessionStore {
+  /** Carries live deltas to and from other server instances (PostgreSQL); absent for one instance. */
+  readonly liveRelay?: LiveRelay | undefined;
   createSession(init: SessionInit): Promise<Session>;
   getSession(id: string): Promise<Session | null>;
   /** Changes metadata only (the log is append-only); unknown id → NotFoundError. */
@@ -75,8 +83,12 @@ export interface SessionStore {
   acquireLease(id: string, owner: string, ttlMs: number): Promise<Fence | null>;
   renewLease(fence: Fence, ttlMs: number): Promise<boolean>;
   releaseLease(fence: Fence): Promise<void>;
-  /** Sessions whose log ends in something the harness must act on and whose lease is free. */
-  sessionsNeedingWork(limit: number): Promise<string[]>;
+  /**
+   * Sessions whose log ends in something the harness must act on and whose lease is free, oldest
+   * change first. `leaseExpired`: a harness held the lease and let it lapse (it died); otherwise
+   * no harness holds it since it was released (the instance that stored the work is about to).
+   */
+  sessionsNeedingWork(limit: number): Promise<WorkWaiting[]>;
   /** A browser tab serving a session's browser hand says it is alive (on the lease clock). */
   touchTab(sessionId: string, hand: string, tabId: string): Promise<void>;
   /** The tabs of a browser hand seen within the last `withinMs`. */

@@ -61,11 +61,15 @@ export function useSessionLog(sessionId: string) {
         flushing = null;
       })();
     };
+    // Model requests whose answer is stored: a delta of theirs that arrives late (relayed from the
+    // instance running the harness) must not bring back a preview nothing would clear.
+    const ended = new Set<string>();
     const onDelta = (d: LiveDelta) => {
       if (d.kind === 'hand') {
         setHandProgress((prev) => ({ ...prev, [d.hand]: { kind: d.hand_kind, phase: d.phase, ...(d.detail ? { detail: d.detail } : {}) } }));
         return;
       }
+      if (ended.has(d.model_request_start_id)) return;
       setStreaming((prev) => {
         const cur = prev[d.model_request_start_id] ?? { text: '', thinking: '', tools: [] };
         const next = { ...cur };
@@ -92,6 +96,7 @@ export function useSessionLog(sessionId: string) {
       pending.current.push(e);
       flush();
       if (e.type === 'span.model_request_end') {
+        ended.add(e.model_request_start_id);
         setStreaming((prev) => {
           if (!(e.model_request_start_id in prev)) return prev;
           const { [e.model_request_start_id]: _done, ...rest } = prev;
@@ -152,6 +157,7 @@ export function useSessionLog(sessionId: string) {
       log = tail.length < FIRST_PAINT_TAIL ? tail : await mirroredEvents(sessionId);
       if (cancelled) return;
       if (log !== tail) setEvents(log.slice());
+      for (const e of log) if (e.type === 'span.model_request_end') ended.add(e.model_request_start_id);
       follow();
     })();
 

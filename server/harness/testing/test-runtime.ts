@@ -18,7 +18,7 @@ export interface TestRuntimeOptions {
 
 /** One server instance's runtime, as `getRuntime()` builds it, from parts a test picks. */
 export function testRuntime(o: TestRuntimeOptions): Runtime {
-  const live = new LiveBus();
+  const live = new LiveBus(o.store.liveRelay);
   const hands = new HandRegistry({ store: o.store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory', ...o.hands });
   const harness = new Harness({ store: o.store, live, hands, model: o.model, ...o.harness });
   return { config: loadConfig({ PADDOCK_DATA_DIR: o.dataDir }), store: o.store, live, hands, harness };
