@@ -357,3 +357,36 @@ describe('wake() after a crash', () => {
     expect(events.filter((e) => e.type === 'agent.tool_result')).toHaveLength(1);
   });
 });
+
+describe('the sweeper', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('leaves work just stored to the instance that stored it for one tick, then takes it', async () => {
+    const id = await sessionWith('hello', textResponse('swept'));
+    const stop = makeHarness().startSweeper(1_000);
+    try {
+      // The first tick saw the message unclaimed: the instance that stored it gets to wake it.
+      await sleep(300);
+      expect(messages()).toHaveLength(0);
+      // Nobody did by the next tick: it was left behind, and this harness answers it.
+      await waitForEvent(id, 'session.status_idle');
+      expect(messages()).toHaveLength(1);
+    } finally {
+      stop();
+    }
+  });
+
+  it('takes a session whose harness let its lease expire at once', async () => {
+    const id = await sessionWith('hello', textResponse('taken over'));
+    expect(await store.acquireLease(id, 'dead-harness', 20)).not.toBeNull();
+    await sleep(50);
+    const stop = makeHarness().startSweeper(1_000);
+    try {
+      await sleep(300);
+      expect(messages()).toHaveLength(1);
+      await waitForEvent(id, 'session.status_idle');
+    } finally {
+      stop();
+    }
+  });
+});

@@ -100,14 +100,22 @@ export class Harness {
     // One sweep at a time: while the store hangs, ticks must not pile up on the pool.
     let sweeping = false;
     let failing = false;
+    // Unleased work seen on the previous tick. Work that arrived moments ago is being picked up by
+    // the instance that stored it (its send wakes the harness right after the commit); taking it
+    // from there would only move the run away from the user's instance. Work still unclaimed a
+    // tick later was left behind (that instance died in between) and is taken. An expired lease is
+    // a harness that died: taken at once.
+    let unclaimed = new Set<string>();
     const tick = async () => {
       if (stopped || this.closing || sweeping) return;
       sweeping = true;
       try {
-        const ids = await this.o.store.sessionsNeedingWork(50);
+        const waiting = await this.o.store.sessionsNeedingWork(50);
         if (failing) log.info('sweep recovered');
         failing = false;
-        for (const id of ids) if (!this.runs.has(id)) void this.wake(id);
+        const seen = unclaimed;
+        unclaimed = new Set(waiting.filter((w) => !w.leaseExpired).map((w) => w.id));
+        for (const { id, leaseExpired } of waiting) if (!this.runs.has(id) && (leaseExpired || seen.has(id))) void this.wake(id);
       } catch (e) {
         // Once per outage at warn: the sweeper keeps ticking and re-wakes sessions when it ends.
         if (failing) log.debug('sweep failed', errorFields(e));

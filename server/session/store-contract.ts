@@ -375,8 +375,11 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         await sleep(5);
         await store.emitEvents(interrupted.id, [msg('q'), running, reply('partial')]);
 
-        expect(await store.sessionsNeedingWork(10)).toEqual([waiting.id, interrupted.id]);
-        expect(await store.sessionsNeedingWork(1)).toEqual([waiting.id]);
+        expect(await store.sessionsNeedingWork(10)).toEqual([
+          { id: waiting.id, leaseExpired: false },
+          { id: interrupted.id, leaseExpired: false },
+        ]);
+        expect(await store.sessionsNeedingWork(1)).toEqual([{ id: waiting.id, leaseExpired: false }]);
       });
 
       it('lists a session again once its lease expires', async () => {
@@ -385,7 +388,10 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         await store.acquireLease(s.id, 'harness-a', 30);
         expect(await store.sessionsNeedingWork(10)).toEqual([]);
         await sleep(60);
-        expect(await store.sessionsNeedingWork(10)).toEqual([s.id]);
+        expect(await store.sessionsNeedingWork(10)).toEqual([{ id: s.id, leaseExpired: true }]);
+        const fence = (await store.acquireLease(s.id, 'harness-b', 10_000))!;
+        await store.releaseLease(fence);
+        expect(await store.sessionsNeedingWork(10)).toEqual([{ id: s.id, leaseExpired: false }]);
       });
     });
 
