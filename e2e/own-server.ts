@@ -14,34 +14,48 @@ export class OwnServer {
   }
 
   async start(): Promise<void> {
-    this.child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-p', String(this.port)], {
+    // A leftover server on the port would answer the readiness check in place of ours.
+    if (await this.answers()) throw new Error(`port ${this.port} is already served by another process (a leftover server?)`);
+    const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-p', String(this.port)], {
       detached: true,
       stdio: 'ignore',
       env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', ...this.env },
     });
+    this.child = child;
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      try {
-        if ((await fetch(`${this.url}/api/trpc/sessions.brain`)).ok) return;
-      } catch {
-        // not up yet
-      }
+      if (exited(child)) throw new Error(`next start on ${this.port} exited during start-up (code ${child.exitCode}, signal ${child.signalCode})`);
+      if (await this.answers()) return;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`next start on ${this.port} did not come up`);
   }
 
+  private async answers(): Promise<boolean> {
+    try {
+      return (await fetch(`${this.url}/api/trpc/sessions.brain`)).ok;
+    } catch {
+      return false;
+    }
+  }
+
   /** SIGKILL to the whole process group: no graceful shutdown, like a crash. */
   async kill(): Promise<void> {
-    const pid = this.child?.pid;
-    if (!pid) return;
-    const exited = new Promise((r) => this.child?.once('exit', r));
+    const child = this.child;
+    this.child = null;
+    if (!child?.pid) return;
+    // The group may outlive its leader (next start's own children): kill it either way, but wait
+    // for an exit event only if one is still to come.
+    const gone = exited(child) ? Promise.resolve() : new Promise((r) => child.once('exit', r));
     try {
-      process.kill(-pid, 'SIGKILL');
+      process.kill(-child.pid, 'SIGKILL');
     } catch {
       // already gone
     }
-    await exited;
-    this.child = null;
+    await gone;
   }
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
 }
