@@ -178,6 +178,13 @@ export type EventType = NewEvent['type'];
 export type NewEventOf<T extends EventType> = Extract<NewEvent, { type: T }>;
 
 export const EVENT_TYPES: EventType[] = NewEvent.options.map((o) => o.shape.type.value);
+
+/**
+ * Events beside the conversation: appended at any time (a tab attaches its hand, a hand is lost
+ * while the session is idle, the user saves a file), they never give the harness work. The store
+ * does not let them decide whether a session needs a harness; decide() ignores them.
+ */
+export const SIDE_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>(['hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'user.file_edit']);
 export const EventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);
 
 /** Fields every stored event carries in addition to its payload. */

@@ -258,7 +258,7 @@ class FlakyStore implements SessionStore {
   emitEvents = (id: string, events: readonly NewEvent[], opts?: EmitOptions) => this.flaky(() => this.inner.emitEvents(id, events, opts));
   acquireLease = (id: string, owner: string, ttlMs: number) => this.flaky(() => this.inner.acquireLease(id, owner, ttlMs));
   renewLease = (fence: Fence, ttlMs: number) => this.flaky(() => this.inner.renewLease(fence, ttlMs));
-  releaseLease = (fence: Fence) => this.flaky(() => this.inner.releaseLease(fence));
+  releaseLease = (fence: Fence, settledSeq?: number) => this.flaky(() => this.inner.releaseLease(fence, settledSeq));
   sessionsNeedingWork = (limit: number) => this.flaky(() => this.inner.sessionsNeedingWork(limit));
   touchTab = (sessionId: string, hand: string, tabId: string) => this.flaky(() => this.inner.touchTab(sessionId, hand, tabId));
   liveTabs = (sessionId: string, hand: string, withinMs: number) => this.flaky(() => this.inner.liveTabs(sessionId, hand, withinMs));

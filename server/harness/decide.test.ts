@@ -6,6 +6,7 @@ import {
   type StopReason,
   type StoredEvent,
   type StoredEventOf,
+  SIDE_EVENT_TYPES,
   parseStoredEvent,
 } from '~/lib/events';
 import { buildContext } from '~/server/harness/context';
@@ -169,6 +170,31 @@ describe('decide: the happy path', () => {
     log.add({ type: 'agent.thread_context_compacted' });
     log.add({ type: 'hand.lost', hand: 'sandbox-1', reason: 'gone' });
     expect(log.decide()).toEqual({ kind: 'none' });
+  });
+
+  it('decides the same with a side event (SIDE_EVENT_TYPES) appended at any point of a log', () => {
+    const side: Record<string, NewEvent> = {
+      'hand.provisioned': { type: 'hand.provisioned', hand: 'browser-1', kind: 'browser' },
+      'hand.reattached': { type: 'hand.reattached', hand: 'remote-1' },
+      'hand.released': { type: 'hand.released', hand: 'sandbox-1' },
+      'hand.lost': { type: 'hand.lost', hand: 'sandbox-1', reason: 'gone' },
+      'user.file_edit': { type: 'user.file_edit', hand: 'sandbox-1', path: 'a.txt', content: 'x' },
+    };
+    expect(Object.keys(side).sort()).toEqual([...SIDE_EVENT_TYPES].sort());
+    const log = asked();
+    const [call] = log.turn(1);
+    log.result(call!);
+    log.turn(0);
+    log.idle();
+    log.user('again');
+    log.interrupt();
+    for (let n = 0; n <= log.events.length; n++) {
+      const prefix = log.events.slice(0, n);
+      for (const e of Object.values(side)) {
+        const extra = parseStoredEvent({ ...e, id: 'sevt_side', session_id: 'sesn_test', seq: n + 1, processed_at: new Date(T0).toISOString() });
+        expect(decide([...prefix, extra]), `${e.type} after ${n} events`).toEqual(decide(prefix));
+      }
+    }
   });
 
   it('runs pending calls first when a user.message arrives mid tool run, then asks the model', () => {

@@ -389,4 +389,14 @@ describe('the sweeper', () => {
       stop();
     }
   });
+
+  it('stops waking a session whose log asks for nothing: an interrupt sent to an idle session', async () => {
+    const id = await sessionWith('hello', textResponse('done'));
+    await makeHarness().wake(id);
+    await store.emitEvent(id, { type: 'user.interrupt' });
+    expect((await store.sessionsNeedingWork(10)).map((w) => w.id)).toEqual([id]);
+    await makeHarness().wake(id);
+    expect(await store.sessionsNeedingWork(10)).toEqual([]);
+    expect(messages()).toHaveLength(1);
+  });
 });

@@ -172,6 +172,10 @@ export class Harness {
     renew.unref();
 
     const events: StoredEvent[] = [];
+    // Set when the log, as last read, needs nothing: the release records it, so sweepers stop
+    // waking a session whose log ends in something that asks for nothing (an interrupt to an
+    // idle session).
+    let settledSeq: number | undefined;
     let watcher: Promise<void> = Promise.resolve();
     try {
       events.push(...(await this.retryStore(run, sessionId, 'read log', () => store.getEvents(sessionId))));
@@ -182,7 +186,10 @@ export class Harness {
           run.dirty = false;
           run.seenSeq = events.at(-1)?.seq ?? 0;
           const action = decide(events);
-          if (action.kind === 'none') return;
+          if (action.kind === 'none') {
+            settledSeq = events.at(-1)?.seq ?? 0;
+            return;
+          }
           await this.step(sessionId, held, action, events, run);
           const lastSeq = events.at(-1)?.seq ?? 0;
           events.push(...(await store.getEvents(sessionId, { from: lastSeq + 1 })));
@@ -206,7 +213,7 @@ export class Harness {
       clearInterval(renew);
       run.loop.abort(new StepAbort('closing'));
       await watcher;
-      await store.releaseLease(held).catch((e: unknown) => log.warn('lease release failed', errorFields(e)));
+      await store.releaseLease(held, settledSeq).catch((e: unknown) => log.warn('lease release failed', errorFields(e)));
     }
   }
 

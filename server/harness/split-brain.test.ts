@@ -173,8 +173,8 @@ class ObservedStore implements SessionStore {
   renewLease(fence: Fence, ttlMs: number): Promise<boolean> {
     return this.partitioned ? Promise.resolve(true) : this.inner.renewLease(fence, ttlMs);
   }
-  releaseLease(fence: Fence) {
-    return this.inner.releaseLease(fence);
+  releaseLease(fence: Fence, settledSeq?: number) {
+    return this.inner.releaseLease(fence, settledSeq);
   }
   sessionsNeedingWork(limit: number) {
     return this.inner.sessionsNeedingWork(limit);

@@ -1,7 +1,7 @@
 import 'server-only';
 import { type Kysely, type RawBuilder, type Transaction, sql } from 'kysely';
 import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
-import { type NewEvent, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
+import { type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { newId } from '~/lib/ids';
 import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier';
 import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
@@ -94,6 +94,7 @@ export class KyselySessionStore implements SessionStore {
       status: 'idle',
       last_seq: 0,
       last_event_type: null,
+      settled_seq: 0,
       metadata: JSON.stringify(init.metadata ?? {}),
       lease_owner: null,
       lease_epoch: 0,
@@ -181,7 +182,7 @@ export class KyselySessionStore implements SessionStore {
     }
 
     const outcome = await this.#backend.appendTransaction(async (trx) => {
-      let read = trx.selectFrom('sessions').select(['last_seq', 'status', 'lease_owner', 'lease_epoch']).where('id', '=', id);
+      let read = trx.selectFrom('sessions').select(['last_seq', 'status', 'last_event_type', 'lease_owner', 'lease_epoch']).where('id', '=', id);
       // Appenders of one session queue here; each reads the row its predecessor committed.
       if (this.#backend.lockSessionRow) read = read.forUpdate();
       const session = await read.executeTakeFirst();
@@ -237,12 +238,13 @@ export class KyselySessionStore implements SessionStore {
         // key fails here and rolls back rather than being stored twice.
         await trx.insertInto('idempotency').values({ session_id: id, key, first_seq: session.last_seq + 1, count: stored.length }).execute();
       }
-      const last = parsed.at(-1);
+      // Side events (a hand attached to an idle session) leave the session's work state as it was.
+      const lastWork = parsed.findLast((e) => !SIDE_EVENT_TYPES.has(e.type));
       await trx
         .updateTable('sessions')
         .set({
           last_seq: session.last_seq + stored.length,
-          last_event_type: last?.type ?? null,
+          last_event_type: lastWork?.type ?? session.last_event_type,
           updated_at: processedAt,
           status: parsed.reduce<SessionStatus>((status, e) => STATUS_OF[e.type] ?? status, session.status),
         })
@@ -326,11 +328,16 @@ export class KyselySessionStore implements SessionStore {
     return result.numUpdatedRows > 0n;
   }
 
-  async releaseLease(fence: Fence): Promise<void> {
+  async releaseLease(fence: Fence, settledSeq?: number): Promise<void> {
+    const settled =
+      settledSeq === undefined
+        ? {}
+        : // Only if nothing was appended after what the harness read.
+          { settled_seq: sql<number>`case when last_seq = ${nonNegativeInt('settledSeq', settledSeq)} then last_seq else settled_seq end` };
     // The epoch stays: fences handed out before stay older than any future acquire.
     await this.db
       .updateTable('sessions')
-      .set({ lease_owner: null, lease_expires_at: null })
+      .set({ lease_owner: null, lease_expires_at: null, ...settled })
       .where('id', '=', fence.sessionId)
       .where('lease_owner', '=', fence.owner)
       .where('lease_epoch', '=', fence.epoch)
@@ -345,6 +352,7 @@ export class KyselySessionStore implements SessionStore {
       .where('status', '!=', 'terminated')
       .where('last_event_type', 'is not', null)
       .where('last_event_type', 'not in', SETTLED_TYPES)
+      .whereRef('last_seq', '>', 'settled_seq')
       .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<', now)]))
       .orderBy('updated_at', 'asc')
       .orderBy('id', 'asc')
@@ -465,6 +473,11 @@ function integer(name: string, n: number): number {
 
 function positiveInt(name: string, n: number): number {
   if (!Number.isInteger(n) || n < 1) throw new InvalidInputError(`${name}: must be a positive integer`);
+  return n;
+}
+
+function nonNegativeInt(name: string, n: number): number {
+  if (!Number.isInteger(n) || n < 0) throw new InvalidInputError(`${name}: must be a non-negative integer`);
   return n;
 }
 

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { SIDE_EVENT_TYPES } from '~/lib/events';
 import { type Migration, type MigrationResult, Migrator } from 'kysely/migration';
 
 /**
@@ -77,6 +78,25 @@ export const migrations: Readonly<Record<string, Migration>> = {
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('call_claims').execute();
       await db.schema.dropTable('hand_tabs').execute();
+    },
+  },
+  '0003_session_work_state': {
+    // Two ways a session looked as if it needed work when it did not, so that every instance's
+    // sweeper woke it on every tick (and the oldest 50 such sessions hid real orphans):
+    // - last_event_type followed hand events too (a tab attached to an idle session): recompute
+    //   it, for the rows that have it wrong, from the newest event that is not a side event;
+    // - a log ending in something that needs nothing (an interrupt to an idle session): the
+    //   harness now records the seq up to which it found nothing to do (settled_seq).
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('sessions').addColumn('settled_seq', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      const side = sql.join([...SIDE_EVENT_TYPES].map((t) => sql.lit(t)));
+      await sql`update sessions set last_event_type = (
+          select e.type from events e where e.session_id = sessions.id and e.type not in (${side}) order by e.seq desc limit 1
+        ) where last_event_type in (${side})`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      // last_event_type stays recomputed: the old rule would only make sessions look busy again.
+      await db.schema.alterTable('sessions').dropColumn('settled_seq').execute();
     },
   },
 };

@@ -26,8 +26,13 @@ export interface SessionsTable {
   status: SessionStatus;
   /** Seq of the newest event, 0 for an empty log. The next append uses last_seq + 1. */
   last_seq: number;
-  /** Type of the newest event: what sessionsNeedingWork() looks at, without reading the log. */
+  /**
+   * Type of the newest event that is not a side event (SIDE_EVENT_TYPES): what
+   * sessionsNeedingWork() looks at, without reading the log.
+   */
   last_event_type: string | null;
+  /** A harness found nothing to do in the log up to this seq: the sweeper leaves it alone until more arrives. */
+  settled_seq: number;
   /** JSON text of a Record<string, string>. */
   metadata: string;
   lease_owner: string | null;

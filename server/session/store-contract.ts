@@ -382,6 +382,39 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         expect(await store.sessionsNeedingWork(1)).toEqual([{ id: waiting.id, leaseExpired: false }]);
       });
 
+      it('lets no side event (a hand attached, lost or released; a file edit) make a session need work, nor settle one that does', async () => {
+        const idleOne = await store.createSession({ title: 'idle, then a tab attaches' });
+        await store.emitEvents(idleOne.id, [msg('q'), running, reply('a'), idle]);
+        await store.emitEvent(idleOne.id, { type: 'hand.provisioned', hand: 'browser-1', kind: 'browser' });
+        await store.emitEvent(idleOne.id, { type: 'hand.lost', hand: 'browser-1', reason: 'tab closed' });
+        const fresh = await store.createSession({ title: 'a tab before any message' });
+        await store.emitEvent(fresh.id, { type: 'hand.provisioned', hand: 'browser-1', kind: 'browser' });
+        await store.emitEvent(fresh.id, { type: 'user.file_edit', hand: 'browser-1', path: 'a.txt', content: 'x' });
+        expect(await store.sessionsNeedingWork(10)).toEqual([]);
+
+        const asking = await store.createSession({ title: 'asked, then a hand is released' });
+        await store.emitEvent(asking.id, msg('please'));
+        await store.emitEvent(asking.id, { type: 'hand.released', hand: 'sandbox-1' });
+        expect(await store.sessionsNeedingWork(10)).toEqual([{ id: asking.id, leaseExpired: false }]);
+      });
+
+      it('takes a session off the list once a harness released it having found nothing to do, until more is appended', async () => {
+        const s = await store.createSession({});
+        await store.emitEvents(s.id, [msg('q'), running, reply('a'), idle, { type: 'user.interrupt' }]);
+        expect((await store.sessionsNeedingWork(10)).map((w) => w.id)).toEqual([s.id]);
+        // A harness read the log up to seq 5, but a message landed before it released: still listed.
+        let fence = (await store.acquireLease(s.id, 'harness-a', 10_000))!;
+        await store.emitEvent(s.id, { type: 'user.interrupt' });
+        await store.releaseLease(fence, 5);
+        expect((await store.sessionsNeedingWork(10)).map((w) => w.id)).toEqual([s.id]);
+        fence = (await store.acquireLease(s.id, 'harness-a', 10_000))!;
+        await store.releaseLease(fence, 6);
+        expect(await store.sessionsNeedingWork(10)).toEqual([]);
+        await store.emitEvent(s.id, msg('more'));
+        expect((await store.sessionsNeedingWork(10)).map((w) => w.id)).toEqual([s.id]);
+        await expect(store.releaseLease(fence, -1)).rejects.toThrow(/settledSeq/);
+      });
+
       it('lists a session again once its lease expires', async () => {
         const s = await store.createSession({});
         await store.emitEvent(s.id, msg('please'));

@@ -82,7 +82,11 @@ export interface SessionStore {
   follow(id: string, afterSeq: number, signal: AbortSignal): AsyncIterable<StoredEvent>;
   acquireLease(id: string, owner: string, ttlMs: number): Promise<Fence | null>;
   renewLease(fence: Fence, ttlMs: number): Promise<boolean>;
-  releaseLease(fence: Fence): Promise<void>;
+  /**
+   * Ends a lease. `settledSeq`: the harness found nothing to do in the log up to that seq; unless
+   * more was appended since, the session no longer counts as needing work.
+   */
+  releaseLease(fence: Fence, settledSeq?: number): Promise<void>;
   /**
    * Sessions whose log ends in something the harness must act on and whose lease is free, oldest
    * change first. `leaseExpired`: a harness held the lease and let it lapse (it died); otherwise
