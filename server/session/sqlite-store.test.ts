@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '~/lib/events';
-import { migrateToLatest, migrations } from '~/server/session/migrations';
+import { migrateToLatest } from '~/server/session/migrations';
 import { InProcessNotifier, WakeUp } from '~/server/session/notifier';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import { runStoreContract } from '~/server/session/store-contract';
+import { checkWorkStateMigration } from '~/server/session/testing/work-state-migration';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-store-'));
 let n = 0;
@@ -41,22 +42,7 @@ describe('sqlite store', () => {
   it('migration 0003 recomputes last_event_type of sessions that a side event left needing work', async () => {
     const store = await openSqliteStore({ file: freshFile() });
     try {
-      const settled = await store.createSession({});
-      await store.emitEvents(settled.id, [msg('q'), { type: 'session.status_running' }, { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null }]);
-      await store.emitEvent(settled.id, { type: 'hand.provisioned', hand: 'browser-1', kind: 'browser' });
-      const onlyHands = await store.createSession({});
-      await store.emitEvent(onlyHands.id, { type: 'hand.provisioned', hand: 'browser-1', kind: 'browser' });
-      const asked = await store.createSession({});
-      await store.emitEvents(asked.id, [msg('q'), { type: 'hand.lost', hand: 'sandbox-1', reason: 'gone' }]);
-      // The rows as the old rule wrote them: the newest event's type, side event or not.
-      await sql`update sessions set last_event_type = (select e.type from events e where e.session_id = sessions.id order by e.seq desc limit 1)`.execute(store.db);
-      expect((await store.sessionsNeedingWork(10)).map((w) => w.id).sort()).toEqual([settled.id, onlyHands.id, asked.id].sort());
-
-      await migrations['0003_session_work_state']!.down!(store.db as Kysely<unknown>);
-      await migrations['0003_session_work_state']!.up(store.db as Kysely<unknown>);
-      expect(await store.sessionsNeedingWork(10)).toEqual([{ id: asked.id, leaseExpired: false }]);
-      const { rows } = await sql<{ id: string; last_event_type: string | null }>`select id, last_event_type from sessions`.execute(store.db);
-      expect(Object.fromEntries(rows.map((r) => [r.id, r.last_event_type]))).toMatchObject({ [settled.id]: 'session.status_idle', [onlyHands.id]: null, [asked.id]: 'user.message' });
+      await checkWorkStateMigration(store);
     } finally {
       await store.close();
     }
