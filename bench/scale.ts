@@ -1,7 +1,8 @@
 /**
  * Scaling out on PostgreSQL: how fast another instance takes over a crashed one's session, wake()
- * of a 10k-event session on PostgreSQL, and append throughput with 100 concurrent sessions on
- * PostgreSQL against the durable SQLite store.
+ * of a 10k-event session on PostgreSQL, append throughput with 100 concurrent sessions on
+ * PostgreSQL against the durable SQLite store, and how late live token output reaches a follower
+ * on another instance.
  *
  * Part of `npm run bench` (the fourth table); alone:
  *   node --conditions=react-server --import tsx bench/scale.ts
@@ -30,6 +31,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
+import { openPgNotifier } from '~/server/session/pg-notifier';
 import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
@@ -45,6 +47,8 @@ const BIG_LOG = 10_000;
 const WAKE_SESSIONS = 5;
 const CONCURRENT_SESSIONS = 100;
 const CONCURRENT_EACH = 50;
+const RELAY_DELTAS = 2_000;
+const RELAY_PACE_MS = 2;
 
 
 // ── models ─────────────────────────────────────────────────────────────────────────────────────
@@ -255,6 +259,38 @@ export async function runScaleBench(): Promise<Row[]> {
         table.add(`${label}, SQLite`, perSec(await concurrentAppends(sqliteStore, 'sqlite')));
       } finally {
         await sqliteStore.close();
+      }
+    }
+
+    // 4. Live token output relayed to a follower on another instance (LISTEN/NOTIFY).
+    {
+      const [sent, got] = await Promise.all([openPgNotifier({ url: db.url, sweepMs: 0 }), openPgNotifier({ url: db.url, sweepMs: 0 })]);
+      try {
+        const sentAt = new Map<string, number>();
+        const latencies: number[] = [];
+        const all = new Promise<void>((resolve) =>
+          got.subscribeLive((d) => {
+            if (d.kind !== 'text') return;
+            latencies.push(performance.now() - sentAt.get(d.text)!);
+            if (latencies.length === RELAY_DELTAS) resolve();
+          }),
+        );
+        for (let i = 0; i < RELAY_DELTAS; i++) {
+          const text = ` tok${i}`;
+          sentAt.set(text, performance.now());
+          sent.publishLive({ kind: 'text', session_id: 'sesn_bench', model_request_start_id: 'sevt_bench', index: 0, text });
+          // About the pace Claude streams tokens at.
+          if (i % 10 === 9) await sleep(RELAY_PACE_MS * 10);
+        }
+        await all;
+        const p95 = percentile(latencies, 95);
+        const label = `live delta relayed to another instance, ${RELAY_DELTAS} deltas at ~${1000 / RELAY_PACE_MS}/s`;
+        table.add(`${label}, p50`, ms(percentile(latencies, 50)));
+        table.add(`${label}, p95`, ms(p95), '≤ 50 ms', p95 <= 50);
+        table.add(`${label}, max`, ms(Math.max(...latencies)));
+      } finally {
+        await sent.close();
+        await got.close();
       }
     }
   } finally {
