@@ -68,8 +68,8 @@ export function openPgNotifier(options: PgNotifierOptions): Promise<PgNotifier> 
 export class PgNotifier implements Notifier, LiveRelay {
   readonly #options: Required<PgNotifierOptions>;
   readonly #liveChannel: string;
-  /** Payloads of this process's deltas not yet sent, in order. */
-  #liveOut: string[] = [];
+  /** This process's deltas not yet sent, in order. */
+  #liveOut: LiveDelta[] = [];
   /** Numbers each payload: PostgreSQL folds identical payloads of one statement into one. */
   #liveSeq = 0;
   readonly #liveListeners = new Set<(delta: LiveDelta) => void>();
@@ -139,7 +139,13 @@ export class PgNotifier implements Notifier, LiveRelay {
   publishLive(delta: LiveDelta): void {
     // Without a connection the delta is dropped, not queued: by the time it is back it is stale.
     if (this.#closing.signal.aborted || !this.#client) return;
-    for (const piece of livePieces(delta)) this.#liveOut.push(JSON.stringify({ n: ++this.#liveSeq, d: piece }));
+    for (const piece of livePieces(delta)) {
+      // While a send is under way, a token joins the one queued before it: fewer NOTIFYs under
+      // load, the same text in the end.
+      const merged = this.#liveOut.length > 0 ? mergeDeltas(this.#liveOut[this.#liveOut.length - 1]!, piece) : null;
+      if (merged) this.#liveOut[this.#liveOut.length - 1] = merged;
+      else this.#liveOut.push(piece);
+    }
     if (this.#liveOut.length > LIVE_QUEUE_MAX) this.#liveOut.splice(0, this.#liveOut.length - LIVE_QUEUE_MAX);
     this.#flush();
   }
@@ -232,7 +238,7 @@ export class PgNotifier implements Notifier, LiveRelay {
       // Deltas first: those of a model answer precede the hint of its commit, and a follower on
       // another instance then sees the preview before the stored message.
       if (this.#liveOut.length > 0) {
-        const live = this.#liveOut.splice(0, SEND_BATCH);
+        const live = this.#liveOut.splice(0, SEND_BATCH).map((d) => JSON.stringify({ n: ++this.#liveSeq, d }));
         try {
           await client.query('select pg_notify($1, p) from unnest($2::text[]) as p', [this.#liveChannel, live]);
         } catch (e) {
@@ -338,6 +344,21 @@ function livePieces(delta: LiveDelta): LiveDelta[] {
     default:
       return unreachable(delta);
   }
+}
+
+/** `a` then `b` as one delta, when they continue the same block and stay one piece; else null. */
+function mergeDeltas(a: LiveDelta, b: LiveDelta): LiveDelta | null {
+  if (a.kind !== b.kind || a.kind === 'hand' || b.kind === 'hand') return null;
+  if (a.session_id !== b.session_id || a.model_request_start_id !== b.model_request_start_id || a.index !== b.index) return null;
+  if (a.kind === 'tool_input' && b.kind === 'tool_input') {
+    const partial_json = a.partial_json + b.partial_json;
+    return a.name === b.name && partial_json.length <= LIVE_PIECE_CHARS ? { ...a, partial_json } : null;
+  }
+  if ((a.kind === 'text' && b.kind === 'text') || (a.kind === 'thinking' && b.kind === 'thinking')) {
+    const text = a.text + b.text;
+    return text.length <= LIVE_PIECE_CHARS ? { ...a, text } : null;
+  }
+  return null;
 }
 
 function chunks(text: string): string[] {

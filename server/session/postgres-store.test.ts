@@ -303,18 +303,33 @@ describe('pg notifier', () => {
     try {
       const echoed: LiveDelta[] = [];
       one.subscribeLive((d) => echoed.push(d));
-      const got: LiveDelta[] = [];
+      const words = Array.from({ length: 300 }, (_, i) => ` w${i}`);
+      let text = '';
+      const hands: LiveDelta[] = [];
       const all = new Promise<void>((resolve) =>
         two.subscribeLive((d) => {
-          got.push(d);
-          if (got.length === 4) resolve();
+          if (d.kind === 'text') text += d.text;
+          else hands.push(d);
+          if (text.length === words.join('').length && hands.length === 2) resolve();
         }),
       );
-      // Identical deltas too: PostgreSQL folds identical payloads of one statement into one.
-      const delta = (text: string): LiveDelta => ({ kind: 'text', session_id: 'sesn_live', model_request_start_id: 'sevt_1', index: 0, text });
-      for (const text of ['the', ' the', ' the', ' end']) one.publishLive(delta(text));
+      let deltas = 0;
+      const counted = two.subscribeLive((d) => void (d.kind === 'text' && deltas++));
+      const hand: LiveDelta = { kind: 'hand', session_id: 'sesn_live', hand: 'sandbox-1', hand_kind: 'sandbox', phase: 'starting' };
+      const token = (w: string): LiveDelta => ({ kind: 'text', session_id: 'sesn_live', model_request_start_id: 'sevt_1', index: 0, text: w });
+      // The first token goes out at once; what follows is queued while it is sent, and goes out
+      // in one statement. Identical deltas in it: PostgreSQL folds identical payloads of one
+      // statement into one, so ours are numbered.
+      one.publishLive(token(words[0]!));
+      one.publishLive(hand);
+      one.publishLive(hand);
+      for (const w of words.slice(1)) one.publishLive(token(w));
       await all;
-      expect(got.map((d) => (d.kind === 'text' ? d.text : d.kind)).join('')).toBe('the the the end');
+      counted();
+      expect(text).toBe(words.join(''));
+      expect(hands).toEqual([hand, hand]);
+      // Tokens queued while a send was under way went out together.
+      expect(deltas).toBeLessThan(words.length);
       await sleep(50);
       expect(echoed).toEqual([]);
     } finally {
