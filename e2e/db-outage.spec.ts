@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import pg from 'pg';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { mirroredSeqs } from '~/e2e/mirror';
 import { OwnServer } from '~/e2e/own-server';
@@ -11,27 +12,31 @@ import { type PrivatePostgres, createPrivatePostgres } from '~/server/session/te
  * PostgreSQL is started again: the banner goes, and the session finishes the answer it was on.
  */
 const PORT = 3216;
+const LATE_PORT = 3217;
 let cluster: PrivatePostgres;
 let server: OwnServer;
+let late: OwnServer | null = null;
+const env = (name: string) => ({
+  DATABASE_URL: cluster.url(),
+  PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/${name}`,
+  ANTHROPIC_API_KEY: 'e2e-test-key',
+  ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+  PADDOCK_DEFAULT_HAND: 'memory',
+  PADDOCK_WARM_POOL: '0',
+  PADDOCK_SWEEP_MS: '250',
+  PADDOCK_RETRY_BASE_MS: '50',
+});
 
 test.describe.configure({ timeout: 120_000 });
 test.beforeAll(async () => {
   cluster = await createPrivatePostgres();
   console.log(`[db-outage] private cluster: initdb ${cluster.timings.initdbMs} ms, first start ${cluster.timings.startMs} ms`);
-  server = new OwnServer(PORT, {
-    DATABASE_URL: cluster.url(),
-    PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/db-outage`,
-    ANTHROPIC_API_KEY: 'e2e-test-key',
-    ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
-    PADDOCK_DEFAULT_HAND: 'memory',
-    PADDOCK_WARM_POOL: '0',
-    PADDOCK_SWEEP_MS: '250',
-    PADDOCK_RETRY_BASE_MS: '50',
-  });
+  server = new OwnServer(PORT, env('db-outage'));
   await server.start();
 });
 test.afterAll(async () => {
   await server?.kill();
+  await late?.kill();
   await cluster?.cleanup();
 });
 test.beforeEach(async () => resetFake());
@@ -109,4 +114,48 @@ test('PostgreSQL stops mid-answer: the page shows the outage, refuses a send vis
   console.log(
     `[db-outage] outage ${up - down} ms (pg_ctl stop ${stopMs} ms); banner shown ${bannerMs} ms after the stop began, gone ${bannerGoneMs} ms after the start; session idle with its answer ${completedMs} ms after the start`,
   );
+});
+
+test('a server started while PostgreSQL is down comes up, answers 503 naming the database, and starts by itself once it is back', async ({ page }) => {
+  // Only the server under test may hold a LISTEN connection: the count below is its own.
+  await server.kill();
+  await cluster.stop('fast');
+  // Ready means the home page renders: the API cannot answer yet.
+  late = new OwnServer(LATE_PORT, env('db-outage-late'), '/');
+  const t0 = Date.now();
+  await late.start();
+  const upMs = Date.now() - t0;
+
+  const res = await fetch(`${late.url}/api/trpc/sessions.list?input=${encodeURIComponent(JSON.stringify({}))}`);
+  expect(res.status).toBe(503);
+  expect(((await res.json()) as { error: { message: string } }).error.message).toContain('the session store (PostgreSQL) is unreachable');
+  await page.goto(`${late.url}/`);
+  await expect(page.getByTestId('store-outage')).toContainText('The database is unreachable');
+  await expect(page.getByTestId('offline-banner')).toHaveCount(0);
+  await expect(page.getByTestId('new-session')).toBeDisabled();
+  // No request reaches the server from here on until its runtime is up.
+  await page.goto('about:blank');
+
+  await cluster.start();
+  const back = Date.now();
+  const listening = async () => {
+    const c = new pg.Client({ connectionString: cluster.url() });
+    await c.connect();
+    try {
+      const { rows } = await c.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where application_name = 'paddock-listen'`);
+      return rows[0]!.n;
+    } finally {
+      await c.end();
+    }
+  };
+  // The runtime (its store, LISTEN connection and sweeper) started without waiting for a request.
+  await expect.poll(listening, { timeout: 15_000, intervals: [100] }).toBe(1);
+  const startedMs = Date.now() - back;
+
+  await page.goto(`${late.url}/`);
+  await expect(page.getByTestId('store-outage')).toHaveCount(0);
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  console.log(`[db-outage] server started with the database down: up in ${upMs} ms (503s meanwhile); runtime started ${startedMs} ms after the database came back`);
 });

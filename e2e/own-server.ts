@@ -7,6 +7,8 @@ export class OwnServer {
   constructor(
     readonly port: number,
     private readonly env: Record<string, string>,
+    /** What start() waits for: a 2xx on this path (the default needs the session store). */
+    private readonly readyPath = '/api/trpc/sessions.brain',
   ) {}
 
   get url(): string {
@@ -33,7 +35,7 @@ export class OwnServer {
 
   private async answers(): Promise<boolean> {
     try {
-      return (await fetch(`${this.url}/api/trpc/sessions.brain`)).ok;
+      return (await fetch(`${this.url}${this.readyPath}`)).ok;
     } catch {
       return false;
     }

@@ -14,7 +14,9 @@ import { createDemoBrain } from '~/server/harness/demo-brain';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient } from '~/server/harness/model-client';
-import { logger } from '~/server/log';
+import { isStoreUnavailable } from '~/lib/errors';
+import { backoffMs, sleep } from '~/lib/sleep';
+import { errorFields, logger } from '~/server/log';
 import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
@@ -45,6 +47,40 @@ export function getRuntime(): Promise<Runtime> {
   });
   return g[KEY];
 }
+
+/**
+ * Starts the runtime when the server starts. If the database cannot be reached then, the server
+ * still comes up: pages load (from the browser's copy), API calls answer 503 "the session store is
+ * unreachable", and the runtime is started in the background as soon as the database answers, so
+ * the sweeper resumes this instance's share of the sessions without waiting for a request.
+ */
+export async function startRuntimeAtBoot(): Promise<void> {
+  try {
+    await getRuntime();
+    return;
+  } catch (e) {
+    if (!isStoreUnavailable(e)) throw e;
+    log.warn('session store unreachable at start; answering 503 and retrying in the background', errorFields(e));
+  }
+  void (async () => {
+    for (let attempt = 1; ; attempt++) {
+      await sleep(backoffMs(attempt, BOOT_RETRY_BASE_MS, BOOT_RETRY_MAX_MS));
+      try {
+        await getRuntime();
+        log.info('session store reachable; runtime started', { attempts: attempt + 1 });
+        return;
+      } catch (e) {
+        if (!isStoreUnavailable(e)) {
+          log.error('runtime failed to start', errorFields(e));
+          return;
+        }
+      }
+    }
+  })();
+}
+
+const BOOT_RETRY_BASE_MS = 250;
+const BOOT_RETRY_MAX_MS = 5_000;
 
 export function modelFromConfig(config: Config): ModelClient {
   if (config.brain === 'demo') return createDemoBrain();

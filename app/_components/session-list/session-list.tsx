@@ -6,7 +6,7 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
-import { useTRPC } from '~/lib/browser/trpc';
+import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { timeAgo } from '~/app/_components/time';
 
 export function SessionList() {
@@ -28,6 +28,8 @@ export function SessionList() {
   useEffect(() => setHydrated(true), []);
 
   const offline = list.isError;
+  // The server answers but its database does not (503): not the same as being offline.
+  const databaseDown = offline && storeUnavailable(list.error);
   const sessions = list.data?.data ?? mirrored ?? [];
 
   return (
@@ -40,10 +42,16 @@ export function SessionList() {
         </button>
       </div>
       {create.error && <p className="error">Could not start a session: {create.error.message}</p>}
-      {offline && (
-        <p className="offline-banner" data-testid="offline-banner">
-          The server cannot be reached; showing the sessions mirrored in this browser.
+      {databaseDown ? (
+        <p className="offline-banner" role="status" data-testid="store-outage" title={list.error.message}>
+          The database is unreachable: showing the sessions saved in this browser. This page resumes by itself once the database is back.
         </p>
+      ) : (
+        offline && (
+          <p className="offline-banner" data-testid="offline-banner">
+            The server cannot be reached; showing the sessions mirrored in this browser.
+          </p>
+        )
       )}
       {sessions.length === 0 ? (
         <p className="muted">{list.isLoading ? 'Loading…' : 'No sessions yet. Start one to talk to the agent.'}</p>
