@@ -8,6 +8,7 @@ describe('config', () => {
     expect(c.PADDOCK_MODEL).toBe('claude-sonnet-5-5');
     expect(c.PADDOCK_DEFAULT_HAND).toBe('sandbox');
     expect(c.PADDOCK_ALLOW_UNSANDBOXED).toBe(false);
+    expect([c.PADDOCK_STORE_RETRY_BASE_MS, c.PADDOCK_STORE_RETRY_MAX_MS]).toEqual([200, 5_000]);
   });
 
   it('treats an empty variable as unset', () => {
@@ -25,6 +26,7 @@ describe('config', () => {
     expect(() => loadConfig({ PADDOCK_DEFAULT_HAND: 'docker' })).toThrow(/PADDOCK_DEFAULT_HAND/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ PADDOCK_REMOTE_HANDS: '{"gpu": {"url": "nope"}}' })).toThrow(/PADDOCK_REMOTE_HANDS/);
+    expect(() => loadConfig({ PADDOCK_STORE_RETRY_BASE_MS: '9000', PADDOCK_STORE_RETRY_MAX_MS: '1000' })).toThrow(/PADDOCK_STORE_RETRY_BASE_MS: must not exceed/);
   });
 
   it('parses the hand allowlist and remote endpoints', () => {

@@ -27,6 +27,9 @@ const Env = z.object({
   PADDOCK_RETRY_BASE_MS: z.coerce.number().int().min(0).default(500),
   PADDOCK_LEASE_TTL_MS: z.coerce.number().int().min(200).default(15_000),
   PADDOCK_SWEEP_MS: z.coerce.number().int().min(50).default(2_000),
+  /** Back-off while the session store is unreachable: first and longest wait between retries. */
+  PADDOCK_STORE_RETRY_BASE_MS: z.coerce.number().int().min(10).default(200),
+  PADDOCK_STORE_RETRY_MAX_MS: z.coerce.number().int().min(10).default(5_000),
   /** The hand a session gets on its first tool call. */
   PADDOCK_DEFAULT_HAND: z.enum(['sandbox', 'memory', 'local']).default('sandbox'),
   /** Opt-in: when the machine cannot sandbox, run hands as plain local processes. Unsafe. */
@@ -48,6 +51,9 @@ const Env = z.object({
       }
     }),
   PADDOCK_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+}).refine((e) => e.PADDOCK_STORE_RETRY_BASE_MS <= e.PADDOCK_STORE_RETRY_MAX_MS, {
+  message: 'must not exceed PADDOCK_STORE_RETRY_MAX_MS',
+  path: ['PADDOCK_STORE_RETRY_BASE_MS'],
 });
 
 export type Config = z.infer<typeof Env> & {

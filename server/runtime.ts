@@ -135,6 +135,8 @@ async function startRuntime(): Promise<Runtime> {
     leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,
     maxRetries: config.PADDOCK_MODEL_RETRIES,
     retryBaseMs: config.PADDOCK_RETRY_BASE_MS,
+    storeRetryBaseMs: config.PADDOCK_STORE_RETRY_BASE_MS,
+    storeRetryMaxMs: config.PADDOCK_STORE_RETRY_MAX_MS,
   });
   harness.startSweeper(config.PADDOCK_SWEEP_MS);
   log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
