@@ -1,9 +1,9 @@
 import 'server-only';
 import pg from 'pg';
 import { sleep } from '~/lib/sleep';
-import { unreachable } from '~/lib/unreachable';
 import { errorFields, logger } from '~/server/log';
 import type { LiveDelta } from '~/lib/events';
+import { livePayload, livePieces, mergeDeltas, parseLivePayload } from '~/server/session/live-payloads';
 import { InProcessNotifier, type LiveRelay, type Notifier } from '~/server/session/notifier';
 
 const log = logger('pg-notifier');
@@ -14,10 +14,6 @@ export const ANY_SEQ = Number.MAX_SAFE_INTEGER;
 /** Hints per pg_notify round trip: one statement, far below any parameter or payload limit. */
 const SEND_BATCH = 500;
 const QUERY_TIMEOUT_MS = 5_000;
-/** NOTIFY payloads must stay under 8000 bytes; a delta's text is cut into pieces that do. */
-const LIVE_PAYLOAD_MAX_BYTES = 7_500;
-/** Characters per piece of an oversized delta: even fully \u-escaped, far under the limit. */
-const LIVE_PIECE_CHARS = 1_000;
 /** Deltas waiting while a send is under way; beyond this the oldest are dropped (they are stale). */
 const LIVE_QUEUE_MAX = 5_000;
 
@@ -172,7 +168,7 @@ export class PgNotifier implements Notifier, LiveRelay {
       // Our own NOTIFYs come back too; local subscribers already had them.
       if (n.processId === this.#pid || n.payload === undefined) return;
       if (n.channel === this.#liveChannel) {
-        const delta = parseLive(n.payload);
+        const delta = parseLivePayload(n.payload);
         if (delta) for (const onDelta of [...this.#liveListeners]) onDelta(delta);
         return;
       }
@@ -238,7 +234,7 @@ export class PgNotifier implements Notifier, LiveRelay {
       // Deltas first: those of a model answer precede the hint of its commit, and a follower on
       // another instance then sees the preview before the stored message.
       if (this.#liveOut.length > 0) {
-        const live = this.#liveOut.splice(0, SEND_BATCH).map((d) => JSON.stringify({ n: ++this.#liveSeq, d }));
+        const live = this.#liveOut.splice(0, SEND_BATCH).map((d) => livePayload(++this.#liveSeq, d));
         try {
           await client.query('select pg_notify($1, p) from unnest($2::text[]) as p', [this.#liveChannel, live]);
         } catch (e) {
@@ -328,52 +324,4 @@ function parseHint(payload: string): { sessionId: string; seq: number } | null {
   if (colon <= 0) return null;
   const seq = Number(payload.slice(colon + 1));
   return Number.isSafeInteger(seq) ? { sessionId: payload.slice(0, colon), seq } : null;
-}
-
-/** A delta whose payload would pass NOTIFY's limit, cut into pieces that, in order, say the same. */
-function livePieces(delta: LiveDelta): LiveDelta[] {
-  if (Buffer.byteLength(JSON.stringify(delta)) <= LIVE_PAYLOAD_MAX_BYTES) return [delta];
-  switch (delta.kind) {
-    case 'text':
-    case 'thinking':
-      return chunks(delta.text).map((text) => ({ ...delta, text }));
-    case 'tool_input':
-      return chunks(delta.partial_json).map((partial_json) => ({ ...delta, partial_json }));
-    case 'hand':
-      return [{ ...delta, ...(delta.detail ? { detail: delta.detail.slice(0, LIVE_PIECE_CHARS) } : {}) }];
-    default:
-      return unreachable(delta);
-  }
-}
-
-/** `a` then `b` as one delta, when they continue the same block and stay one piece; else null. */
-function mergeDeltas(a: LiveDelta, b: LiveDelta): LiveDelta | null {
-  if (a.kind !== b.kind || a.kind === 'hand' || b.kind === 'hand') return null;
-  if (a.session_id !== b.session_id || a.model_request_start_id !== b.model_request_start_id || a.index !== b.index) return null;
-  if (a.kind === 'tool_input' && b.kind === 'tool_input') {
-    const partial_json = a.partial_json + b.partial_json;
-    return a.name === b.name && partial_json.length <= LIVE_PIECE_CHARS ? { ...a, partial_json } : null;
-  }
-  if ((a.kind === 'text' && b.kind === 'text') || (a.kind === 'thinking' && b.kind === 'thinking')) {
-    const text = a.text + b.text;
-    return text.length <= LIVE_PIECE_CHARS ? { ...a, text } : null;
-  }
-  return null;
-}
-
-function chunks(text: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += LIVE_PIECE_CHARS) out.push(text.slice(i, i + LIVE_PIECE_CHARS));
-  return out;
-}
-
-const LIVE_KINDS = new Set<string>(['hand', 'text', 'thinking', 'tool_input']);
-
-function parseLive(payload: string): LiveDelta | null {
-  try {
-    const d = (JSON.parse(payload) as { d?: unknown }).d as Partial<LiveDelta> | undefined;
-    return d && typeof d.kind === 'string' && LIVE_KINDS.has(d.kind) && typeof d.session_id === 'string' ? (d as LiveDelta) : null;
-  } catch {
-    return null;
-  }
 }
