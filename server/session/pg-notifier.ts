@@ -232,32 +232,39 @@ export class PgNotifier implements Notifier, LiveRelay {
       const client = this.#client;
       if (!client) return false;
       // Deltas first: those of a model answer precede the hint of its commit, and a follower on
-      // another instance then sees the preview before the stored message.
+      // another instance then sees the preview before the stored message. Deltas that fail to go
+      // out are dropped (stale by the time the connection is back); hints are queued again.
       if (this.#liveOut.length > 0) {
         const live = this.#liveOut.splice(0, SEND_BATCH).map((d) => livePayload(++this.#liveSeq, d));
-        try {
-          await client.query('select pg_notify($1, p) from unnest($2::text[]) as p', [this.#liveChannel, live]);
-        } catch (e) {
-          this.#dropped(client, e instanceof Error ? e : new Error(String(e)));
-          return false;
-        }
+        if (!(await this.#notifyAll(client, this.#liveChannel, live))) return false;
         continue;
       }
       const batch = [...this.#pending].slice(0, SEND_BATCH);
       for (const [sessionId] of batch) this.#pending.delete(sessionId);
-      try {
-        await client.query('select pg_notify($1, p) from unnest($2::text[]) as p', [
+      if (
+        !(await this.#notifyAll(
+          client,
           this.#options.channel,
           batch.map(([sessionId, seq]) => `${sessionId}:${seq}`),
-        ]);
-      } catch (e) {
+        ))
+      ) {
         for (const [sessionId, seq] of batch) this.#pending.set(sessionId, Math.max(seq, this.#pending.get(sessionId) ?? 0));
-        // A connection that fails a query is not trusted to deliver notifications either.
-        this.#dropped(client, e instanceof Error ? e : new Error(String(e)));
         return false;
       }
     }
     return true;
+  }
+
+  /** One statement sending every payload on the channel; false (and the connection dropped) if it fails. */
+  async #notifyAll(client: pg.Client, channel: string, payloads: string[]): Promise<boolean> {
+    try {
+      await client.query('select pg_notify($1, p) from unnest($2::text[]) as p', [channel, payloads]);
+      return true;
+    } catch (e) {
+      // A connection that fails a query is not trusted to deliver notifications either.
+      this.#dropped(client, e instanceof Error ? e : new Error(String(e)));
+      return false;
+    }
   }
 
   /**
