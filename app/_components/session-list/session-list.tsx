@@ -5,6 +5,7 @@ import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
+import { StoreOutageBanner } from '~/app/_components/session-view/store-outage-banner';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { timeAgo } from '~/app/_components/time';
@@ -43,9 +44,7 @@ export function SessionList() {
       </div>
       {create.error && <p className="error">Could not start a session: {create.error.message}</p>}
       {databaseDown ? (
-        <p className="offline-banner" role="status" data-testid="store-outage" title={list.error.message}>
-          The database is unreachable: showing the sessions saved in this browser. This page resumes by itself once the database is back.
-        </p>
+        <StoreOutageBanner detail={list.error.message} what="your sessions" />
       ) : (
         offline && (
           <p className="offline-banner" data-testid="offline-banner">
