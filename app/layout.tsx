@@ -1,6 +1,5 @@
 import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
-import Link from 'next/link';
 import { Providers } from '~/app/_components/providers';
 import { ServiceWorker } from '~/app/_components/service-worker';
 import '~/app/globals.css';
@@ -15,12 +14,6 @@ export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
-        <header className="topbar">
-          <Link href="/" className="brand">
-            Paddock
-          </Link>
-          <span className="tagline">agent sessions that survive anything</span>
-        </header>
         <Providers>{children}</Providers>
         <ServiceWorker />
       </body>

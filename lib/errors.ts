@@ -2,7 +2,7 @@
  * Domain errors: thrown by the store and harness, mapped to HTTP/tRPC codes only at the edge.
  * Each carries a stable `code` so callers can branch without instanceof across module copies.
  */
-export type DomainErrorCode = 'not_found' | 'invalid_input' | 'stale_fence' | 'seq_conflict' | 'conflict' | 'store_unavailable';
+export type DomainErrorCode = 'not_found' | 'invalid_input' | 'stale_fence' | 'seq_conflict' | 'conflict' | 'too_large' | 'store_unavailable';
 
 export class DomainError extends Error {
   constructor(
@@ -23,6 +23,20 @@ export class NotFoundError extends DomainError {
 export class InvalidInputError extends DomainError {
   constructor(message: string) {
     super('invalid_input', message);
+  }
+}
+
+/** Input over a configured limit; the message names the limit and its setting. */
+export class TooLargeError extends DomainError {
+  constructor(message: string) {
+    super('too_large', message);
+  }
+}
+
+/** A request that is well-formed but not allowed now (a result for a call already answered). */
+export class ConflictError extends DomainError {
+  constructor(message: string) {
+    super('conflict', message);
   }
 }
 

@@ -2,7 +2,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'sesn' | 'sevt';
+export type IdPrefix = 'sesn' | 'sevt' | 'apik';
 
 /** Sortable, prefixed ids in the Managed Agents style (`sesn_01J…`, `sevt_01J…`). */
 export function newId(prefix: IdPrefix): string {
@@ -12,4 +12,5 @@ export function newId(prefix: IdPrefix): string {
 export const ID_PATTERN = {
   session: /^sesn_[0-9A-HJKMNP-TV-Z]{26}$/,
   event: /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/,
+  apiKey: /^apik_[0-9A-HJKMNP-TV-Z]{26}$/,
 } as const;

@@ -7,8 +7,14 @@ const ASSETS = 'paddock-assets-v1';
 // The session list is cached up front: it is the page people open first when offline.
 self.addEventListener('install', (event) => {
   self.skipWaiting();
-  event.waitUntil(caches.open(PAGES).then((cache) => cache.add('/')).catch(() => undefined));
+  event.waitUntil(cacheIfOwn('/').catch(() => undefined));
 });
+// A page answered with a redirect is the sign-in page, not the page asked for: never kept under its name.
+async function cacheIfOwn(url) {
+  const res = await fetch(url);
+  if (res.ok && !res.redirected) await (await caches.open(PAGES)).put(url, res);
+}
+
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 
 self.addEventListener('fetch', (event) => {
@@ -34,7 +40,7 @@ self.addEventListener('fetch', (event) => {
     event.respondWith(
       fetch(req)
         .then((res) => {
-          if (res.ok) {
+          if (res.ok && !res.redirected) {
             const copy = res.clone();
             caches.open(PAGES).then((cache) => cache.put(req, copy));
           }

@@ -30,7 +30,13 @@ if (built < Math.max(...sources.map(newestMtime))) {
 }
 
 const port = process.env.PORT ?? '3000';
-console.log(`paddock: starting on http://localhost:${port} (data in ${process.env.PADDOCK_DATA_DIR ?? './.paddock'})`);
-const child = spawn(process.execPath, [next, 'start', '-p', port], { cwd: root, env, stdio: 'inherit' });
+// Loopback unless told otherwise: a Paddock runs commands, so nobody else on the network should reach it by accident.
+const host = process.env.HOST ?? '127.0.0.1';
+const shown = host === '127.0.0.1' || host === '::1' ? 'localhost' : host === '0.0.0.0' || host === '::' ? 'this machine' : host;
+console.log(`paddock: starting on http://${shown}:${port} (listening on ${host}; data in ${process.env.PADDOCK_DATA_DIR ?? './.paddock'})`);
+if (host !== '127.0.0.1' && host !== '::1' && host !== 'localhost' && !process.env.PADDOCK_PUBLIC_URL && !process.env.PADDOCK_ALLOWED_HOSTS) {
+  console.log('paddock: HOST is not loopback: set PADDOCK_PUBLIC_URL (or PADDOCK_ALLOWED_HOSTS) to the address people use, or requests by that name are refused');
+}
+const child = spawn(process.execPath, [next, 'start', '-p', port, '-H', host], { cwd: root, env: { ...env, PORT: port }, stdio: 'inherit' });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
 child.on('exit', (code) => process.exit(code ?? 0));

@@ -9,6 +9,11 @@ import { z } from 'zod';
  */
 const RemoteHands = z.record(z.string().min(1), z.object({ url: z.url(), token: z.string().min(1).optional() }));
 
+const CommaList = z
+  .string()
+  .default('')
+  .transform((v) => v.split(',').map((d) => d.trim()).filter(Boolean));
+
 const Env = z.object({
   PADDOCK_DATA_DIR: z.string().min(1).default('./.paddock'),
   PADDOCK_WORKSPACES_DIR: z.string().min(1).optional(),
@@ -37,7 +42,7 @@ const Env = z.object({
   /** Pre-started sandbox hands kept ready (0 turns the pool off). */
   PADDOCK_WARM_POOL: z.coerce.number().int().min(0).max(32).default(2),
   /** Hosts every sandbox hand may reach, comma-separated (a session adds its own `allowed_domains`). */
-  PADDOCK_HAND_ALLOWED_DOMAINS: z.string().default('').transform((v) => v.split(',').map((d) => d.trim()).filter(Boolean)),
+  PADDOCK_HAND_ALLOWED_DOMAINS: CommaList,
   /** Remote hands the brain may attach by name: {"name": {"url": "http://…/mcp", "token": "…"}}. */
   PADDOCK_REMOTE_HANDS: z
     .string()
@@ -51,6 +56,26 @@ const Env = z.object({
       }
     }),
   PADDOCK_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** The address people reach Paddock at (behind a reverse proxy, say): its host is allowed, its origin may write. */
+  PADDOCK_PUBLIC_URL: z.url().optional(),
+  /** More Host names (or host:port) to answer besides loopback and the public URL's, comma-separated. */
+  PADDOCK_ALLOWED_HOSTS: CommaList,
+  /** A fixed owner sign-in token (for automation); without it each start prints a one-time sign-in URL. */
+  PADDOCK_OWNER_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** An API key accepted besides those made on the settings page (for automation). */
+  PADDOCK_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** How long a browser sign-in lasts. */
+  PADDOCK_SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  /** Largest request body the API reads (413 above it). */
+  PADDOCK_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
+  /** Longest text of one user message, in characters (all its text blocks together). */
+  PADDOCK_MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).default(100_000),
+  /** Largest event a user or tab may store, as JSON bytes. */
+  PADDOCK_MAX_EVENT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Largest file the IDE may write into a hand. */
+  PADDOCK_MAX_FILE_WRITE_BYTES: z.coerce.number().int().min(1).default(1024 * 1024),
+  /** A browser tab that claimed a call must answer within this (longer than the longest bash timeout), or the call fails naming the hand. */
+  PADDOCK_BROWSER_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(15 * 60_000),
 }).refine((e) => e.PADDOCK_STORE_RETRY_BASE_MS <= e.PADDOCK_STORE_RETRY_MAX_MS, {
   message: 'must not exceed PADDOCK_STORE_RETRY_MAX_MS',
   path: ['PADDOCK_STORE_RETRY_BASE_MS'],

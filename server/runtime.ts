@@ -2,6 +2,8 @@ import 'server-only';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Config, loadConfig } from '~/server/config';
+import { Access } from '~/server/access/access';
+import { KyselyAccessStore } from '~/server/access/access-store';
 import type { HandKind } from '~/lib/hand';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import type { Provisioner } from '~/server/hands/provisioner';
@@ -20,6 +22,7 @@ import { errorFields, logger } from '~/server/log';
 import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
+import { KyselySessionStore } from '~/server/session/kysely-queries';
 
 const log = logger('runtime');
 
@@ -29,6 +32,7 @@ export interface Runtime {
   harness: Harness;
   live: LiveBus;
   hands: HandRegistry;
+  access: Access;
 }
 
 /**
@@ -114,12 +118,21 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus):
     allowedDomains: config.PADDOCK_HAND_ALLOWED_DOMAINS,
     remoteEndpoints: config.PADDOCK_REMOTE_HANDS,
     pool,
+    browserTimeouts: { callTimeoutMs: config.PADDOCK_BROWSER_CALL_TIMEOUT_MS },
   });
+}
+
+/** Identity for a runtime: access rows live in the session database, beside the sessions. */
+export function accessFor(config: Config, store: SessionStore): Access {
+  if (!(store instanceof KyselySessionStore)) throw new Error('access needs a Kysely-backed session store');
+  return new Access({ store: new KyselyAccessStore(store.db), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS });
 }
 
 async function startRuntime(): Promise<Runtime> {
   const config = loadConfig();
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  // Owner-only: the database and any key file inside must not be readable by other users.
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(config.dataDir, 0o700);
   const store = config.DATABASE_URL
     ? await openPostgresStore({ url: config.DATABASE_URL })
     : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
@@ -140,5 +153,18 @@ async function startRuntime(): Promise<Runtime> {
   });
   harness.startSweeper(config.PADDOCK_SWEEP_MS);
   log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
-  return { config, store, harness, live, hands };
+  const access = accessFor(config, store);
+  await announceSignIn(config, access);
+  return { config, store, harness, live, hands, access };
+}
+
+/**
+ * Jupyter-style: each start prints a URL with a one-time token that signs the owner in. To stdout,
+ * not the JSON log: it is for the person at the terminal (and a log shipper should not keep it).
+ */
+async function announceSignIn(config: Config, access: Access): Promise<void> {
+  const base = (config.PADDOCK_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? '3000'}`).replace(/\/+$/, '');
+  const token = await access.newSigninToken();
+  const fixed = config.PADDOCK_OWNER_TOKEN ? ' (or with PADDOCK_OWNER_TOKEN)' : '';
+  process.stdout.write(`\npaddock: sign in at ${base}/auth/signin?token=${token}${fixed}\n\n`);
 }

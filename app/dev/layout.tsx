@@ -1,10 +1,12 @@
 import { notFound } from 'next/navigation';
 import type { ReactNode } from 'react';
+import { requireOwnerPage } from '~/server/access/page-guard';
 
 export const dynamic = 'force-dynamic';
 
 /** Developer pages (engine playground, IDE preview): only with PADDOCK_DEV_PAGES=1. */
-export default function DevLayout({ children }: { children: ReactNode }) {
+export default async function DevLayout({ children }: { children: ReactNode }) {
   if (process.env.PADDOCK_DEV_PAGES !== '1') notFound();
+  await requireOwnerPage();
   return children;
 }

@@ -60,3 +60,13 @@ export async function mirrorSessions(sessions: readonly MirroredSession[]): Prom
     sessions.map(({ id, title, status, created_at, updated_at, last_seq }) => ({ id, title, status, created_at, updated_at, last_seq })),
   );
 }
+
+/**
+ * Signing out forgets what this browser kept: the mirror and the service worker's page copies,
+ * so the next person at this browser reads nothing offline either.
+ */
+export async function forgetMirror(): Promise<void> {
+  await mirror().delete();
+  db = null;
+  if (typeof caches !== 'undefined') for (const name of await caches.keys()) await caches.delete(name);
+}

@@ -31,6 +31,8 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
   const [state, setState] = useState<BrowserHandState>({ engine: null, hand: null, status: 'off', error: null, output: [], filesVersion: 0, previews: {} });
   const tabId = useRef<string>('');
   const attempted = useRef(new Set<string>());
+  /** What attach returned: every heartbeat, claim and result of this tab carries it. */
+  const secret = useRef('');
   if (!tabId.current) tabId.current = `tab-${crypto.randomUUID()}`;
 
   // Engine + attachment + heartbeat, for as long as the hand is enabled.
@@ -40,7 +42,8 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
     let engine: BrowserEngine | null = null;
     let beat: ReturnType<typeof setInterval> | null = null;
     const attach = async (e: BrowserEngine) => {
-      const { hand } = await client.hands.attachBrowser.mutate({ sessionId, tabId: tabId.current, engine: e.kind });
+      const { hand, tabSecret } = await client.hands.attachBrowser.mutate({ sessionId, tabId: tabId.current, engine: e.kind });
+      secret.current = tabSecret;
       if (!cancelled) setState((s) => ({ ...s, hand, status: 'ready', error: null }));
       return hand;
     };
@@ -65,7 +68,7 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
         let hand = await attach(started);
         beat = setInterval(() => {
           void client.hands.heartbeat
-            .mutate({ sessionId, hand, tabId: tabId.current })
+            .mutate({ sessionId, hand, tabId: tabId.current, tabSecret: secret.current })
             .then(async ({ alive }) => {
               // Lost (say the server restarted, or the tab slept): offer the tab again.
               if (!alive && !cancelled) hand = await attach(started);
@@ -97,7 +100,8 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
     }
 
     async function runCall(use: Extract<StoredEvent, { type: 'agent.tool_use' }>) {
-      const { granted } = await client.hands.claim.mutate({ sessionId, hand: hand!, tabId: tabId.current, toolUseId: use.id });
+      const tab = { sessionId, hand: hand!, tabId: tabId.current, tabSecret: secret.current };
+      const { granted } = await client.hands.claim.mutate({ ...tab, toolUseId: use.id });
       if (!granted) return;
       const { hand: _h, ...input } = use.input;
       let text: string;
@@ -115,12 +119,28 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
         text = err instanceof Error ? err.message : String(err);
       }
       setState((s) => ({ ...s, output: use.name === 'bash' ? s.output : [...s.output, `${text}\n`], filesVersion: s.filesVersion + 1 }));
-      await client.events.send.mutate({
-        sessionId,
-        event: { type: 'user.tool_result', tool_use_id: use.id, content: [{ type: 'text', text }], ...(isError ? { is_error: true } : {}) },
-      });
+      await postResult(() => client.hands.result.mutate({ ...tab, toolUseId: use.id, content: [{ type: 'text', text }], ...(isError ? { is_error: true } : {}) }));
     }
   }, [client, sessionId, engine, hand, events]);
 
   return state;
+}
+
+/**
+ * Sends a result until it is stored: the server waits for it (until the call's deadline), so a
+ * lost POST must not leave the session running forever. A refusal (4xx: the call was answered
+ * meanwhile, or is not this tab's) is final; a network error or 5xx is tried again, and the
+ * server stores one result per call whatever the retries.
+ */
+async function postResult(send: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await send();
+      return;
+    } catch (e) {
+      const status = (e as { data?: { httpStatus?: number } }).data?.httpStatus;
+      if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) return;
+      await new Promise((r) => setTimeout(r, Math.min(10_000, 250 * 2 ** Math.min(attempt, 6))));
+    }
+  }
 }

@@ -5,6 +5,7 @@ import { TRPCError } from '@trpc/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FollowItem } from '~/server/api/follow';
 import { createCaller } from '~/server/api/root';
+import { OWNER } from '~/server/access/testing/callers';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
@@ -25,7 +26,7 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const api = () => createCaller({ runtime: rt });
+const api = () => createCaller({ runtime: rt, caller: OWNER });
 
 async function rejection(p: Promise<unknown>): Promise<TRPCError> {
   const e = await p.then(
@@ -100,7 +101,7 @@ describe('tRPC API', () => {
     const s = await api().sessions.create({});
     for (let i = 0; i < 5; i++) await rt.store.emitEvent(s.id, { type: 'user.interrupt' });
     const ac = new AbortController();
-    const stream = await createCaller({ runtime: rt }, { signal: ac.signal }).events.follow({ sessionId: s.id, lastEventId: '3' });
+    const stream = await createCaller({ runtime: rt, caller: OWNER }, { signal: ac.signal }).events.follow({ sessionId: s.id, lastEventId: '3' });
     const seqs: number[] = [];
     const reading = (async () => {
       for await (const item of stream) {

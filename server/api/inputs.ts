@@ -16,12 +16,23 @@ export const EventSliceInput = z.object({
 export const SendableEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('user.message'), content: z.array(UserContent).min(1).max(100) }),
   z.object({ type: z.literal('user.interrupt') }),
-  z.object({ type: z.literal('user.file_edit'), hand: z.string().min(1).max(100), path: z.string().min(1).max(4096), content: z.string().max(256 * 1024) }),
-  // A browser tab's answer to a call addressed to its hand (stored once per tool_use_id).
-  z.object({
-    type: z.literal('user.tool_result'),
-    tool_use_id: z.string().regex(/^sevt_/, 'must be the id of an agent.tool_use event'),
-    content: z.array(ToolResultContent).max(100).optional(),
-    is_error: z.boolean().optional(),
-  }),
+  // The size cap is a setting (PADDOCK_MAX_FILE_WRITE_BYTES), checked in the procedure.
+  z.object({ type: z.literal('user.file_edit'), hand: z.string().min(1).max(100), path: z.string().min(1).max(4096), content: z.string() }),
 ]);
+
+export const TabId = z.string().min(8).max(64).regex(/^[\w-]+$/, 'must be a tab id');
+export const HandId = z.string().min(1).max(100);
+export const ToolUseId = z.string().regex(ID_PATTERN.event, 'must be the id of an agent.tool_use event (sevt_…)');
+/** What attachBrowser returned: proves the request comes from the tab that attached. */
+export const TabSecret = z.string().min(1).max(200);
+
+/** A browser tab's answer to a call addressed to its hand, claimed by that tab. */
+export const TabResult = z.object({
+  sessionId: SessionId,
+  hand: HandId,
+  tabId: TabId,
+  tabSecret: TabSecret,
+  toolUseId: ToolUseId,
+  content: z.array(ToolResultContent).max(100),
+  is_error: z.boolean().optional(),
+});

@@ -1,4 +1,5 @@
 import 'server-only';
+import { apiKeysRouter } from '~/server/api/routers/api-keys';
 import { eventsRouter } from '~/server/api/routers/events';
 import { handsRouter } from '~/server/api/routers/hands';
 import { sessionsRouter } from '~/server/api/routers/sessions';
@@ -8,6 +9,7 @@ export const appRouter = createTRPCRouter({
   sessions: sessionsRouter,
   events: eventsRouter,
   hands: handsRouter,
+  apiKeys: apiKeysRouter,
 });
 
 export type AppRouter = typeof appRouter;

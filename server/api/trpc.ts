@@ -4,10 +4,13 @@ import { ZodError } from 'zod';
 import { describeZodError } from '~/lib/events';
 import { type DomainError, isDomainError } from '~/lib/errors';
 import { unreachable } from '~/lib/unreachable';
+import type { Caller } from '~/server/access/access';
 import type { Runtime } from '~/server/runtime';
 
 export interface Context {
   runtime: Runtime;
+  /** Who is calling, identified once per request by the HTTP handler (server/api/http-handler.ts). */
+  caller: Caller;
 }
 
 const t = initTRPC.context<Context>().create({
@@ -33,6 +36,8 @@ function codeOf(e: DomainError): TRPCError['code'] {
     case 'seq_conflict':
     case 'conflict':
       return 'CONFLICT';
+    case 'too_large':
+      return 'PAYLOAD_TOO_LARGE';
     case 'store_unavailable':
       // 503, which tRPC clients (and the SSE link) treat as retryable; the message is the clean
       // domain one, never the driver's text.
@@ -50,13 +55,37 @@ export function domainToTRPC(e: DomainError): TRPCError {
   return new TRPCError({ code: codeOf(e), message: e.message, cause: e });
 }
 
-/** Domain errors become tRPC codes here, at the edge; anything else is a real 500. */
+/**
+ * Domain errors become tRPC codes here, at the edge, and so does a hand's ToolError (an unknown
+ * hand, a path outside the workspace: the caller's mistake). Both are matched by name, not
+ * instanceof: Next loads separate copies of a module, and an error from one copy is no instance
+ * of the other's class. Anything else is a real 500.
+ */
 const mapDomainErrors = t.middleware(async ({ next }) => {
   const result = await next();
-  if (result.ok || !isDomainError(result.error.cause)) return result;
-  throw domainToTRPC(result.error.cause);
+  if (result.ok) return result;
+  const cause = result.error.cause;
+  if (isDomainError(cause)) throw domainToTRPC(cause);
+  if (cause instanceof Error && cause.name === 'ToolError') throw new TRPCError({ code: 'BAD_REQUEST', message: cause.message, cause });
+  return result;
+});
+
+/** The one access check: every procedure but none is built on this, so a caller is never unchecked. */
+const requireCaller = t.middleware(({ ctx, next }) => {
+  if (ctx.caller.kind === 'anonymous') throw new TRPCError({ code: 'UNAUTHORIZED', message: 'sign in (or send an API key) first' });
+  return next({ ctx: { ...ctx, caller: ctx.caller } });
+});
+
+/** Only the signed-in owner, never a program: what manages credentials (a leaked key cannot mint more). */
+const requireOwner = t.middleware(({ ctx, next }) => {
+  if (ctx.caller.kind !== 'owner') {
+    throw new TRPCError({ code: ctx.caller.kind === 'anonymous' ? 'UNAUTHORIZED' : 'FORBIDDEN', message: 'only the owner, signed in in a browser, may do this' });
+  }
+  return next();
 });
 
 export const createTRPCRouter = t.router;
-export const publicProcedure = t.procedure.use(mapDomainErrors);
+/** Every procedure is one of these: signed in owner or API key. */
+export const protectedProcedure = t.procedure.use(requireCaller).use(mapDomainErrors);
+export const ownerProcedure = protectedProcedure.use(requireOwner);
 export const createCallerFactory = t.createCallerFactory;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
 import { createCaller } from '~/server/api/root';
+import { OWNER } from '~/server/access/testing/callers';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { fakeTab } from '~/server/hands/testing/fake-tab';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
@@ -39,7 +40,7 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const api = () => createCaller({ runtime: rt });
+const api = () => createCaller({ runtime: rt, caller: OWNER });
 
 /** A fake tab on this test's runtime. */
 const tab = (sessionId: string, tabId: string, run: (e: StoredEvent) => string) => fakeTab(() => rt, sessionId, tabId, run);
@@ -102,11 +103,11 @@ describe('browser hand bridge', () => {
     );
     const s = await api().sessions.create({});
     // A tab that claims the call, then is closed before answering.
-    const hand = (await api().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-closing1', engine: 'offline' })).hand;
+    const { hand, tabSecret } = await api().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-closing1', engine: 'offline' });
     const ac = new AbortController();
     void (async () => {
       for await (const e of rt.store.follow(s.id, 0, ac.signal)) {
-        if (e.type === 'agent.tool_use' && e.hand === hand) await api().hands.claim({ sessionId: s.id, hand, tabId: 'tab-closing1', toolUseId: e.id });
+        if (e.type === 'agent.tool_use' && e.hand === hand) await api().hands.claim({ sessionId: s.id, hand, tabId: 'tab-closing1', tabSecret, toolUseId: e.id });
       }
     })().catch(() => undefined);
     await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'go' }] } });
@@ -127,19 +128,19 @@ describe('browser hand bridge', () => {
   it('a call nobody picks up fails after the claim timeout and the hand is lost', async () => {
     fake.enqueue(toolUseResponse('read', { path: 'a' }), textResponse('ok'));
     const s = await api().sessions.create({});
-    const hand = (await api().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-silent01', engine: 'offline' })).hand;
+    const { hand, tabSecret } = await api().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-silent01', engine: 'offline' });
     // Heartbeats keep coming, but the tab never claims anything.
-    const beat = setInterval(() => void api().hands.heartbeat({ sessionId: s.id, hand, tabId: 'tab-silent01' }), 100);
+    const beat = setInterval(() => void api().hands.heartbeat({ sessionId: s.id, hand, tabId: 'tab-silent01', tabSecret }), 100);
     await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'go' }] } });
     await rt.harness.wake(s.id);
     clearInterval(beat);
     const events = await rt.store.getEvents(s.id);
     expect(JSON.stringify(events.find((e) => e.type === 'agent.tool_result'))).toMatch(/picked up the call within/);
-    expect(await api().hands.heartbeat({ sessionId: s.id, hand, tabId: 'tab-silent01' })).toEqual({ alive: false });
+    expect(await api().hands.heartbeat({ sessionId: s.id, hand, tabId: 'tab-silent01', tabSecret })).toEqual({ alive: false });
   });
 
-  it('refuses a tool result for a bad id with BAD_REQUEST', async () => {
+  it('refuses a tool result sent as a plain event: results come from the tab that claimed the call', async () => {
     const s = await start('hi');
-    await expect(api().events.send({ sessionId: s, event: { type: 'user.tool_result', tool_use_id: 'toolu_x', content: [] } })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+    await expect(api().events.send({ sessionId: s, event: { type: 'user.tool_result', tool_use_id: 'toolu_x', content: [] } } as never)).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 });

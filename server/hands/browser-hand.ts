@@ -12,6 +12,8 @@ export interface BrowserHandOptions {
   heartbeatTimeoutMs?: number;
   /** A call nobody claims within this long fails (and the hand is treated as lost). */
   claimTimeoutMs?: number;
+  /** A claimed call whose tab does not answer within this long fails, naming the hand. */
+  callTimeoutMs?: number;
   engine: string;
 }
 
@@ -110,23 +112,34 @@ export class BrowserHand implements Hand {
     }
   }
 
-  /** Rejects if no tab claims the call in time; never resolves otherwise. */
+  /**
+   * Rejects if no tab claims the call in time, or if the tab that claimed it does not answer
+   * within the call deadline (a tab whose result POST never arrives must not hold the session
+   * running forever); never resolves otherwise.
+   */
   private async awaitClaim(callId: string, signal: AbortSignal): Promise<never> {
     const ms = this.o.claimTimeoutMs ?? 10_000;
     const deadline = Date.now() + ms;
     const heard = new Promise<void>((resolve) => this.claimWaiters.set(callId, resolve));
     // A claim made through another instance is only seen in the store: look every 200 ms.
     while (!signal.aborted) {
-      if ((await this.o.store.callClaim(this.o.sessionId, callId).catch(() => null)) !== null) return new Promise<never>(() => undefined);
+      if ((await this.o.store.callClaim(this.o.sessionId, callId).catch(() => null)) !== null) return this.answerDeadline(signal);
       const left = deadline - Date.now();
       if (left <= 0) break;
       const claimed = await Promise.race([heard.then(() => true), sleep(Math.min(200, left), signal).then(() => false, () => false)]);
-      if (claimed) return new Promise<never>(() => undefined);
+      if (claimed) return this.answerDeadline(signal);
     }
     if (signal.aborted) return new Promise<never>(() => undefined);
     const reason = `no live browser tab picked up the call within ${Math.round(ms / 1000)} s`;
     this.markLost(reason);
     throw new Error(`hand ${this.id}: ${reason}`);
+  }
+
+  private async answerDeadline(signal: AbortSignal): Promise<never> {
+    const ms = this.o.callTimeoutMs ?? 15 * 60_000;
+    await sleep(ms, signal).catch(() => undefined);
+    if (signal.aborted) return new Promise<never>(() => undefined);
+    throw new ToolError(`hand ${this.id}: the browser tab that took the call did not answer within ${Math.round(ms / 1000)} s`);
   }
 
   /** The tab's `user.tool_result`, read from the log (so it also works after a reconnect). */

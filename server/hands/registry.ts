@@ -68,7 +68,7 @@ export interface HandRegistryOptions {
   /** Operator-configured remote endpoints the brain may attach by name (tokens stay here). */
   remoteEndpoints?: Record<string, { url: string; token?: string }>;
   pool?: WarmPool | null;
-  browserTimeouts?: { heartbeatTimeoutMs?: number; claimTimeoutMs?: number };
+  browserTimeouts?: { heartbeatTimeoutMs?: number; claimTimeoutMs?: number; callTimeoutMs?: number };
 }
 
 /**

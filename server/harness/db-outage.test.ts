@@ -9,6 +9,7 @@ import type { NewEvent, StoredEvent } from '~/lib/events';
 import { mulberry32 as prng } from '~/lib/prng';
 import { type FollowItem, followWithDeltas } from '~/server/api/follow';
 import { createCaller } from '~/server/api/root';
+import { OWNER } from '~/server/access/testing/callers';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry } from '~/server/hands/registry';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
@@ -71,7 +72,7 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const api = () => createCaller({ runtime: rt });
+const api = () => createCaller({ runtime: rt, caller: OWNER });
 const userText = (text: string) => ({ type: 'user.message' as const, content: [{ type: 'text' as const, text }] });
 const agentTexts = (events: StoredEvent[]) => events.flatMap((e) => (e.type === 'agent.message' ? e.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])) : []));
 

@@ -99,6 +99,41 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('sessions').dropColumn('settled_seq').execute();
     },
   },
+  '0004_access': {
+    // Who may call: programs' API keys (hashed), signed-in browsers, one-time sign-in tokens, and
+    // the cookie signing key every instance shares.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('prefix', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema
+        .createTable('owner_sessions')
+        .addColumn('id_hash', 'text', (c) => c.primaryKey())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('signin_tokens')
+        .addColumn('hash', 'text', (c) => c.primaryKey())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('server_secrets')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const t of ['server_secrets', 'signin_tokens', 'owner_sessions', 'api_keys']) await db.schema.dropTable(t).execute();
+    },
+  },
 };
 
 /**

@@ -15,6 +15,10 @@ export interface Database {
   idempotency: IdempotencyTable;
   hand_tabs: HandTabsTable;
   call_claims: CallClaimsTable;
+  api_keys: ApiKeysTable;
+  owner_sessions: OwnerSessionsTable;
+  signin_tokens: SigninTokensTable;
+  server_secrets: ServerSecretsTable;
 }
 
 export interface SessionsTable {
@@ -73,6 +77,38 @@ export interface CallClaimsTable {
   session_id: string;
   call_id: string;
   tab_id: string;
+}
+
+/** A program's key; only its SHA-256 is kept (the key itself is shown once, when made). */
+export interface ApiKeysTable {
+  id: string;
+  name: string;
+  hash: string;
+  /** The key's first characters, to tell keys apart in the settings page. */
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/** A signed-in browser (the owner): the SHA-256 of the id its cookie carries; deleted on sign-out. */
+export interface OwnerSessionsTable {
+  id_hash: string;
+  created_at: string;
+  /** Epoch milliseconds. */
+  expires_at: number;
+}
+
+/** A one-time sign-in token printed at start (its SHA-256), deleted when used. */
+export interface SigninTokensTable {
+  hash: string;
+  expires_at: number;
+}
+
+/** Keys every instance must share (the cookie signing key), made once by whichever starts first. */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

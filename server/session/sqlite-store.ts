@@ -1,5 +1,5 @@
 import 'server-only';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
@@ -33,7 +33,7 @@ export interface SqliteStoreOptions {
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteSessionStore> {
   const { file } = options;
-  if (file !== ':memory:' && file !== '') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ':memory:' && file !== '') ownerOnlyFile(file);
   const sqlite = new BetterSqlite3(file);
   try {
     sqlite.pragma('journal_mode = WAL');
@@ -53,6 +53,17 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     throw e;
   }
   return new SqliteSessionStore(db, options.notifier ?? new InProcessNotifier());
+}
+
+/**
+ * The database holds every session and the access rows: readable by the server's user only.
+ * Created 0600 before SQLite opens it (SQLite gives its -wal and -shm files the database's mode),
+ * and an existing file from an older version is narrowed too.
+ */
+function ownerOnlyFile(file: string): void {
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
 }
 
 /**

@@ -2,12 +2,13 @@ import 'server-only';
 import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { EventSliceInput, SendableEvent, SessionId } from '~/server/api/inputs';
-import { createTRPCRouter, domainToTRPC, publicProcedure } from '~/server/api/trpc';
+import { createTRPCRouter, domainToTRPC, protectedProcedure } from '~/server/api/trpc';
 import { isDomainError } from '~/lib/errors';
 import { errorFields, logger } from '~/server/log';
 import type { UserContent } from '~/lib/events';
 import { DEFAULT_TITLE, type SessionStore } from '~/server/session/store';
 import { followWithDeltas } from '~/server/api/follow';
+import { checkEventSize, checkFileWrite } from '~/server/api/limits';
 
 const log = logger('events');
 
@@ -20,12 +21,12 @@ async function autoTitle(store: SessionStore, id: string, content: UserContent[]
 }
 
 export const eventsRouter = createTRPCRouter({
-  list: publicProcedure.input(EventSliceInput).query(({ ctx, input }) => {
+  list: protectedProcedure.input(EventSliceInput).query(({ ctx, input }) => {
     const { sessionId, ...slice } = input;
     return ctx.runtime.store.getEvents(sessionId, slice);
   }),
 
-  send: publicProcedure
+  send: protectedProcedure
     .input(
       z.object({
         sessionId: SessionId,
@@ -35,8 +36,9 @@ export const eventsRouter = createTRPCRouter({
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      // A tool result shares its idempotency key with the harness's own write: one result per call.
-      const key = input.event.type === 'user.tool_result' ? input.event.tool_use_id : input.idempotencyKey ? `send:${input.idempotencyKey}` : undefined;
+      checkEventSize(ctx.runtime.config, input.event);
+      if (input.event.type === 'user.file_edit') checkFileWrite(ctx.runtime.config, input.event.content);
+      const key = input.idempotencyKey ? `send:${input.idempotencyKey}` : undefined;
       const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
       void ctx.runtime.harness.wake(input.sessionId);
       if (stored.type === 'user.message' && stored.seq === 1) {
@@ -51,7 +53,7 @@ export const eventsRouter = createTRPCRouter({
    * Stored events (tracked by seq, so a reconnect resumes after the last one seen: no gap, no
    * duplicate) interleaved with untracked live deltas.
    */
-  follow: publicProcedure
+  follow: protectedProcedure
     .input(z.object({ sessionId: SessionId, afterSeq: z.number().int().min(0).default(0), lastEventId: z.string().regex(/^\d+$/).nullish() }))
     .subscription(async function* ({ ctx, input, signal }) {
       // Errors thrown inside the stream pass no middleware: domain errors (an unknown session's

@@ -2,14 +2,13 @@ import 'server-only';
 import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { ToolError } from '~/lib/hand';
-import { SessionId } from '~/server/api/inputs';
-import { createTRPCRouter, publicProcedure } from '~/server/api/trpc';
+import { HandId, SessionId, TabId, TabResult, TabSecret, ToolUseId } from '~/server/api/inputs';
+import { checkEventSize, checkFileWrite } from '~/server/api/limits';
+import { createTRPCRouter, ownerProcedure, protectedProcedure } from '~/server/api/trpc';
+import { acceptTabResult } from '~/server/api/tab-result';
 import type { HandScope } from '~/server/hands/registry';
 import type { Runtime } from '~/server/runtime';
 
-const TabId = z.string().min(8).max(64).regex(/^[\w-]+$/, 'must be a tab id');
-const HandId = z.string().min(1).max(100);
 const FilePath = z.string().min(1).max(4096);
 
 /** A user-initiated hand change: no lease fence (it is not the brain writing), idempotent keys. */
@@ -18,69 +17,86 @@ async function userScope(rt: Runtime, sessionId: string): Promise<HandScope> {
   return { sessionId, signal: new AbortController().signal, emit: (event, key) => rt.store.emitEvent(sessionId, event, { idempotencyKey: key }) };
 }
 
-function asBadRequest(e: unknown): never {
-  if (e instanceof ToolError) throw new TRPCError({ code: 'BAD_REQUEST', message: e.message });
-  throw e;
+/** The tab's requests carry the secret attach gave it: no other caller can act as that tab. */
+async function requireTab(rt: Runtime, input: { sessionId: string; hand: string; tabId: string; tabSecret: string }): Promise<void> {
+  if (!(await rt.access.isTabSecret(input.sessionId, input.hand, input.tabId, input.tabSecret))) {
+    throw new TRPCError({ code: 'FORBIDDEN', message: `tabSecret does not match tab ${input.tabId} of hand ${input.hand}: attach the tab again` });
+  }
 }
+
+const TabRequest = z.object({ sessionId: SessionId, hand: HandId, tabId: TabId, tabSecret: TabSecret });
 
 export const handsRouter = createTRPCRouter({
   /** Moves a ready hand, workspace and all, to another session; both logs record it. */
-  transfer: publicProcedure
-    .input(z.object({ from: SessionId, hand: z.string().min(1).max(100), to: SessionId }))
-    .mutation(async ({ ctx, input }) => {
-      if (input.from === input.to) throw new TRPCError({ code: 'BAD_REQUEST', message: 'to: must be another session' });
-      const [from, to] = await Promise.all([userScope(ctx.runtime, input.from), userScope(ctx.runtime, input.to)]);
-      const moved = await ctx.runtime.hands.transfer(from, input.hand, to).catch(asBadRequest);
-      return { hand: moved.id, kind: moved.kind };
-    }),
+  transfer: protectedProcedure.input(z.object({ from: SessionId, hand: HandId, to: SessionId })).mutation(async ({ ctx, input }) => {
+    if (input.from === input.to) throw new TRPCError({ code: 'BAD_REQUEST', message: 'to: must be another session' });
+    const [from, to] = await Promise.all([userScope(ctx.runtime, input.from), userScope(ctx.runtime, input.to)]);
+    const moved = await ctx.runtime.hands.transfer(from, input.hand, to);
+    return { hand: moved.id, kind: moved.kind };
+  }),
 
-  /** A tab offers itself as the session's browser hand (or joins the one its other tabs serve). */
-  attachBrowser: publicProcedure
+  /**
+   * The owner's tab offers itself as the session's browser hand (or joins the one its other tabs
+   * serve). The secret returned must come with the tab's heartbeats, claims and results.
+   */
+  attachBrowser: ownerProcedure
     .input(z.object({ sessionId: SessionId, tabId: TabId, engine: z.enum(['webcontainer', 'offline']) }))
     .mutation(async ({ ctx, input }) => {
       const scope = await userScope(ctx.runtime, input.sessionId);
       const entry = await ctx.runtime.hands.attachBrowser(scope, input.tabId, input.engine);
-      return { hand: entry.id };
+      return { hand: entry.id, tabSecret: await ctx.runtime.access.tabSecret(input.sessionId, entry.id, input.tabId) };
     }),
 
   /** Keeps a tab's browser hand alive; `alive: false` means it was lost and the tab must attach again. */
-  heartbeat: publicProcedure.input(z.object({ sessionId: SessionId, hand: HandId, tabId: TabId })).mutation(async ({ ctx, input }) => {
+  heartbeat: protectedProcedure.input(TabRequest).mutation(async ({ ctx, input }) => {
+    await requireTab(ctx.runtime, input);
     const hand = await ctx.runtime.hands.browserHand(await userScope(ctx.runtime, input.sessionId), input.hand);
     return { alive: (await hand?.heartbeat(input.tabId)) ?? false };
   }),
 
   /** A tab asks to run a call addressed to its browser hand; exactly one tab is granted each call. */
-  claim: publicProcedure
-    .input(z.object({ sessionId: SessionId, hand: HandId, tabId: TabId, toolUseId: z.string().regex(/^sevt_/, 'must be an event id (sevt_…)') }))
-    .mutation(async ({ ctx, input }) => {
-      const hand = await ctx.runtime.hands.browserHand(await userScope(ctx.runtime, input.sessionId), input.hand);
-      return { granted: (await hand?.claim(input.toolUseId, input.tabId)) ?? false };
-    }),
+  claim: protectedProcedure.input(TabRequest.extend({ toolUseId: ToolUseId })).mutation(async ({ ctx, input }) => {
+    await requireTab(ctx.runtime, input);
+    const hand = await ctx.runtime.hands.browserHand(await userScope(ctx.runtime, input.sessionId), input.hand);
+    return { granted: (await hand?.claim(input.toolUseId, input.tabId)) ?? false };
+  }),
+
+  /**
+   * The claiming tab's answer. Accepted only for a call addressed to this browser hand, claimed by
+   * this tab, not yet answered; a retry of a stored answer returns it (the tab retries until then).
+   */
+  result: protectedProcedure.input(TabResult).mutation(async ({ ctx, input }) => {
+    await requireTab(ctx.runtime, input);
+    const event = { type: 'user.tool_result' as const, tool_use_id: input.toolUseId, content: input.content, ...(input.is_error ? { is_error: true } : {}) };
+    checkEventSize(ctx.runtime.config, event);
+    const stored = await acceptTabResult(ctx.runtime, { sessionId: input.sessionId, hand: input.hand, tabId: input.tabId, event });
+    void ctx.runtime.harness.wake(input.sessionId);
+    return stored;
+  }),
 
   /** The files in a server-side hand's workspace, for the IDE's file tree. */
-  listFiles: publicProcedure.input(z.object({ sessionId: SessionId, hand: HandId })).query(async ({ ctx, input }) => {
+  listFiles: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId })).query(async ({ ctx, input }) => {
     const text = await runOnHand(ctx.runtime, input.sessionId, input.hand, 'glob', { pattern: '**/*' });
     // glob answers one path per line, or a sentence when nothing matches / the list was capped.
     return { files: text.split('\n').filter((l) => l.length > 0 && !/^(no files match|\[)/.test(l)) };
   }),
 
-  readFile: publicProcedure.input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath })).query(async ({ ctx, input }) => ({
+  readFile: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath })).query(async ({ ctx, input }) => ({
     content: await runOnHand(ctx.runtime, input.sessionId, input.hand, 'read', { path: input.path }),
   })),
 
   /** A user's edit from the IDE: written to the hand, and recorded so the brain sees it. */
-  writeFile: publicProcedure
-    .input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath, content: z.string().max(256 * 1024) }))
-    .mutation(async ({ ctx, input }) => {
-      await runOnHand(ctx.runtime, input.sessionId, input.hand, 'write', { path: input.path, content: input.content });
-      return ctx.runtime.store.emitEvent(input.sessionId, { type: 'user.file_edit', hand: input.hand, path: input.path, content: input.content });
-    }),
+  writeFile: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath, content: z.string() })).mutation(async ({ ctx, input }) => {
+    checkFileWrite(ctx.runtime.config, input.content);
+    await runOnHand(ctx.runtime, input.sessionId, input.hand, 'write', { path: input.path, content: input.content });
+    return ctx.runtime.store.emitEvent(input.sessionId, { type: 'user.file_edit', hand: input.hand, path: input.path, content: input.content });
+  }),
 });
 
 /** Runs a file tool on a server-side hand for the IDE (never the brain's calls). */
 async function runOnHand(rt: Runtime, sessionId: string, handId: string, tool: 'glob' | 'read' | 'write', input: Record<string, unknown>): Promise<string> {
   const scope = await userScope(rt, sessionId);
-  const entry = await rt.hands.resolve(scope, handId).catch(asBadRequest);
+  const entry = await rt.hands.resolve(scope, handId);
   if (entry.kind === 'browser' || !entry.hand) throw new TRPCError({ code: 'BAD_REQUEST', message: `hand ${handId} lives in a browser tab: read it there` });
-  return entry.hand.execute(tool, input, { callId: `ide-${randomUUID()}`, signal: AbortSignal.timeout(30_000) }).catch(asBadRequest);
+  return entry.hand.execute(tool, input, { callId: `ide-${randomUUID()}`, signal: AbortSignal.timeout(30_000) });
 }

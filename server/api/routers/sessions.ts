@@ -2,23 +2,26 @@ import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { SessionId } from '~/server/api/inputs';
-import { createTRPCRouter, publicProcedure } from '~/server/api/trpc';
+import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
 
 export const sessionsRouter = createTRPCRouter({
-  create: publicProcedure
+  create: protectedProcedure
     .input(z.object({ title: z.string().trim().min(1).max(200).optional() }).default({}))
     .mutation(({ ctx, input }) => ctx.runtime.store.createSession(input.title ? { title: input.title } : {})),
 
-  list: publicProcedure
+  list: protectedProcedure
     .input(z.object({ limit: z.number().int().min(1).max(200).default(50), cursor: z.string().max(200).nullish() }).default({ limit: 50 }))
     .query(({ ctx, input }) => ctx.runtime.store.listSessions({ limit: input.limit, cursor: input.cursor ?? null })),
 
-  get: publicProcedure.input(z.object({ id: SessionId })).query(async ({ ctx, input }) => {
+  get: protectedProcedure.input(z.object({ id: SessionId })).query(async ({ ctx, input }) => {
     const session = await ctx.runtime.store.getSession(input.id);
     if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
     return session;
   }),
 
+  /** Who is calling (the settings page says whether this browser is signed in as the owner). */
+  me: protectedProcedure.query(({ ctx }) => ({ kind: ctx.caller.kind })),
+
   /** Which brain answers: the UI labels the offline demo brain so it is never mistaken for Claude. */
-  brain: publicProcedure.query(({ ctx }) => ({ label: ctx.runtime.harness.model.label, isDemo: ctx.runtime.harness.model.isDemo })),
+  brain: protectedProcedure.query(({ ctx }) => ({ label: ctx.runtime.harness.model.label, isDemo: ctx.runtime.harness.model.isDemo })),
 });

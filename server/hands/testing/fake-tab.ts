@@ -1,23 +1,25 @@
 import type { StoredEvent } from '~/lib/events';
 import { sleep } from '~/lib/sleep';
 import { createCaller } from '~/server/api/root';
+import { OWNER } from '~/server/access/testing/callers';
 import type { Runtime } from '~/server/runtime';
 
 /**
  * A fake browser tab serving a session's browser hand, driven exactly as a real tab drives it:
- * through the tRPC API (attach, heartbeat every 100 ms, claim, events.send user.tool_result)
+ * through the tRPC API (attach, heartbeat every 100 ms, claim, hands.result with the tab's secret)
  * while following the log. `runtime()` is asked on every request, so a test can move the tab to
  * another server instance (or a restarted one) mid-way.
  */
 export function fakeTab(runtime: () => Runtime, sessionId: string, tabId: string, run: (e: StoredEvent) => string) {
-  const api = () => createCaller({ runtime: runtime() });
+  const api = () => createCaller({ runtime: runtime(), caller: OWNER });
   const ac = new AbortController();
   const ran: string[] = [];
   let hand = '';
+  let tabSecret = '';
   const ready = (async () => {
-    hand = (await api().hands.attachBrowser({ sessionId, tabId, engine: 'offline' })).hand;
+    ({ hand, tabSecret } = await api().hands.attachBrowser({ sessionId, tabId, engine: 'offline' }));
   })();
-  const beat = setInterval(() => void api().hands.heartbeat({ sessionId, hand, tabId }).catch(() => undefined), 100);
+  const beat = setInterval(() => void api().hands.heartbeat({ sessionId, hand, tabId, tabSecret }).catch(() => undefined), 100);
   const loop = (async () => {
     await ready;
     let after = 0;
@@ -27,10 +29,10 @@ export function fakeTab(runtime: () => Runtime, sessionId: string, tabId: string
         for await (const e of runtime().store.follow(sessionId, after, ac.signal)) {
           after = e.seq;
           if (e.type !== 'agent.tool_use' || e.hand !== hand) continue;
-          const { granted } = await api().hands.claim({ sessionId, hand, tabId, toolUseId: e.id });
+          const { granted } = await api().hands.claim({ sessionId, hand, tabId, tabSecret, toolUseId: e.id });
           if (!granted) continue;
           ran.push(e.id);
-          await api().events.send({ sessionId, event: { type: 'user.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: run(e) }] } });
+          await api().hands.result({ sessionId, hand, tabId, tabSecret, toolUseId: e.id, content: [{ type: 'text', text: run(e) }] });
         }
       } catch {
         // the store closed under the follow: retry below

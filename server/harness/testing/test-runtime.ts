@@ -4,7 +4,7 @@ import { HandRegistry, type HandRegistryOptions } from '~/server/hands/registry'
 import { Harness, type HarnessOptions } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient } from '~/server/harness/model-client';
-import type { Runtime } from '~/server/runtime';
+import { type Runtime, accessFor } from '~/server/runtime';
 import type { SessionStore } from '~/server/session/store';
 
 export interface TestRuntimeOptions {
@@ -14,6 +14,8 @@ export interface TestRuntimeOptions {
   /** Overrides for the registry (default: memory hands only, memory by default). */
   hands?: Partial<Omit<HandRegistryOptions, 'store' | 'live'>>;
   harness?: Partial<Omit<HarnessOptions, 'store' | 'live' | 'hands' | 'model'>>;
+  /** Environment settings for the runtime's config (limits, tokens). */
+  env?: Record<string, string>;
 }
 
 /** One server instance's runtime, as `getRuntime()` builds it, from parts a test picks. */
@@ -21,5 +23,6 @@ export function testRuntime(o: TestRuntimeOptions): Runtime {
   const live = new LiveBus(o.store.liveRelay);
   const hands = new HandRegistry({ store: o.store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory', ...o.hands });
   const harness = new Harness({ store: o.store, live, hands, model: o.model, ...o.harness });
-  return { config: loadConfig({ PADDOCK_DATA_DIR: o.dataDir }), store: o.store, live, hands, harness };
+  const config = loadConfig({ PADDOCK_DATA_DIR: o.dataDir, ...o.env });
+  return { config, store: o.store, live, hands, harness, access: accessFor(config, o.store) };
 }

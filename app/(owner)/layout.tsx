@@ -1,0 +1,24 @@
+import Link from 'next/link';
+import type { ReactNode } from 'react';
+import { requireOwnerPage } from '~/server/access/page-guard';
+
+export const dynamic = 'force-dynamic';
+
+/** Every page in here is the owner's: a signed-out visitor is sent to /signin and back. */
+export default async function OwnerLayout({ children }: { children: ReactNode }) {
+  await requireOwnerPage();
+  return (
+    <>
+      <header className="topbar">
+        <Link href="/" className="brand">
+          Paddock
+        </Link>
+        <span className="tagline">agent sessions that survive anything</span>
+        <nav className="topnav">
+          <Link href="/settings">Settings</Link>
+        </nav>
+      </header>
+      {children}
+    </>
+  );
+}

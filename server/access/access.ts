@@ -1,0 +1,150 @@
+import 'server-only';
+import { parseCookie, stringifySetCookie } from 'cookie';
+import { SignJWT, jwtVerify } from 'jose';
+import type { AccessStore, ApiKeyInfo } from '~/server/access/access-store';
+import { hashSecret, mac, newSecret, sameSecret } from '~/server/access/secrets';
+
+/** Who is calling. Every procedure and route decides from this alone. */
+export type Caller =
+  /** The person who runs Paddock, signed in in a browser (a cookie). */
+  | { kind: 'owner'; session: string }
+  /** A program with an API key (`configured`: the PADDOCK_API_KEY from the environment). */
+  | { kind: 'api_key'; keyId: string }
+  | { kind: 'anonymous' };
+
+export const ANONYMOUS: Caller = { kind: 'anonymous' };
+/**
+ * The session cookie's name. Browsers share cookies between ports of one host, so (as Jupyter
+ * does) the port is part of the name: two Paddocks on localhost:3000 and :3001 keep their own.
+ */
+export function sessionCookieName(host: string | null): string {
+  const port = /:(\d+)$/.exec(host ?? '')?.[1];
+  return port ? `paddock_session_${port}` : 'paddock_session';
+}
+export const API_KEY_PREFIX = 'pdk_';
+const SIGNIN_TOKEN_TTL_MS = 24 * 60 * 60_000;
+const ISSUER = 'paddock';
+
+export interface AccessOptions {
+  store: AccessStore;
+  /** A fixed sign-in token (PADDOCK_OWNER_TOKEN), reusable; one-time tokens work besides it. */
+  ownerToken?: string | undefined;
+  /** An API key from the environment (PADDOCK_API_KEY). */
+  apiKey?: string | undefined;
+  sessionDays: number;
+}
+
+export interface SignedIn {
+  /** The Set-Cookie header value. */
+  setCookie: string;
+}
+
+/**
+ * Identity: sign-in (one-time or configured owner token → a signed, expiring, HttpOnly cookie
+ * backed by a row, so signing out ends it everywhere), API keys (stored hashed) and browser-tab
+ * secrets (a MAC the server re-derives, so any instance can check it).
+ */
+export class Access {
+  constructor(private readonly o: AccessOptions) {}
+
+  /** The caller a request's headers name. Anything malformed, expired or revoked is anonymous. */
+  async identify(headers: Headers): Promise<Caller> {
+    const key = apiKeyOf(headers);
+    if (key !== null) return this.byApiKey(key);
+    const cookie = parseCookie(headers.get('cookie') ?? '')[sessionCookieName(headers.get('host'))];
+    if (!cookie) return ANONYMOUS;
+    return this.byCookie(cookie);
+  }
+
+  async byCookie(cookie: string): Promise<Caller> {
+    try {
+      const { payload } = await jwtVerify(cookie, await this.o.store.signingKey(), { issuer: ISSUER, algorithms: ['HS256'] });
+      const sid = typeof payload.sid === 'string' ? payload.sid : '';
+      if (!sid || !(await this.o.store.ownerSessionValid(hashSecret(sid), Date.now()))) return ANONYMOUS;
+      return { kind: 'owner', session: hashSecret(sid) };
+    } catch {
+      return ANONYMOUS;
+    }
+  }
+
+  private async byApiKey(key: string): Promise<Caller> {
+    if (this.o.apiKey && sameSecret(key, this.o.apiKey)) return { kind: 'api_key', keyId: 'configured' };
+    if (!key.startsWith(API_KEY_PREFIX) || key.length > 200) return ANONYMOUS;
+    const found = await this.o.store.useApiKey(hashSecret(key));
+    return found ? { kind: 'api_key', keyId: found.id } : ANONYMOUS;
+  }
+
+  /** A new one-time sign-in token (printed at start as part of a URL). */
+  async newSigninToken(): Promise<string> {
+    const token = newSecret('');
+    await this.o.store.addSigninToken(hashSecret(token), Date.now() + SIGNIN_TOKEN_TTL_MS);
+    return token;
+  }
+
+  /** Exchanges a sign-in token for a session cookie; null when the token is wrong, used or expired. */
+  async signIn(token: string, req: { host: string | null; secure: boolean }): Promise<SignedIn | null> {
+    if (token.length === 0 || token.length > 200) return null;
+    const fixed = this.o.ownerToken !== undefined && sameSecret(token, this.o.ownerToken);
+    if (!fixed && !(await this.o.store.takeSigninToken(hashSecret(token), Date.now()))) return null;
+    const sid = newSecret('');
+    const maxAge = this.o.sessionDays * 24 * 60 * 60;
+    const expires = Date.now() + maxAge * 1000;
+    await this.o.store.addOwnerSession(hashSecret(sid), expires);
+    const jwt = await new SignJWT({ sid })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(expires / 1000))
+      .sign(await this.o.store.signingKey());
+    return { setCookie: sessionCookie(sessionCookieName(req.host), jwt, maxAge, req.secure) };
+  }
+
+  /** Ends the session the cookie names (on every instance) and returns the header that clears it. */
+  async signOut(headers: Headers, secure: boolean): Promise<string> {
+    const caller = await this.identify(headers);
+    if (caller.kind === 'owner') await this.o.store.deleteOwnerSession(caller.session);
+    return sessionCookie(sessionCookieName(headers.get('host')), '', 0, secure);
+  }
+
+  /** Makes an API key: the key itself is returned this once and only its hash is kept. */
+  async createApiKey(name: string): Promise<{ key: string; id: string; prefix: string }> {
+    const key = newSecret(API_KEY_PREFIX);
+    const prefix = key.slice(0, API_KEY_PREFIX.length + 6);
+    const info = await this.o.store.addApiKey({ name, hash: hashSecret(key), prefix });
+    return { key, id: info.id, prefix };
+  }
+
+  listApiKeys(): Promise<ApiKeyInfo[]> {
+    return this.o.store.listApiKeys();
+  }
+
+  revokeApiKey(id: string): Promise<boolean> {
+    return this.o.store.revokeApiKey(id);
+  }
+
+  /** The secret a browser tab attached as a hand must show with its heartbeats, claims and results. */
+  async tabSecret(sessionId: string, hand: string, tabId: string): Promise<string> {
+    return mac(await this.o.store.signingKey(), 'tab', sessionId, hand, tabId);
+  }
+
+  async isTabSecret(sessionId: string, hand: string, tabId: string, secret: string): Promise<boolean> {
+    return sameSecret(secret, await this.tabSecret(sessionId, hand, tabId));
+  }
+}
+
+/** The key a program sent (`x-api-key`, or `Authorization: Bearer`, as the official SDK does), or null. */
+export function apiKeyOf(headers: Headers): string | null {
+  const x = headers.get('x-api-key');
+  if (x !== null) return x.trim();
+  const m = /^bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '');
+  return m ? m[1]! : null;
+}
+
+function sessionCookie(name: string, value: string, maxAge: number, secure: boolean): string {
+  return stringifySetCookie({ name, value, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge });
+}
+
+/** Whether the browser reached us over https (directly, or through a proxy that says so). */
+export function isHttps(url: string, headers: Headers): boolean {
+  return url.startsWith('https:') || headers.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https';
+}
