@@ -1,4 +1,4 @@
-import type { StoredEvent } from '~/lib/events';
+import { SIDE_EVENT_TYPES, type StoredEvent } from '~/lib/events';
 
 /**
  * What must hold for any session log the harness wrote, however many harnesses raced on it and
@@ -26,7 +26,7 @@ import type { StoredEvent } from '~/lib/events';
  *   newest user.message before it was answered by a successful turn that started after it (or
  *   was interrupted); a retries_exhausted idle directly follows its session.error.
  * - [hand] no hand name is provisioned twice.
- * - [settled] a settled log ends in session.status_idle.
+ * - [settled] a settled log ends in session.status_idle (side events aside: SIDE_EVENT_TYPES).
  */
 export interface InvariantOptions {
   /**
@@ -198,7 +198,8 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
     for (const c of calls.values()) {
       if (!resultsOf.has(c.id)) fail('tool-result', `${at(c)} has no result in a settled log`);
     }
-    const last = events.at(-1);
+    // Side events (a tab attached, a file edited) may follow: they ask nothing of the harness.
+    const last = events.findLast((e) => !SIDE_EVENT_TYPES.has(e.type));
     if (last && last.type !== 'session.status_idle') fail('settled', `the log ends in ${at(last)}, not session.status_idle`);
   }
   return violations;

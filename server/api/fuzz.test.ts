@@ -1,0 +1,299 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '~/lib/prng';
+import { appRouter } from '~/server/api/root';
+import { SAME_ORIGIN, answeredStatus } from '~/server/api/testing/http';
+import { handleTrpc } from '~/server/api/http-handler';
+import { createDemoBrain } from '~/server/harness/demo-brain';
+import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
+import type { Runtime } from '~/server/runtime';
+import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+
+/**
+ * The fuzz suite: generated malformed and hostile requests against every tRPC procedure, over the
+ * same handler the Next route uses. Wrong types, missing fields, huge and NUL-laden strings,
+ * unknown ids, other sessions' ids, forged tool results, wrong Host/Origin, cross-site forms, no
+ * or wrong credentials. None may answer 5xx; none that is refused may write anything; every log
+ * is sound afterwards, and the server still answers.
+ */
+const SEED = Number(process.env.PADDOCK_FUZZ_SEED ?? 20261202);
+const COUNT = Number(process.env.PADDOCK_FUZZ_COUNT ?? 1_200);
+
+let dir: string;
+let store: SqliteSessionStore;
+let rt: Runtime;
+/** The harness runs after the fuzz, so that every write during it comes from a request. */
+const woken = new Set<string>();
+let realWake: (id: string) => Promise<void>;
+
+interface World {
+  cookie: string;
+  apiKey: string;
+  sessions: string[];
+  tab: { sessionId: string; hand: string; tabId: string; tabSecret: string };
+  callIds: string[];
+}
+let world: World;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-fuzz-'));
+  store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+  rt = testRuntime({
+    store,
+    model: createDemoBrain({ chunkDelayMs: 0 }),
+    dataDir: dir,
+    env: { PADDOCK_MAX_BODY_BYTES: String(1024 * 1024) },
+    hands: { browserTimeouts: { heartbeatTimeoutMs: 600_000, claimTimeoutMs: 500, callTimeoutMs: 1_000 } },
+  });
+  realWake = rt.harness.wake.bind(rt.harness);
+  rt.harness.wake = (id: string) => {
+    woken.add(id);
+    return Promise.resolve();
+  };
+  const signed = await rt.access.signIn(await rt.access.newSigninToken(), { host: 'localhost:3000', secure: false });
+  const cookie = signed!.setCookie.split(';')[0]!;
+  const apiKey = (await rt.access.createApiKey('fuzz')).key;
+  const sessions: string[] = [];
+  for (let i = 0; i < 3; i++) sessions.push((await store.createSession({ title: `fuzz ${i}` })).id);
+  // A real answered call (the demo brain writes a file on a memory hand), as a target for forged results.
+  await store.emitEvent(sessions[1]!, { type: 'user.message', content: [{ type: 'text', text: 'write notes.txt: hi' }] });
+  await realWake(sessions[1]!);
+  const callIds = (await store.getEvents(sessions[1]!, { types: ['agent.tool_use'] })).map((e) => e.id);
+  expect(callIds.length).toBeGreaterThan(0);
+  const tabId = 'tab-fuzz0001';
+  const hand = (await rt.hands.attachBrowser({ sessionId: sessions[0]!, signal: new AbortController().signal, emit: (e, k) => store.emitEvent(sessions[0]!, e, { idempotencyKey: k }) }, tabId, 'offline')).id;
+  const tab = { sessionId: sessions[0]!, hand, tabId, tabSecret: await rt.access.tabSecret(sessions[0]!, hand, tabId) };
+  world = { cookie, apiKey, sessions, tab, callIds };
+});
+
+afterAll(async () => {
+  await rt.harness.close();
+  await rt.hands.closeAll();
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+type Rand = () => number;
+const pick = <T,>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+const ULID = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const fakeId = (r: Rand, prefix: string) => `${prefix}_${Array.from({ length: 26 }, () => pick(r, ULID.split(''))).join('')}`;
+
+function hostileValue(r: Rand): unknown {
+  const big = () => 'x'.repeat(pick(r, [1_000, 70_000, 300_000, 1_500_000]));
+  return pick(r, [
+    () => 42,
+    () => -1,
+    () => 1e308,
+    () => true,
+    () => null,
+    () => [],
+    () => [1, 'a', null],
+    () => ({}),
+    () => ({ __proto__: { admin: true }, constructor: { prototype: { polluted: true } } }),
+    () => '',
+    () => 'a\u0000b',
+    () => '\u0000'.repeat(500),
+    () => '\ud800\udfff\ud800',
+    () => '../../../../etc/passwd',
+    () => '<script>alert(1)</script>',
+    () => 'sesn_' + 'A'.repeat(500),
+    () => fakeId(r, 'sesn'),
+    () => fakeId(r, 'sevt'),
+    () => pick(r, world.sessions),
+    () => pick(r, world.callIds),
+    big,
+    () => ({ nested: { deeper: { deepest: Array.from({ length: 50 }, () => ({ a: [[[]]] })) } } }),
+  ])();
+}
+
+/** A plausible input for a procedure, built from the world (so some requests get far). */
+function template(r: Rand, name: string): Record<string, unknown> | undefined {
+  const s = () => pick(r, world.sessions);
+  const tab = world.tab;
+  const text = () => pick(r, ['hello', 'write notes.txt: hi', 'x\u0000y', 'y'.repeat(2_000)]);
+  switch (name) {
+    case 'sessions.create':
+      return { title: text() };
+    case 'sessions.list':
+      return { limit: pick(r, [1, 50, 200]), cursor: pick(r, [null, 'garbage', '']) };
+    case 'sessions.get':
+    case 'sessions.delete':
+      return { id: s() };
+    case 'sessions.me':
+    case 'sessions.brain':
+    case 'apiKeys.list':
+      return undefined;
+    case 'events.list':
+      return { sessionId: s(), from: pick(r, [-5, 0, 1]), to: pick(r, [1, 10, undefined]), types: pick(r, [undefined, ['user.message']]), limit: pick(r, [1, 100]) };
+    case 'events.send':
+      return {
+        sessionId: s(),
+        event: pick(r, [
+          { type: 'user.message', content: [{ type: 'text', text: text() }] },
+          { type: 'user.interrupt' },
+          { type: 'user.file_edit', hand: 'memory-1', path: 'a.txt', content: text() },
+          { type: 'user.tool_result', tool_use_id: pick(r, world.callIds), content: [{ type: 'text', text: 'FORGED' }] },
+          { type: 'agent.message', content: [{ type: 'text', text: 'FORGED' }] },
+        ]),
+        idempotencyKey: pick(r, [undefined, `k-${Math.floor(r() * 1e9)}`, 'bad key!']),
+      };
+    case 'events.follow':
+      return { sessionId: s(), afterSeq: pick(r, [0, 3, 1e9]) };
+    case 'hands.transfer':
+      return { from: s(), hand: pick(r, ['memory-1', tab.hand, 'sandbox-9']), to: s() };
+    case 'hands.attachBrowser':
+      return { sessionId: s(), tabId: `tab-${Math.floor(r() * 1e9)}`, engine: pick(r, ['offline', 'webcontainer', 'qemu']) };
+    case 'hands.heartbeat':
+    case 'hands.claim':
+    case 'hands.result':
+      // The real tab's identity, half the time moved to another session, hand or tab.
+      return {
+        sessionId: pick(r, [tab.sessionId, s()]),
+        hand: pick(r, [tab.hand, 'memory-1']),
+        tabId: pick(r, [tab.tabId, 'tab-hijacker1']),
+        tabSecret: pick(r, [tab.tabSecret, 'guessed', '']),
+        toolUseId: pick(r, world.callIds),
+        content: [{ type: 'text', text: 'FORGED' }],
+      };
+    case 'hands.listFiles':
+      return { sessionId: s(), hand: pick(r, ['memory-1', tab.hand, 'nope']) };
+    case 'hands.readFile':
+    case 'hands.writeFile':
+      return { sessionId: s(), hand: pick(r, ['memory-1', tab.hand]), path: pick(r, ['a.txt', '../../etc/passwd', '/etc/passwd', '\u0000']), content: text() };
+    case 'apiKeys.create':
+      return { name: text() };
+    case 'apiKeys.revoke':
+      return { id: fakeId(r, 'apik') };
+    default:
+      return { sessionId: s(), id: s() };
+  }
+}
+
+function mutate(r: Rand, input: Record<string, unknown> | undefined): unknown {
+  const roll = r();
+  if (roll < 0.3 || input === undefined) return roll < 0.05 ? hostileValue(r) : input;
+  const copy: Record<string, unknown> = structuredClone(input);
+  const keys = Object.keys(copy);
+  const op = pick(r, ['replace', 'replace', 'delete', 'extra', 'nested']);
+  const key = keys.length > 0 ? pick(r, keys) : 'x';
+  if (op === 'replace') copy[key] = hostileValue(r);
+  else if (op === 'delete') delete copy[key];
+  else if (op === 'extra') copy[pick(r, ['__proto__', 'constructor', 'unexpected', 'sessionId'])] = hostileValue(r);
+  else if (typeof copy.event === 'object' && copy.event !== null) (copy.event as Record<string, unknown>)[pick(r, ['type', 'content', 'hand', 'tool_use_id'])] = hostileValue(r);
+  else copy[key] = hostileValue(r);
+  return copy;
+}
+
+/** Request headers, and whether they alone must get the request refused (for any method, or for writes). */
+function headersFor(r: Rand): { headers: Record<string, string>; refuse: 'always' | 'writes' | 'no' } {
+  const owner = { ...SAME_ORIGIN, cookie: world.cookie };
+  return pick(r, [
+    () => ({ headers: owner, refuse: 'no' as const }),
+    () => ({ headers: owner, refuse: 'no' as const }),
+    () => ({ headers: owner, refuse: 'no' as const }),
+    () => ({ headers: owner, refuse: 'no' as const }),
+    () => ({ headers: { host: 'localhost:3000', 'content-type': 'application/json', authorization: `Bearer ${world.apiKey}` }, refuse: 'no' as const }),
+    () => ({ headers: { host: 'localhost:3000', 'content-type': 'application/json', 'x-api-key': world.apiKey }, refuse: 'no' as const }),
+    () => ({ headers: SAME_ORIGIN, refuse: 'always' as const }),
+    () => ({ headers: { ...SAME_ORIGIN, authorization: 'Bearer pdk_wrong' }, refuse: 'always' as const }),
+    () => ({ headers: { ...SAME_ORIGIN, cookie: 'paddock_session_3000=eyJhbGciOiJub25lIn0.e30.' }, refuse: 'always' as const }),
+    () => ({ headers: { ...SAME_ORIGIN, cookie: world.cookie.replace('_3000', '_4000') }, refuse: 'always' as const }),
+    () => ({ headers: { ...owner, host: 'rebind.attacker.example:3000', origin: 'http://rebind.attacker.example:3000' }, refuse: 'always' as const }),
+    () => ({ headers: { ...owner, origin: 'http://evil.example' }, refuse: 'writes' as const }),
+    () => ({ headers: { ...owner, origin: 'null' }, refuse: 'writes' as const }),
+    () => ({ headers: { ...owner, 'content-type': 'application/x-www-form-urlencoded' }, refuse: 'writes' as const }),
+    () => ({ headers: { ...owner, 'content-type': 'text/plain' }, refuse: 'writes' as const }),
+    () => ({ headers: { ...owner, origin: 'http://evil.example', 'content-type': 'multipart/form-data; boundary=x' }, refuse: 'writes' as const }),
+    () => ({ headers: { host: 'localhost:3000', cookie: world.cookie }, refuse: 'writes' as const }),
+  ])();
+}
+
+/** Sends one request; a stream (a subscription) is read briefly and cancelled. */
+async function send(req: Request): Promise<number> {
+  const res = await handleTrpc(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: rt.config.PADDOCK_MAX_BODY_BYTES, policy: { allowedHosts: [], allowedOrigins: [] } });
+  if (!res.headers.get('content-type')?.includes('text/event-stream') || !res.body) {
+    await res.text();
+    return res.status;
+  }
+  const reader = res.body.getReader();
+  let text = '';
+  const deadline = Date.now() + 300;
+  // One read in flight at a time: a read that loses the race to the timer still holds its chunk.
+  let pending = reader.read();
+  // Until a complete error event (it arrives in pieces), the end of the stream, or the deadline.
+  while (Date.now() < deadline && !/event: serialized-error\ndata: .*\n\n/.test(text)) {
+    const next = await Promise.race([pending, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
+    if (next === null) continue;
+    if (next.done) break;
+    text += new TextDecoder().decode(next.value);
+    pending = reader.read();
+  }
+  await reader.cancel().catch(() => undefined);
+  return answeredStatus({ status: res.status, text, body: null, headers: res.headers });
+}
+
+/** Everything a request could have written: sessions, keys, and every session's log length. */
+async function snapshot(): Promise<string> {
+  const sessions = await store.db.selectFrom('sessions').select(['id', 'last_seq', 'title']).orderBy('id').execute();
+  const keys = await store.db.selectFrom('api_keys').select(['id', 'revoked_at']).execute();
+  const events = await store.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const claims = await store.db.selectFrom('call_claims').select(['call_id', 'tab_id']).execute();
+  return JSON.stringify({ sessions, keys, events: Number(events.n), claims });
+}
+
+const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);
+
+describe('fuzz', () => {
+  it(`answers ${COUNT} hostile requests against every procedure with 0 5xx and 0 partial writes, and keeps every log sound`, { timeout: 240_000 }, async () => {
+    const r = mulberry32(SEED);
+    const fivexx: string[] = [];
+    const partial: string[] = [];
+    const letThrough: string[] = [];
+    const seen = new Map<string, number>();
+    let refused = 0;
+    for (let i = 0; i < COUNT; i++) {
+      // Every procedure gets its share: round-robin over them, the rest chosen at random.
+      const [name, proc] = i < procedures.length * 20 ? procedures[i % procedures.length]! : pick(r, procedures);
+      seen.set(name, (seen.get(name) ?? 0) + 1);
+      const { headers, refuse } = headersFor(r);
+      const input = mutate(r, template(r, name));
+      const wrongMethod = r() < 0.05;
+      const asPost = (proc._def.type === 'mutation') !== wrongMethod;
+      const url = `http://localhost:3000/api/trpc/${name}`;
+      const rawBody = pick(r, [null, null, null, null, null, null, null, null, '{"sessionId":', 'not json', '\u0000\u0000', '[]', '{"a":'.repeat(2000)]);
+      const req = asPost
+        ? new Request(url, { method: pick(r, ['POST', 'POST', 'POST', 'PUT']), headers, body: rawBody ?? (input === undefined ? '' : JSON.stringify(input)) })
+        : new Request(`${url}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, { headers });
+      const before = await snapshot();
+      const status = await send(req);
+      const what = `#${i} ${req.method} ${name} ${JSON.stringify(headers).slice(0, 120)} ${JSON.stringify(input)?.slice(0, 160)}`;
+      if (status >= 500) fivexx.push(`${status} ${what}`);
+      if ((refuse === 'always' || (refuse === 'writes' && req.method !== 'GET')) && status < 400) letThrough.push(`${status} ${what}`);
+      if (status >= 400) {
+        refused++;
+        if ((await snapshot()) !== before) partial.push(`${status} ${what}`);
+      }
+    }
+    expect(fivexx).toEqual([]);
+    expect(partial).toEqual([]);
+    expect(letThrough).toEqual([]);
+    expect([...seen.keys()].sort()).toEqual(procedures.map(([n]) => n).sort());
+    expect(refused).toBeGreaterThan(COUNT / 2);
+
+    // Now let the harness answer whatever was accepted, and check every log.
+    rt.harness.wake = realWake;
+    for (const id of [...woken, ...world.sessions]) await rt.harness.wake(id);
+    const all = await store.listSessions({ limit: 200 });
+    for (const s of all.data) {
+      const events = await store.getEvents(s.id);
+      expect(checkLogInvariants(events), `session ${s.id}`).toEqual([]);
+      expect(JSON.stringify(events)).not.toContain('FORGED');
+    }
+    // And the server still answers a normal request.
+    const ok = await send(new Request('http://localhost:3000/api/trpc/sessions.list', { headers: { ...SAME_ORIGIN, cookie: world.cookie } }));
+    expect(ok).toBe(200);
+  });
+});
