@@ -1,4 +1,5 @@
 import { defineConfig } from '@playwright/test';
+import { AUTH_ENV } from '~/e2e/auth';
 
 const dataDir = process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e';
 export const PORTS = { app: 3210, demo: 3211, fake: 4010 } as const;
@@ -9,7 +10,7 @@ const next = (port: number, env: Record<string, string>) => ({
   url: `http://127.0.0.1:${port}/`,
   reuseExistingServer: false,
   timeout: 60_000,
-  env: { NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', PADDOCK_DEV_PAGES: '1', ...env },
+  env: { NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', PADDOCK_DEV_PAGES: '1', ...AUTH_ENV, ...env },
 });
 
 export default defineConfig({

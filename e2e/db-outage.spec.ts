@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { PROGRAM_HEADERS, expect, signIn, test } from '~/e2e/auth';
 import pg from 'pg';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { mirroredSeqs } from '~/e2e/mirror';
@@ -103,7 +103,7 @@ test('PostgreSQL stops mid-answer: the page shows the outage, refuses a send vis
 
   // The log: one user message (the refused one is not in it), both tools ran once, and the tab's
   // mirror holds it all without gap or duplicate.
-  const res = await fetch(`http://127.0.0.1:${PORT}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`);
+  const res = await fetch(`http://127.0.0.1:${PORT}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`, { headers: PROGRAM_HEADERS });
   const events = ((await res.json()) as { result: { data: Array<{ seq: number; type: string; is_error?: boolean }> } }).result.data;
   expect(events.filter((e) => e.type === 'user.message')).toHaveLength(1);
   expect(events.filter((e) => e.type === 'agent.tool_result').map((e) => e.is_error ?? false)).toEqual([false, false]);
@@ -126,7 +126,7 @@ test('a server started while PostgreSQL is down comes up, answers 503 naming the
   await late.start();
   const upMs = Date.now() - t0;
 
-  const res = await fetch(`${late.url}/api/trpc/sessions.list?input=${encodeURIComponent(JSON.stringify({}))}`);
+  const res = await fetch(`${late.url}/api/trpc/sessions.list?input=${encodeURIComponent(JSON.stringify({}))}`, { headers: PROGRAM_HEADERS });
   expect(res.status).toBe(503);
   expect(((await res.json()) as { error: { message: string } }).error.message).toContain('the session store (PostgreSQL) is unreachable');
   await page.goto(`${late.url}/`);
@@ -152,7 +152,8 @@ test('a server started while PostgreSQL is down comes up, answers 503 naming the
   await expect.poll(listening, { timeout: 15_000, intervals: [100] }).toBe(1);
   const startedMs = Date.now() - back;
 
-  await page.goto(`${late.url}/`);
+  // Signing in needs the database: only now can the owner open the sign-in link of this server.
+  await signIn(page, late.url);
   await expect(page.getByTestId('store-outage')).toHaveCount(0);
   await page.getByTestId('new-session').click();
   await page.waitForURL(/\/s\/sesn_/);

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from '~/e2e/auth';
 
 test.use({ baseURL: 'http://127.0.0.1:3211' });
 

@@ -1,4 +1,5 @@
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { expect, test } from '~/e2e/auth';
 import type { OfflineEngine } from '~/lib/browser/engine/offline/offline-engine';
 
 /**

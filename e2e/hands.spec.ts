@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 
 test.beforeEach(async () => {

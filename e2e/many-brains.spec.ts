@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { expect, test } from '@playwright/test';
+import { PROGRAM_HEADERS, expect, test } from '~/e2e/auth';
 import pg from 'pg';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { mirroredSeqs } from '~/e2e/mirror';
@@ -81,7 +81,7 @@ test('instance A dies mid-turn; B finishes the session and the browser follows B
 
   const seqs = await mirroredSeqs(page, id);
   expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
-  const res = await fetch(`${lb.url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`);
+  const res = await fetch(`${lb.url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`, { headers: PROGRAM_HEADERS });
   const events = ((await res.json()) as { result: { data: Array<{ seq: number; type: string }> } }).result.data;
   expect(seqs.length).toBe(events.length);
   // The answered-twice check: exactly one stored answer, though the model was asked twice.
@@ -119,7 +119,7 @@ test('the tab is the hand: attached through B, it serves the harness on A once B
   await expect(page.getByTestId('tool-hand').last()).toHaveText('on browser-1');
   await expect(page.locator('[data-testid=hand][data-hand="browser-1"]')).toHaveAttribute('data-status', 'ready');
 
-  const res = await fetch(`${lb.url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`);
+  const res = await fetch(`${lb.url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`, { headers: PROGRAM_HEADERS });
   const events = ((await res.json()) as { result: { data: Array<{ seq: number; type: string; hand?: string }> } }).result.data;
   // One browser hand all along: attached through B, used by A, never lost.
   expect(events.filter((e) => e.type.startsWith('hand.')).map((e) => `${e.type} ${e.hand}`)).toEqual(['hand.provisioned browser-1']);

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { PROGRAM_HEADERS, expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { mirroredSeqs } from '~/e2e/mirror';
 import { OwnServer } from '~/e2e/own-server';
@@ -60,7 +60,7 @@ test('a server killed mid-answer and restarted: the page stays readable offline 
 
   const seqs = await mirroredSeqs(page, id);
   expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
-  const res = await fetch(`${server.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id }))}`);
+  const res = await fetch(`${server.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id }))}`, { headers: PROGRAM_HEADERS });
   const session = ((await res.json()) as { result: { data: { last_seq: number } } }).result.data;
   expect(seqs.length).toBe(session.last_seq);
 });

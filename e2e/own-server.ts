@@ -1,8 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { AUTH_ENV, PROGRAM_HEADERS } from '~/e2e/auth';
 
 /** A `next start` this spec owns, so it can kill (SIGKILL) and restart it at will. */
 export class OwnServer {
   private child: ChildProcess | null = null;
+  /** What the server printed on stdout (the sign-in URL among it), newest last. */
+  readonly stdout: string[] = [];
 
   constructor(
     readonly port: number,
@@ -20,10 +23,14 @@ export class OwnServer {
     if (await this.answers()) throw new Error(`port ${this.port} is already served by another process (a leftover server?)`);
     const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-p', String(this.port)], {
       detached: true,
-      stdio: 'ignore',
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', ...this.env },
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', ...AUTH_ENV, ...this.env },
     });
     this.child = child;
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stdout.push(...chunk.split('\n').filter((l) => l.trim() !== ''));
+      this.stdout.splice(0, Math.max(0, this.stdout.length - 500));
+    });
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       if (exited(child)) throw new Error(`next start on ${this.port} exited during start-up (code ${child.exitCode}, signal ${child.signalCode})`);
@@ -35,7 +42,7 @@ export class OwnServer {
 
   private async answers(): Promise<boolean> {
     try {
-      return (await fetch(`${this.url}${this.readyPath}`)).ok;
+      return (await fetch(`${this.url}${this.readyPath}`, { headers: PROGRAM_HEADERS })).ok;
     } catch {
       return false;
     }

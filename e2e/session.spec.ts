@@ -1,4 +1,5 @@
-import { type Page, expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { expect, test } from '~/e2e/auth';
 import { enqueue, recordedRequests, resetFake } from '~/e2e/fake';
 
 test.beforeEach(async () => {

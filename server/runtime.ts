@@ -1,7 +1,7 @@
 import 'server-only';
-import fs from 'node:fs';
 import path from 'node:path';
 import { type Config, loadConfig } from '~/server/config';
+import { prepareDataDir } from '~/server/data-dir';
 import { Access } from '~/server/access/access';
 import { KyselyAccessStore } from '~/server/access/access-store';
 import type { HandKind } from '~/lib/hand';
@@ -130,9 +130,7 @@ export function accessFor(config: Config, store: SessionStore): Access {
 
 async function startRuntime(): Promise<Runtime> {
   const config = loadConfig();
-  // Owner-only: the database and any key file inside must not be readable by other users.
-  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  fs.chmodSync(config.dataDir, 0o700);
+  prepareDataDir(config.dataDir);
   const store = config.DATABASE_URL
     ? await openPostgresStore({ url: config.DATABASE_URL })
     : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });

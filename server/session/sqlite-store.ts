@@ -61,9 +61,10 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
  * and an existing file from an older version is narrowed too.
  */
 function ownerOnlyFile(file: string): void {
+  // turbopackIgnore: runtime paths, not files to bundle (else Next traces the whole project).
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
-  closeSync(openSync(file, 'a', 0o600));
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+  closeSync(openSync(/*turbopackIgnore: true*/ file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(/*turbopackIgnore: true*/ f)) chmodSync(/*turbopackIgnore: true*/ f, 0o600);
 }
 
 /**
