@@ -26,6 +26,8 @@ const env = (port: number) => ({
   PADDOCK_LEASE_TTL_MS: '1500',
   PADDOCK_SWEEP_MS: '250',
   PADDOCK_RETRY_BASE_MS: '50',
+  // The address people use: the load balancer's, whose Host the instances do not see.
+  PADDOCK_PUBLIC_URL: 'http://127.0.0.1:3215',
 });
 const a = new OwnServer(3213, env(3213));
 const b = new OwnServer(3214, env(3214));

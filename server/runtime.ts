@@ -125,7 +125,7 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus):
 /** Identity for a runtime: access rows live in the session database, beside the sessions. */
 export function accessFor(config: Config, store: SessionStore): Access {
   if (!(store instanceof KyselySessionStore)) throw new Error('access needs a Kysely-backed session store');
-  return new Access({ store: new KyselyAccessStore(store.db), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS });
+  return new Access({ store: new KyselyAccessStore(store.db), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS, publicUrl: config.PADDOCK_PUBLIC_URL });
 }
 
 async function startRuntime(): Promise<Runtime> {

@@ -15,10 +15,12 @@ export type Caller =
 export const ANONYMOUS: Caller = { kind: 'anonymous' };
 /**
  * The session cookie's name. Browsers share cookies between ports of one host, so (as Jupyter
- * does) the port is part of the name: two Paddocks on localhost:3000 and :3001 keep their own.
+ * does) the port people use is part of the name: two Paddocks on localhost:3000 and :3001 keep
+ * their own. Behind a proxy that is the public URL's port (the Host an instance sees may name the
+ * instance, and change when the proxy fails over to another one).
  */
-export function sessionCookieName(host: string | null): string {
-  const port = /:(\d+)$/.exec(host ?? '')?.[1];
+export function sessionCookieName(host: string | null, publicUrl?: string): string {
+  const port = publicUrl ? new URL(publicUrl).port : /:(\d+)$/.exec(host ?? '')?.[1];
   return port ? `paddock_session_${port}` : 'paddock_session';
 }
 export const API_KEY_PREFIX = 'pdk_';
@@ -32,6 +34,8 @@ export interface AccessOptions {
   /** An API key from the environment (PADDOCK_API_KEY). */
   apiKey?: string | undefined;
   sessionDays: number;
+  /** PADDOCK_PUBLIC_URL: the address people use, whose port names the cookie. */
+  publicUrl?: string | undefined;
 }
 
 export interface SignedIn {
@@ -51,20 +55,24 @@ export class Access {
   async identify(headers: Headers): Promise<Caller> {
     const key = apiKeyOf(headers);
     if (key !== null) return this.byApiKey(key);
-    const cookie = parseCookie(headers.get('cookie') ?? '')[sessionCookieName(headers.get('host'))];
+    const cookie = parseCookie(headers.get('cookie') ?? '')[sessionCookieName(headers.get('host'), this.o.publicUrl)];
     if (!cookie) return ANONYMOUS;
     return this.byCookie(cookie);
   }
 
   async byCookie(cookie: string): Promise<Caller> {
+    // Only a bad cookie is anonymous; a database that cannot answer is its own error (a 503),
+    // never "signed out", which would send the owner to the sign-in page during an outage.
+    const key = await this.o.store.signingKey();
+    let sid: string;
     try {
-      const { payload } = await jwtVerify(cookie, await this.o.store.signingKey(), { issuer: ISSUER, algorithms: ['HS256'] });
-      const sid = typeof payload.sid === 'string' ? payload.sid : '';
-      if (!sid || !(await this.o.store.ownerSessionValid(hashSecret(sid), Date.now()))) return ANONYMOUS;
-      return { kind: 'owner', session: hashSecret(sid) };
+      const { payload } = await jwtVerify(cookie, key, { issuer: ISSUER, algorithms: ['HS256'] });
+      sid = typeof payload.sid === 'string' ? payload.sid : '';
     } catch {
       return ANONYMOUS;
     }
+    if (!sid || !(await this.o.store.ownerSessionValid(hashSecret(sid), Date.now()))) return ANONYMOUS;
+    return { kind: 'owner', session: hashSecret(sid) };
   }
 
   private async byApiKey(key: string): Promise<Caller> {
@@ -96,14 +104,14 @@ export class Access {
       .setIssuedAt()
       .setExpirationTime(Math.floor(expires / 1000))
       .sign(await this.o.store.signingKey());
-    return { setCookie: sessionCookie(sessionCookieName(req.host), jwt, maxAge, req.secure) };
+    return { setCookie: sessionCookie(sessionCookieName(req.host, this.o.publicUrl), jwt, maxAge, req.secure) };
   }
 
   /** Ends the session the cookie names (on every instance) and returns the header that clears it. */
   async signOut(headers: Headers, secure: boolean): Promise<string> {
     const caller = await this.identify(headers);
     if (caller.kind === 'owner') await this.o.store.deleteOwnerSession(caller.session);
-    return sessionCookie(sessionCookieName(headers.get('host')), '', 0, secure);
+    return sessionCookie(sessionCookieName(headers.get('host'), this.o.publicUrl), '', 0, secure);
   }
 
   /** Makes an API key: the key itself is returned this once and only its hash is kept. */

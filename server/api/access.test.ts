@@ -3,6 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StoreUnavailableError } from '~/lib/errors';
+import { Access, sessionCookieName } from '~/server/access/access';
+import { KyselyAccessStore } from '~/server/access/access-store';
 import { appRouter } from '~/server/api/root';
 import { SAME_ORIGIN, answeredStatus, httpApi } from '~/server/api/testing/http';
 import { createDemoBrain } from '~/server/harness/demo-brain';
@@ -68,6 +71,25 @@ describe('access', () => {
     expect((await api.query('sessions.list', undefined, { ...SAME_ORIGIN, cookie })).status).toBe(401);
   });
 
+  it('answers 503 while the database cannot say who a cookie belongs to, never 401 (which would sign the owner out)', async () => {
+    const cookie = await signIn();
+    class DownStore extends KyselyAccessStore {
+      override ownerSessionValid(): Promise<boolean> {
+        return Promise.reject(new StoreUnavailableError('PostgreSQL', 'ECONNREFUSED'));
+      }
+    }
+    const outage = { ...rt, access: new Access({ store: new DownStore(store.db), sessionDays: 1 }) };
+    const r = await httpApi(outage).query('sessions.list', undefined, { ...SAME_ORIGIN, cookie });
+    expect(r.status).toBe(503);
+    expect(r.body?.error?.message).toContain('unreachable');
+  });
+
+  it('names the cookie after the port of the public URL behind a proxy, whichever instance the Host names', () => {
+    expect(sessionCookieName('127.0.0.1:3213', 'http://127.0.0.1:3215')).toBe('paddock_session_3215');
+    expect(sessionCookieName('127.0.0.1:3214', 'https://paddock.example.com')).toBe('paddock_session');
+    expect(sessionCookieName('localhost:3001')).toBe('paddock_session_3001');
+  });
+
   it('marks the cookie Secure over https', async () => {
     const signed = await rt.access.signIn(await rt.access.newSigninToken(), { host: 'paddock.example.com', secure: true });
     expect(signed!.setCookie).toMatch(/^paddock_session=.*; Secure/);
@@ -77,7 +99,7 @@ describe('access', () => {
     const sid = 'guessed-session-id';
     const foreign = await new SignJWT({ sid }).setProtectedHeader({ alg: 'HS256' }).setIssuer('paddock').setExpirationTime('1h').sign(new Uint8Array(32));
     expect(await rt.access.identify(new Headers({ host: 'localhost:3000', cookie: `paddock_session_3000=${foreign}` }))).toEqual({ kind: 'anonymous' });
-    const expired = await new SignJWT({ sid }).setProtectedHeader({ alg: 'HS256' }).setIssuer('paddock').setExpirationTime(Math.floor(Date.now() / 1000) - 10).sign(await new (await import('~/server/access/access-store')).KyselyAccessStore(store.db).signingKey());
+    const expired = await new SignJWT({ sid }).setProtectedHeader({ alg: 'HS256' }).setIssuer('paddock').setExpirationTime(Math.floor(Date.now() / 1000) - 10).sign(await new KyselyAccessStore(store.db).signingKey());
     expect(await rt.access.identify(new Headers({ host: 'localhost:3000', cookie: `paddock_session_3000=${expired}` }))).toEqual({ kind: 'anonymous' });
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sid, iss: 'paddock' })).toString('base64url')}.`;
     expect(await rt.access.identify(new Headers({ host: 'localhost:3000', cookie: `paddock_session_3000=${none}` }))).toEqual({ kind: 'anonymous' });
