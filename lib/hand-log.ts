@@ -6,6 +6,8 @@ export interface HandRecord {
   kind: string;
   status: 'ready' | 'released' | 'lost';
   since: string;
+  /** Seq of its `hand.provisioned`: calls made before it may have run on it. */
+  seq: number;
   reason?: string;
   /** A remote hand's configured endpoint name, to re-attach by. */
   endpoint?: string;
@@ -31,6 +33,7 @@ export function handsInLog(events: readonly StoredEvent[]): HandRecord[] {
           kind: e.kind,
           status: 'ready',
           since: e.processed_at,
+          seq: e.seq,
           ...(e.endpoint ? { endpoint: e.endpoint } : {}),
           ...(e.resources ? { resources: e.resources } : {}),
         });

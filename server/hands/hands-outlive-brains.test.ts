@@ -250,28 +250,24 @@ describe('hands outlive brains', () => {
     process.stdout.write(`[outlive] ${line}\n`);
   }, 60_000);
 
-  it('a command in flight on a sandbox hand when its server is SIGKILLed fails naming the lost hand and is not run again on a fresh one', async ({ annotate }) => {
+  it.for([
+    ['a later call, addressed to the hand', 1],
+    ['the session’s first call, which provisioned the hand', 0],
+  ] as const)('a command in flight on a sandbox hand when its server is SIGKILLed fails naming the lost hand and is not run again on a fresh one: %s', { timeout: 90_000 }, async ([, at], { annotate }) => {
     const APPEND = 'echo run >> runs.txt; sleep 3; echo finished';
     const requests: string[] = [];
+    const script = [...(at === 1 ? ['echo one'] : []), APPEND, 'cat runs.txt; echo checked'];
     brain = (req) => {
       requests.push(JSON.stringify(req.body?.messages ?? []));
-      switch (toolResults(req)) {
-        case 0:
-          return toolUseResponse('bash', { command: 'echo one' });
-        case 1:
-          return toolUseResponse('bash', { command: APPEND });
-        case 2:
-          return toolUseResponse('bash', { command: 'cat runs.txt; echo checked' });
-        default:
-          return textResponse('told');
-      }
+      const command = script[toolResults(req)];
+      return command ? toolUseResponse('bash', { command }) : textResponse('told');
     };
-    const data = path.join(dir, 'fail-loudly-data');
-    const workspaces = path.join(dir, 'fail-loudly-hands');
+    const data = path.join(dir, `fail-loudly-data-${at}`);
+    const workspaces = path.join(dir, `fail-loudly-hands-${at}`);
     fs.mkdirSync(data, { recursive: true });
     const store = await openSqliteStore({ file: path.join(data, 'paddock.sqlite') });
     cleanups.push(() => store.close());
-    const w = worker('fail-loudly', { PADDOCK_DATA_DIR: data, PADDOCK_WORKSPACES_DIR: workspaces, PADDOCK_DEFAULT_HAND: 'sandbox' });
+    const w = worker(`fail-loudly-${at}`, { PADDOCK_DATA_DIR: data, PADDOCK_WORKSPACES_DIR: workspaces, PADDOCK_DEFAULT_HAND: 'sandbox' });
     await w.start().ready;
     const session = await store.createSession({ title: 'fail loudly' });
     await store.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'append a line' }] });
@@ -290,13 +286,13 @@ describe('hands outlive brains', () => {
     expect(checkLogInvariants(log)).toEqual([]);
     const uses = log.filter((e): e is Extract<StoredEvent, { type: 'agent.tool_use' }> => e.type === 'agent.tool_use');
     const resultOf = (id: string) => log.find((e): e is Extract<StoredEvent, { type: 'agent.tool_result' }> => e.type === 'agent.tool_result' && e.tool_use_id === id)!;
-    const append = resultOf(uses[1]!.id);
-    expect(uses[1]).toMatchObject({ hand: 'sandbox-1' });
+    const append = resultOf(uses[at]!.id);
+    if (at === 1) expect(uses[at]).toMatchObject({ hand: 'sandbox-1' });
     expect(append).toMatchObject({ is_error: true, hand: 'sandbox-1' });
     expect(JSON.stringify(append.content)).toMatch(/hand sandbox-1 was lost: .*its workspace and files are gone/);
     expect(JSON.stringify(append.content)).not.toContain('finished');
     // The next call got a fresh hand, on which the append never ran: no runs.txt there.
-    const check = resultOf(uses[2]!.id);
+    const check = resultOf(uses[at + 1]!.id);
     expect(check).toMatchObject({ hand: 'sandbox-2' });
     expect(JSON.stringify(check.content)).toContain('No such file');
     expect(log.filter((e) => e.type.startsWith('hand.')).map((e) => [e.type, 'hand' in e ? e.hand : ''])).toEqual([
@@ -310,5 +306,5 @@ describe('hands outlive brains', () => {
     const line = 'sandbox hand lost mid-command with its server: the call failed naming sandbox-1, nothing re-ran on sandbox-2';
     await annotate(line);
     process.stdout.write(`[outlive] ${line}\n`);
-  }, 90_000);
+  });
 });

@@ -45,6 +45,8 @@ export interface HandEntry {
   lastUsed: number;
   /** Calls running on it now (never suspended while busy). */
   inFlight: number;
+  /** Seq of its `hand.provisioned` in the log, once written. */
+  provisionedSeq?: number;
   /** What it was provisioned as: how a suspended hand starts again. */
   spec?: ProvisionSpec;
   /** The resume in progress, shared by parallel calls. */
@@ -162,10 +164,11 @@ export class HandRegistry {
     const hand = entry.hand;
     void hand.lost.then((reason) => this.markLost(scope.sessionId, entry.id, hand, reason));
     const resources = 'resources' in spec && spec.resources ? { resources: spec.resources } : {};
-    await scope.emit(
+    const stored = await scope.emit(
       { type: 'hand.provisioned', hand: entry.id, kind: spec.kind, provision_ms: Math.round(performance.now() - t0), ...resources, ...(endpoint ? { endpoint } : {}) },
       `hand:${entry.id}:provisioned`,
     );
+    entry.provisionedSeq = stored.seq;
     log.info('hand provisioned', { session: scope.sessionId, hand: entry.id, ms: Math.round(performance.now() - t0) });
     await this.reaper?.enforce({ sessionId: scope.sessionId, hand: entry.id });
     return entry;
@@ -213,6 +216,16 @@ export class HandRegistry {
   async lostReason(scope: HandScope, id: string): Promise<string | null> {
     const { e } = await this.entry(scope, id);
     return e?.status === 'lost' ? (e.reason ?? 'it is gone') : null;
+  }
+
+  /**
+   * A hand provisioned after the call at `seq` was made and lost since: the hand a call that
+   * named none (the session had none yet) was running on when its server died.
+   */
+  async lostSince(scope: HandScope, seq: number): Promise<{ id: string; reason: string } | null> {
+    const s = await this.state(scope);
+    const e = [...s.entries.values()].find((x) => x.kind !== 'browser' && x.provisionedSeq !== undefined && x.provisionedSeq > seq);
+    return e?.status === 'lost' ? { id: e.id, reason: e.reason ?? 'it is gone' } : null;
   }
 
   /** The id calls without a `hand` would go to right now, without provisioning anything. */
@@ -278,7 +291,8 @@ export class HandRegistry {
     await this.o.workspaces?.move({ sessionId: from.sessionId, handId: id }, { sessionId: to.sessionId, handId: moved.id });
     void hand.lost.then((reason) => this.markLost(to.sessionId, moved.id, hand, reason));
     await from.emit({ type: 'hand.released', hand: id, transferred_to: { session_id: to.sessionId, hand: moved.id } }, `hand:${id}:released`);
-    await to.emit({ type: 'hand.provisioned', hand: moved.id, kind: e.kind, provision_ms: 0, transferred_from: { session_id: from.sessionId, hand: id } }, `hand:${moved.id}:provisioned`);
+    const stored = await to.emit({ type: 'hand.provisioned', hand: moved.id, kind: e.kind, provision_ms: 0, transferred_from: { session_id: from.sessionId, hand: id } }, `hand:${moved.id}:provisioned`);
+    moved.provisionedSeq = stored.seq;
     return moved;
   }
 
@@ -576,6 +590,7 @@ function fromRecord(r: HandRecord): HandEntry {
   return {
     ...newEntry(r.id, r.kind as HandKind, r.status),
     startedAt: Date.parse(r.since),
+    provisionedSeq: r.seq,
     ...(r.reason ? { reason: r.reason } : {}),
     ...(r.endpoint ? { endpoint: r.endpoint } : {}),
   };

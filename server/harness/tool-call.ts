@@ -75,9 +75,11 @@ export async function runToolCall(hands: HandRegistry, scope: HandScope, call: T
   // A call whose hand was lost (its server died mid-command, say) fails naming it: run again on
   // a fresh, empty hand it could do harm (a command not safe to repeat) or mislead the model
   // about its files. The model decides what to do next.
-  if (call.hand && !call.hand.startsWith('browser-')) {
-    const lost = await hands.lostReason(scope, call.hand);
-    if (lost !== null) throw new CallFailure(lostHandText(call.hand, lost), call.hand);
+  // A call that named no hand (the session had none) ran on the first one provisioned after it.
+  if (!call.hand?.startsWith('browser-')) {
+    const addressedTo = call.hand;
+    const lost = addressedTo ? await hands.lostReason(scope, addressedTo).then((reason) => (reason === null ? null : { id: addressedTo, reason })) : await hands.lostSince(scope, call.seq);
+    if (lost) throw new CallFailure(lostHandText(lost.id, lost.reason), lost.id);
   }
   const entry = await hands.resolve(scope, named);
   try {
