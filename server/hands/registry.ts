@@ -5,6 +5,7 @@ import { type Hand, type HandKind, ToolError, lostHandText } from '~/lib/hand';
 import { type HandRecord, handsInLog } from '~/lib/hand-log';
 import { type HandResources, type ProvisionSpec, type Provisioner, isSuspendable } from '~/server/hands/provisioner';
 import { IdleReaper, type LiveHand, type ReaperLimits, type SuspendReason } from '~/server/hands/idle-reaper';
+import { type SuspendDeps, resumeEntry, suspendEntry } from '~/server/hands/suspend';
 import type { Workspaces } from '~/server/hands/workspaces';
 import type { WarmPool } from '~/server/hands/warm-pool';
 import { BrowserHand } from '~/server/hands/browser-hand';
@@ -325,56 +326,27 @@ export class HandRegistry {
   /** Stops a hand's process and keeps its workspace; the next call resumes it (see `use`). */
   async suspend(sessionId: string, id: string, reason: SuspendReason): Promise<void> {
     const e = this.settled.get(sessionId)?.entries.get(id);
-    const hand = e?.hand ?? null;
-    if (!e || e.status !== 'ready' || e.inFlight > 0 || !isSuspendable(hand)) return;
-    e.status = 'suspended';
-    e.hand = null;
-    const done = (async () => {
-      await hand.suspend().catch((err: unknown) => log.warn('hand suspend failed', { hand: id, ...errorFields(err) }));
-      log.info('hand suspended', { session: sessionId, hand: id, reason });
-      // A side event, unfenced like a loss: no harness may be running the session now.
-      await this.o.store
-        .emitEvent(sessionId, { type: 'hand.suspended', hand: id, reason }, { idempotencyKey: `hand:${id}:suspended:${randomUUID()}` })
-        .catch((err: unknown) => log.error('could not record a suspended hand', { session: sessionId, hand: id, ...errorFields(err) }));
-    })();
-    e.suspending = done;
-    await done;
-    if (e.suspending === done) e.suspending = undefined;
+    if (e) await suspendEntry(this.suspendDeps, sessionId, e, reason);
   }
 
-  /** Starts a suspended hand again on its workspace, under its name. */
+  /** Starts a suspended hand again on its workspace, under its name (parallel calls share it). */
   private async resume(scope: HandScope, e: HandEntry): Promise<HandEntry> {
-    e.resuming ??= this.startAgain(scope, e).finally(() => {
-      e.resuming = undefined;
-    });
+    e.resuming ??= resumeEntry(this.suspendDeps, scope, e)
+      .then(() => this.reaper?.enforce({ sessionId: scope.sessionId, hand: e.id }))
+      .finally(() => {
+        e.resuming = undefined;
+      });
     await e.resuming;
     return e;
   }
 
-  private async startAgain(scope: HandScope, e: HandEntry): Promise<void> {
-    // In the log, the suspend comes before the resume.
-    await e.suspending;
-    if (e.status !== 'suspended') return;
-    const provisioner = this.o.provisioners[e.kind];
-    const workspace = await this.o.workspaces?.find(scope.sessionId, e.id);
-    const t0 = performance.now();
-    let hand: Hand;
-    try {
-      if (!provisioner || !e.spec || !workspace) throw new Error('its workspace is not on this server');
-      hand = await provisioner.provision(e.id, e.spec, { signal: scope.signal, workspace });
-    } catch (err) {
-      const reason = `could not resume after a suspend: ${err instanceof Error ? err.message : String(err)}`;
-      Object.assign(e, { status: 'lost', reason });
-      await this.o.workspaces?.remove(scope.sessionId, e.id);
-      await scope.emit({ type: 'hand.lost', hand: e.id, reason }, `hand:${e.id}:lost`);
-      throw new ToolError(lostHandText(e.id, reason));
-    }
-    Object.assign(e, { status: 'ready', hand, lastUsed: Date.now() });
-    void hand.lost.then((reason) => this.markLost(scope.sessionId, e.id, hand, reason));
-    const ms = Math.round(performance.now() - t0);
-    log.info('hand resumed', { session: scope.sessionId, hand: e.id, ms });
-    await scope.emit({ type: 'hand.resumed', hand: e.id, resume_ms: ms }, `hand:${e.id}:resumed:${randomUUID()}`);
-    await this.reaper?.enforce({ sessionId: scope.sessionId, hand: e.id });
+  private get suspendDeps(): SuspendDeps {
+    return {
+      store: this.o.store,
+      provisioners: this.o.provisioners,
+      workspaces: this.o.workspaces,
+      watch: (sessionId, id, hand) => void hand.lost.then((reason) => this.markLost(sessionId, id, hand, reason)),
+    };
   }
 
   /**
