@@ -161,6 +161,29 @@ describe('hand lifecycle', () => {
     expect(await eventually(() => pids.every((p) => !running(p)), 5_000)).toBe(true);
   }, 60_000);
 
+  it('removes the workspace of a hand whose process dies, and the call on it fails naming it and saying its files are gone', async () => {
+    const hands = makeRegistry();
+    const scope = await newScope();
+    const workspace = (await bash(hands, scope, 'pwd')).text.split('\n')[0]!.trim();
+    const running = bash(hands, scope, 'sleep 30', 'sandbox-1');
+    running.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 500));
+    for (const pid of handProcesses(workspace)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // ended with its parent
+      }
+    }
+    await expect(running).rejects.toThrow(/hand sandbox-1 was lost: .*its workspace and files are gone/s);
+    await waitForEvents(scope.sessionId, 2);
+    expect(await handEvents(scope.sessionId)).toEqual([
+      ['hand.provisioned', 'sandbox-1'],
+      ['hand.lost', 'sandbox-1'],
+    ]);
+    expect(await eventually(() => !fs.existsSync(workspace), 5_000), 'the lost hand’s files are removed').toBe(true);
+  }, 60_000);
+
   it('a pooled hand’s errors name it as the log does (sandbox-N), not by its pool name', async () => {
     const hands = makeRegistry(undefined, 1);
     await eventually(() => pool!.available === 1, 20_000);
