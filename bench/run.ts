@@ -23,6 +23,7 @@ import { runScaleBench } from '~/bench/scale';
 import { runSoakBench } from '~/bench/soak';
 import { TimingModel, timeWake } from '~/bench/timing-model';
 import { runTtftBench } from '~/bench/ttft';
+import { runLifecycleBench } from '~/bench/lifecycle';
 
 // The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
@@ -149,8 +150,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,ttft,browser,scale,soak (default: all) runs only some tables. */
-const PARTS = ['store', 'ttft', 'browser', 'scale', 'soak'] as const;
+/** PADDOCK_BENCH_PARTS=store,ttft,browser,scale,soak,lifecycle (default: all) runs only some tables. */
+const PARTS = ['store', 'ttft', 'browser', 'scale', 'soak', 'lifecycle'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -164,6 +165,7 @@ async function main(): Promise<void> {
     browser: async () => printTable(await runBrowserBench()),
     scale: async () => printTable(await runScaleBench()),
     soak: async () => printTable(await runSoakBench()),
+    lifecycle: async () => printTable(await runLifecycleBench()),
   };
   for (const part of PARTS) {
     if (!asked.includes(part)) continue;

@@ -100,6 +100,8 @@ const samples: { [T in EventType]: NewEventOf<T> } = {
   'hand.released': { type: 'hand.released', hand: 'sandbox-1' },
   'hand.lost': { type: 'hand.lost', hand: 'browser-1', reason: 'no live tab answered within 30s' },
   'hand.reattached': { type: 'hand.reattached', hand: 'remote-2', reattach_ms: 14 },
+  'hand.suspended': { type: 'hand.suspended', hand: 'sandbox-1', reason: 'idle' },
+  'hand.resumed': { type: 'hand.resumed', hand: 'sandbox-1', resume_ms: 180 },
 };
 
 /** The Managed Agents event types DESIGN.md § Events names, and Paddock's own additions. */
@@ -124,7 +126,7 @@ const DESIGN_SDK_TYPES = [
   'span.model_request_start',
   'span.model_request_end',
 ] as const;
-const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost'] as const;
+const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed'] as const;
 
 const roundTrip = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
 

@@ -171,6 +171,13 @@ export const NewEvent = z.discriminatedUnion('type', [
     transferred_to: z.object({ session_id: z.string().min(1), hand: z.string().min(1) }).optional(),
   }),
   z.object({ type: z.literal('hand.lost'), hand: z.string().min(1), reason: z.string() }),
+  /**
+   * The hand's process was stopped to free the machine (idle for a while, or the least recently
+   * used past the cap on live hands). Its workspace stays; the next call resumes it, same name.
+   */
+  z.object({ type: z.literal('hand.suspended'), hand: z.string().min(1), reason: z.enum(['idle', 'cap']) }),
+  /** A suspended hand runs again on the same workspace. */
+  z.object({ type: z.literal('hand.resumed'), hand: z.string().min(1), resume_ms: z.number().nonnegative().optional() }),
 ]);
 export type NewEvent = z.infer<typeof NewEvent>;
 export type NewEventInput = z.input<typeof NewEvent>;
@@ -184,7 +191,15 @@ export const EVENT_TYPES: EventType[] = NewEvent.options.map((o) => o.shape.type
  * while the session is idle, the user saves a file), they never give the harness work. The store
  * does not let them decide whether a session needs a harness; decide() ignores them.
  */
-export const SIDE_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>(['hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'user.file_edit']);
+export const SIDE_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
+  'hand.provisioned',
+  'hand.reattached',
+  'hand.released',
+  'hand.lost',
+  'hand.suspended',
+  'hand.resumed',
+  'user.file_edit',
+]);
 export const EventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);
 
 /** Fields every stored event carries in addition to its payload. */

@@ -33,6 +33,15 @@ export interface Hand {
 /** A promise that never settles: the `lost` of a hand that cannot be lost (in-process). */
 export const NEVER_LOST: Promise<string> = new Promise<string>(() => undefined);
 
+/**
+ * What the model reads about a lost hand, in its context and in the failed call's result: which
+ * hand, and that its files went with it (a remote hand's may survive on its side).
+ */
+export function lostHandText(hand: string, reason: string): string {
+  const files = hand.startsWith('remote-') ? 'files it held may be gone' : 'its workspace and files are gone';
+  return `hand ${hand} was lost: ${reason}; ${files}. Nothing is re-run on another hand by itself: call provision for a fresh hand (or call a tool without "hand" to get one) and redo what is needed`;
+}
+
 /** A tool failure the model should read (bad path, missing file, …), not a harness fault. */
 export class ToolError extends Error {
   constructor(message: string) {

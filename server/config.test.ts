@@ -29,6 +29,13 @@ describe('config', () => {
     expect(() => loadConfig({ PADDOCK_STORE_RETRY_BASE_MS: '9000', PADDOCK_STORE_RETRY_MAX_MS: '1000' })).toThrow(/PADDOCK_STORE_RETRY_BASE_MS: must not exceed/);
   });
 
+  it('suspends idle hands after 5 minutes and caps live hands at 16 by default; refuses a cap below 1', () => {
+    expect(loadConfig({})).toMatchObject({ PADDOCK_HAND_IDLE_SECONDS: 300, PADDOCK_MAX_LIVE_HANDS: 16 });
+    expect(loadConfig({ PADDOCK_HAND_IDLE_SECONDS: '0', PADDOCK_MAX_LIVE_HANDS: '3' })).toMatchObject({ PADDOCK_HAND_IDLE_SECONDS: 0, PADDOCK_MAX_LIVE_HANDS: 3 });
+    expect(() => loadConfig({ PADDOCK_MAX_LIVE_HANDS: '0' })).toThrow(/PADDOCK_MAX_LIVE_HANDS/);
+    expect(() => loadConfig({ PADDOCK_HAND_IDLE_SECONDS: 'soon' })).toThrow(/PADDOCK_HAND_IDLE_SECONDS/);
+  });
+
   it('parses the hand allowlist and remote endpoints', () => {
     const c = loadConfig({ PADDOCK_HAND_ALLOWED_DOMAINS: 'registry.npmjs.org, github.com', PADDOCK_REMOTE_HANDS: '{"gpu":{"url":"http://10.0.0.5:8080/mcp","token":"t"}}' });
     expect(c.PADDOCK_HAND_ALLOWED_DOMAINS).toEqual(['registry.npmjs.org', 'github.com']);

@@ -41,6 +41,13 @@ const Env = z.object({
   PADDOCK_ALLOW_UNSANDBOXED: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
   /** Pre-started sandbox hands kept ready (0 turns the pool off). */
   PADDOCK_WARM_POOL: z.coerce.number().int().min(0).max(32).default(2),
+  /**
+   * A local hand with no call for this long is suspended: its process stops, its workspace stays,
+   * and the next call resumes it on the same files (0 = never).
+   */
+  PADDOCK_HAND_IDLE_SECONDS: z.coerce.number().int().min(0).default(300),
+  /** Live local hand processes per server; past it the least recently used idle ones are suspended. */
+  PADDOCK_MAX_LIVE_HANDS: z.coerce.number().int().min(1).default(16),
   /** Hosts every sandbox hand may reach, comma-separated (a session adds its own `allowed_domains`). */
   PADDOCK_HAND_ALLOWED_DOMAINS: CommaList,
   /** Remote hands the brain may attach by name: {"name": {"url": "http://…/mcp", "token": "…"}}. */

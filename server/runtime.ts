@@ -11,6 +11,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { createRemoteProvisioner } from '~/server/hands/remote-provisioner';
 import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
 import { WarmPool } from '~/server/hands/warm-pool';
+import { Workspaces } from '~/server/hands/workspaces';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { Harness } from '~/server/harness/harness';
@@ -119,6 +120,12 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus):
     remoteEndpoints: config.PADDOCK_REMOTE_HANDS,
     pool,
     browserTimeouts: { callTimeoutMs: config.PADDOCK_BROWSER_CALL_TIMEOUT_MS },
+    workspaces: new Workspaces(config.workspacesDir),
+    lifecycle: {
+      // Never idle: only the cap suspends.
+      idleMs: config.PADDOCK_HAND_IDLE_SECONDS > 0 ? config.PADDOCK_HAND_IDLE_SECONDS * 1000 : Number.POSITIVE_INFINITY,
+      maxLive: config.PADDOCK_MAX_LIVE_HANDS,
+    },
   });
 }
 

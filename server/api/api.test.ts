@@ -66,6 +66,15 @@ describe('tRPC API', () => {
     expect(await rt.store.getEvents(s.id, { types: ['user.message'] })).toHaveLength(2);
   });
 
+  it('deletes a session with its log, and then answers NOT_FOUND for it', async () => {
+    const s = await api().sessions.create({});
+    await api().events.send({ sessionId: s.id, event: { type: 'user.interrupt' } });
+    expect(await api().sessions.delete({ id: s.id })).toEqual({ id: s.id, deleted: true });
+    expect((await rejection(api().sessions.get({ id: s.id }))).code).toBe('NOT_FOUND');
+    expect(await rt.store.getEvents(s.id).catch(() => [])).toEqual([]);
+    expect((await rejection(api().sessions.delete({ id: s.id }))).code).toBe('NOT_FOUND');
+  });
+
   it('refuses events a user may not send (agent.message) as BAD_REQUEST', async () => {
     const s = await api().sessions.create({});
     const e = await rejection(api().events.send({ sessionId: s.id, event: { type: 'agent.message', content: [] } } as never));

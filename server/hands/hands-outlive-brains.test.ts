@@ -249,4 +249,62 @@ describe('hands outlive brains', () => {
     await annotate(line);
     process.stdout.write(`[outlive] ${line}\n`);
   }, 60_000);
+
+  it.for([
+    ['a later call, addressed to the hand', 1],
+    ['the session’s first call, which provisioned the hand', 0],
+  ] as const)('a command in flight on a sandbox hand when its server is SIGKILLed fails naming the lost hand and is not run again on a fresh one: %s', { timeout: 90_000 }, async ([, at], { annotate }) => {
+    const APPEND = 'echo run >> runs.txt; sleep 3; echo finished';
+    const requests: string[] = [];
+    const script = [...(at === 1 ? ['echo one'] : []), APPEND, 'cat runs.txt; echo checked'];
+    brain = (req) => {
+      requests.push(JSON.stringify(req.body?.messages ?? []));
+      const command = script[toolResults(req)];
+      return command ? toolUseResponse('bash', { command }) : textResponse('told');
+    };
+    const data = path.join(dir, `fail-loudly-data-${at}`);
+    const workspaces = path.join(dir, `fail-loudly-hands-${at}`);
+    fs.mkdirSync(data, { recursive: true });
+    const store = await openSqliteStore({ file: path.join(data, 'paddock.sqlite') });
+    cleanups.push(() => store.close());
+    const w = worker(`fail-loudly-${at}`, { PADDOCK_DATA_DIR: data, PADDOCK_WORKSPACES_DIR: workspaces, PADDOCK_DEFAULT_HAND: 'sandbox' });
+    await w.start().ready;
+    const session = await store.createSession({ title: 'fail loudly' });
+    await store.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'append a line' }] });
+
+    // The append ran (its line is written) and the command is still sleeping: crash now.
+    const runs = path.join(workspaces, session.id, 'sandbox-1', 'runs.txt');
+    await waitFor('the append to run on sandbox-1', () => (fs.existsSync(runs) ? true : undefined));
+    await w.kill();
+    await w.start().ready;
+    const log = await waitFor('the session to finish', async () => {
+      const events = await store.getEvents(session.id);
+      const last = events.at(-1);
+      return last?.type === 'session.status_idle' && last.stop_reason.type === 'end_turn' ? events : undefined;
+    });
+
+    expect(checkLogInvariants(log)).toEqual([]);
+    const uses = log.filter((e): e is Extract<StoredEvent, { type: 'agent.tool_use' }> => e.type === 'agent.tool_use');
+    const resultOf = (id: string) => log.find((e): e is Extract<StoredEvent, { type: 'agent.tool_result' }> => e.type === 'agent.tool_result' && e.tool_use_id === id)!;
+    const append = resultOf(uses[at]!.id);
+    if (at === 1) expect(uses[at]).toMatchObject({ hand: 'sandbox-1' });
+    expect(append).toMatchObject({ is_error: true, hand: 'sandbox-1' });
+    expect(JSON.stringify(append.content)).toMatch(/hand sandbox-1 was lost: .*its workspace and files are gone/);
+    expect(JSON.stringify(append.content)).not.toContain('finished');
+    // The next call got a fresh hand, on which the append never ran: no runs.txt there.
+    const check = resultOf(uses[at + 1]!.id);
+    expect(check).toMatchObject({ hand: 'sandbox-2' });
+    expect(JSON.stringify(check.content)).toContain('No such file');
+    expect(log.filter((e) => e.type.startsWith('hand.')).map((e) => [e.type, 'hand' in e ? e.hand : ''])).toEqual([
+      ['hand.provisioned', 'sandbox-1'],
+      ['hand.lost', 'sandbox-1'],
+      ['hand.provisioned', 'sandbox-2'],
+    ]);
+    // The lost hand's files are gone, as the model was told; the model saw which hand it was.
+    expect(fs.existsSync(path.join(workspaces, session.id, 'sandbox-1'))).toBe(false);
+    expect(requests.at(-1)).toContain('hand sandbox-1 was lost');
+    const line = 'sandbox hand lost mid-command with its server: the call failed naming sandbox-1, nothing re-ran on sandbox-2';
+    await annotate(line);
+    process.stdout.write(`[outlive] ${line}\n`);
+  });
 });

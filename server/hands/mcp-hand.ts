@@ -80,7 +80,10 @@ export function isMcpError(e: unknown, code: ErrorCode): boolean {
 /** Performs one MCP tool call for the adapter (already raced against loss, already mapped to errors). */
 type CallFn = (tool: string, args: Record<string, unknown>, ctx: ExecuteContext) => Promise<string>;
 
-export async function connectMcpHand(opts: McpHandOptions): Promise<Hand> {
+/** An MCP hand whose name can change once a session takes it (a pooled hand is started unnamed). */
+export type NamedMcpHand = Hand & { rename(id: string): void };
+
+export async function connectMcpHand(opts: McpHandOptions): Promise<NamedMcpHand> {
   const client = new Client({ name: 'paddock', version: '0.1.0' }, { capabilities: {} });
   const hand = new McpHand(opts, client);
   try {
@@ -94,7 +97,8 @@ export async function connectMcpHand(opts: McpHandOptions): Promise<Hand> {
 }
 
 class McpHand implements Hand {
-  readonly id: string;
+  /** The name its error texts use: the session's (`sandbox-3`), the same as the log's. */
+  id: string;
   readonly kind: HandKind;
   readonly lost: Promise<string>;
   private settleLost!: (reason: string) => void;
@@ -122,6 +126,10 @@ class McpHand implements Hand {
       // server whether it is still there before declaring the hand lost.
       if (!this.closed && this.lostReason === undefined) void this.probe(errorText(e));
     };
+  }
+
+  rename(id: string): void {
+    this.id = id;
   }
 
   async init(signal?: AbortSignal): Promise<void> {

@@ -25,6 +25,11 @@ export type ProvisionPhase = 'starting' | 'ready' | 'failed';
 
 export interface ProvisionOptions {
   signal: AbortSignal;
+  /**
+   * Work in this folder (created if missing) instead of a fresh one: how a suspended hand resumes
+   * on its files. Provisioners without a local workspace ignore it.
+   */
+  workspace?: string;
   /** Progress for the UI: `starting` (with a detail such as "launching sandbox"), then ready or failed. */
   onProgress?: (phase: ProvisionPhase, detail?: string) => void;
 }
@@ -32,4 +37,20 @@ export interface ProvisionOptions {
 /** Makes hands of one kind. A failure throws an Error whose message says what is missing. */
 export interface Provisioner {
   provision(handId: string, spec: ProvisionSpec, opts: ProvisionOptions): Promise<Hand>;
+}
+
+/**
+ * A hand whose process can stop while its workspace stays (a paddock-hand process on this
+ * machine): the idle reaper suspends it, and provisioning again on `workspace` resumes it.
+ */
+export interface SuspendableHand extends Hand {
+  readonly workspace: string;
+  /** Stops the process and keeps the workspace (`close` removes it). */
+  suspend(): Promise<void>;
+  /** Takes the session's name for the hand, for its error texts (pooled hands start unnamed). */
+  rename(id: string): void;
+}
+
+export function isSuspendable(hand: Hand | null): hand is SuspendableHand {
+  return hand !== null && typeof (hand as Partial<SuspendableHand>).suspend === 'function' && typeof (hand as Partial<SuspendableHand>).workspace === 'string';
 }

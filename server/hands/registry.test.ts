@@ -95,7 +95,7 @@ describe('hand registry', () => {
       { type: 'hand.provisioned', hand: 'sandbox-1' },
       { type: 'hand.lost', hand: 'sandbox-1', reason: 'process exited with signal SIGKILL' },
     ]);
-    await expect(reg.resolve(scope, 'sandbox-1')).rejects.toThrow(/sandbox-1 is lost/);
+    await expect(reg.resolve(scope, 'sandbox-1')).rejects.toThrow(/hand sandbox-1 was lost: .*its workspace and files are gone/);
     const fresh = await reg.resolve(scope, undefined);
     expect(fresh.id).toBe('sandbox-2');
     expect(made).toHaveLength(2);

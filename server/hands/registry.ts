@@ -1,9 +1,12 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
 import type { NewEvent, StoredEvent } from '~/lib/events';
-import { type Hand, type HandKind, ToolError } from '~/lib/hand';
+import { type Hand, type HandKind, ToolError, lostHandText } from '~/lib/hand';
 import { type HandRecord, handsInLog } from '~/lib/hand-log';
-import type { HandResources, ProvisionSpec, Provisioner } from '~/server/hands/provisioner';
+import { type HandResources, type ProvisionSpec, type Provisioner, isSuspendable } from '~/server/hands/provisioner';
+import { IdleReaper, type LiveHand, type ReaperLimits, type SuspendReason } from '~/server/hands/idle-reaper';
+import { type SuspendDeps, resumeEntry, suspendEntry } from '~/server/hands/suspend';
+import type { Workspaces } from '~/server/hands/workspaces';
 import type { WarmPool } from '~/server/hands/warm-pool';
 import { BrowserHand } from '~/server/hands/browser-hand';
 import type { LiveBus } from '~/server/harness/live-bus';
@@ -35,16 +38,32 @@ export interface HandEntry {
   /** The hand's name in this session (`sandbox-1`), which the brain and the log use. */
   id: string;
   kind: HandKind;
-  status: 'starting' | 'ready' | 'released' | 'lost';
+  /** `suspended`: its process is stopped to free the machine, its workspace kept; a call resumes it. */
+  status: 'starting' | 'ready' | 'suspended' | 'released' | 'lost';
   hand: Hand | null;
   startedAt: number;
+  /** When a call last started or ended on it: the reaper suspends the least recently used. */
+  lastUsed: number;
+  /** Calls running on it now (never suspended while busy). */
+  inFlight: number;
+  /** Seq of its `hand.provisioned` in the log, once written. */
+  provisionedSeq?: number;
+  /** What it was provisioned as: how a suspended hand starts again. */
+  spec?: ProvisionSpec;
+  /** The resume in progress, shared by parallel calls. */
+  resuming?: Promise<void>;
+  /** The suspend in progress (its process stopping, its event being written). */
+  suspending?: Promise<void>;
   reason?: string;
   /** A remote hand's configured endpoint name (what it is re-attached by). */
   endpoint?: string;
 }
 
 interface SessionHands {
+  sessionId: string;
   entries: Map<string, HandEntry>;
+  /** When a call or request last looked at this session's hands (ms). */
+  touchedAt: number;
   counter: number;
   /** The in-flight provisioning of the default hand, shared by parallel calls. */
   provisioningDefault: Promise<HandEntry> | null;
@@ -69,6 +88,10 @@ export interface HandRegistryOptions {
   remoteEndpoints?: Record<string, { url: string; token?: string }>;
   pool?: WarmPool | null;
   browserTimeouts?: { heartbeatTimeoutMs?: number; claimTimeoutMs?: number; callTimeoutMs?: number };
+  /** Where local hands' folders are, by session (resume after a restart, delete with the session). */
+  workspaces?: Workspaces;
+  /** Suspend idle hands and cap live ones (absent: hands run until released or lost). */
+  lifecycle?: ReaperLimits;
 }
 
 /**
@@ -78,8 +101,13 @@ export interface HandRegistryOptions {
  */
 export class HandRegistry {
   private readonly sessions = new Map<string, Promise<SessionHands>>();
+  /** The same sessions once read: what the reaper walks without awaiting. */
+  private readonly settled = new Map<string, SessionHands>();
+  private readonly reaper: IdleReaper | null;
 
-  constructor(private readonly o: HandRegistryOptions) {}
+  constructor(private readonly o: HandRegistryOptions) {
+    this.reaper = o.lifecycle ? new IdleReaper(this, o.lifecycle).start() : null;
+  }
 
   get defaultKind(): HandKind {
     return this.o.defaultKind;
@@ -90,14 +118,16 @@ export class HandRegistry {
     if (requested) {
       const { s, e } = await this.entry(scope, requested);
       if (!e) throw new ToolError(`no hand named ${requested} in this session (hands: ${describe(s) || 'none yet'})`);
+      if (e.status === 'lost') throw new ToolError(lostHandText(e.id, e.reason ?? 'it is gone'));
+      if (e.status === 'suspended') return this.resume(scope, e);
       if (e.status !== 'ready' || !e.hand) {
         throw new ToolError(`hand ${requested} is ${e.status}${e.reason ? ` (${e.reason})` : ''}; call provision for a new one, or omit "hand" to get one`);
       }
       return e;
     }
     const s = await this.state(scope);
-    const current = [...s.entries.values()].reverse().find((e) => e.status === 'ready' && e.hand);
-    if (current) return current;
+    const current = [...s.entries.values()].reverse().find(usable);
+    if (current) return current.status === 'suspended' ? this.resume(scope, current) : current;
     s.provisioningDefault ??= this.provision(scope, { kind: this.o.defaultKind }).finally(() => {
       s.provisioningDefault = null;
     });
@@ -112,7 +142,7 @@ export class HandRegistry {
     if (!provisioner) throw new ToolError(`hands of kind ${spec.kind} are not available on this server (available: ${Object.keys(this.o.provisioners).join(', ')})`);
     s.counter += 1;
     const endpoint = spec.kind === 'remote' ? request.endpoint : undefined;
-    const entry: HandEntry = { id: `${spec.kind}-${s.counter}`, kind: spec.kind, status: 'starting', hand: null, startedAt: Date.now(), ...(endpoint ? { endpoint } : {}) };
+    const entry: HandEntry = { ...newEntry(`${spec.kind}-${s.counter}`, spec.kind, 'starting'), spec, ...(endpoint ? { endpoint } : {}) };
     s.entries.set(entry.id, entry);
     const progress = (phase: 'starting' | 'ready' | 'failed', detail?: string) =>
       this.o.live.publish({ kind: 'hand', session_id: scope.sessionId, hand: entry.id, hand_kind: spec.kind, phase, ...(detail ? { detail } : {}) });
@@ -120,7 +150,10 @@ export class HandRegistry {
     const t0 = performance.now();
     try {
       const pooled = this.o.pool?.take(spec) ?? null;
+      // A pooled hand was started unnamed: from now on its errors say the session's name for it.
+      if (isSuspendable(pooled)) pooled.rename(entry.id);
       entry.hand = pooled ?? (await provisioner.provision(entry.id, spec, { signal: scope.signal, onProgress: (p, d) => progress(p, d) }));
+      if (isSuspendable(entry.hand)) await this.o.workspaces?.adopt(scope.sessionId, entry.id, entry.hand.workspace);
     } catch (e) {
       entry.status = 'lost';
       entry.reason = e instanceof Error ? e.message : String(e);
@@ -132,11 +165,13 @@ export class HandRegistry {
     const hand = entry.hand;
     void hand.lost.then((reason) => this.markLost(scope.sessionId, entry.id, hand, reason));
     const resources = 'resources' in spec && spec.resources ? { resources: spec.resources } : {};
-    await scope.emit(
+    const stored = await scope.emit(
       { type: 'hand.provisioned', hand: entry.id, kind: spec.kind, provision_ms: Math.round(performance.now() - t0), ...resources, ...(endpoint ? { endpoint } : {}) },
       `hand:${entry.id}:provisioned`,
     );
+    entry.provisionedSeq = stored.seq;
     log.info('hand provisioned', { session: scope.sessionId, hand: entry.id, ms: Math.round(performance.now() - t0) });
+    await this.reaper?.enforce({ sessionId: scope.sessionId, hand: entry.id });
     return entry;
   }
 
@@ -154,7 +189,7 @@ export class HandRegistry {
     const id = `browser-${s.counter}`;
     const hand = this.browserHandObject(scope.sessionId, id, engine);
     // Registered before anything is awaited, so a second tab attaching at once joins this hand.
-    const entry: HandEntry = { id, kind: 'browser', status: 'ready', hand, startedAt: Date.now() };
+    const entry: HandEntry = { ...newEntry(id, 'browser', 'ready'), hand };
     s.entries.set(id, entry);
     await hand.heartbeat(tabId);
     void hand.lost.then((reason) => this.markLost(scope.sessionId, id, hand, reason));
@@ -172,27 +207,63 @@ export class HandRegistry {
     return e?.status === 'ready' && e.hand instanceof BrowserHand ? e.hand : null;
   }
 
-  /** Whether the named hand can take a call now (without provisioning anything). */
+  /** Whether the named hand can take a call now, or after a resume (without provisioning anything). */
   async isReady(scope: HandScope, id: string): Promise<boolean> {
     const { e } = await this.entry(scope, id);
-    return e?.status === 'ready' && e.hand !== null;
+    return e !== undefined && usable(e);
+  }
+
+  /** Why the named hand was lost, or null when it was not. */
+  async lostReason(scope: HandScope, id: string): Promise<string | null> {
+    const { e } = await this.entry(scope, id);
+    return e?.status === 'lost' ? (e.reason ?? 'it is gone') : null;
+  }
+
+  /**
+   * A hand provisioned after the call at `seq` was made and lost since: the hand a call that
+   * named none (the session had none yet) was running on when its server died.
+   */
+  async lostSince(scope: HandScope, seq: number): Promise<{ id: string; reason: string } | null> {
+    const s = await this.state(scope);
+    const e = [...s.entries.values()].find((x) => x.kind !== 'browser' && x.provisionedSeq !== undefined && x.provisionedSeq > seq);
+    return e?.status === 'lost' ? { id: e.id, reason: e.reason ?? 'it is gone' } : null;
   }
 
   /** The id calls without a `hand` would go to right now, without provisioning anything. */
   async peekCurrent(scope: HandScope): Promise<string | null> {
     const s = await this.state(scope);
-    return [...s.entries.values()].reverse().find((e) => e.status === 'ready' && e.hand)?.id ?? null;
+    return [...s.entries.values()].reverse().find(usable)?.id ?? null;
+  }
+
+  /**
+   * Runs a call on a hand, resuming it first if it was suspended meanwhile. While the call runs
+   * the hand counts as busy, so it is never suspended under it.
+   */
+  async use<T>(scope: HandScope, entry: HandEntry, fn: (hand: Hand) => Promise<T>): Promise<T> {
+    entry.inFlight += 1;
+    entry.lastUsed = Date.now();
+    try {
+      if (entry.status === 'suspended') await this.resume(scope, entry);
+      const hand = entry.hand;
+      if (entry.status !== 'ready' || !hand) throw new ToolError(entry.status === 'lost' ? lostHandText(entry.id, entry.reason ?? 'it is gone') : `hand ${entry.id} is ${entry.status}`);
+      return await fn(hand);
+    } finally {
+      entry.inFlight -= 1;
+      entry.lastUsed = Date.now();
+    }
   }
 
   async release(scope: HandScope, id: string): Promise<void> {
     const s = await this.state(scope);
     const e = s.entries.get(id);
     if (!e) throw new ToolError(`no hand named ${id} in this session`);
-    if (e.status !== 'ready') throw new ToolError(`hand ${id} is already ${e.status}`);
+    if (e.status !== 'ready' && e.status !== 'suspended') throw new ToolError(`hand ${id} is already ${e.status}`);
     e.status = 'released';
     const hand = e.hand;
     e.hand = null;
     await hand?.close().catch((err: unknown) => log.warn('hand close failed', { hand: id, ...errorFields(err) }));
+    // Released hands are cattle: their files go with them (a suspended one's too).
+    await this.o.workspaces?.remove(scope.sessionId, id);
     await scope.emit({ type: 'hand.released', hand: id }, `hand:${id}:released`);
   }
 
@@ -207,27 +278,103 @@ export class HandRegistry {
   async transfer(from: HandScope, id: string, to: HandScope): Promise<HandEntry> {
     const src = await this.state(from);
     const e = src.entries.get(id);
+    if (e?.status === 'suspended') await this.resume(from, e);
     if (!e || e.status !== 'ready' || !e.hand) throw new ToolError(`hand ${id} is not a ready hand of session ${from.sessionId}`);
     const dst = await this.state(to, { fresh: true });
     dst.counter += 1;
-    const moved: HandEntry = { id: `${e.kind}-${dst.counter}`, kind: e.kind, status: 'ready', hand: e.hand, startedAt: e.startedAt };
+    const moved: HandEntry = { ...newEntry(`${e.kind}-${dst.counter}`, e.kind, 'ready'), hand: e.hand, startedAt: e.startedAt, ...(e.spec ? { spec: e.spec } : {}) };
     dst.entries.set(moved.id, moved);
     e.status = 'released';
     e.reason = `transferred to ${to.sessionId}`;
     e.hand = null;
     const hand = moved.hand!;
+    if (isSuspendable(hand)) hand.rename(moved.id);
+    await this.o.workspaces?.move({ sessionId: from.sessionId, handId: id }, { sessionId: to.sessionId, handId: moved.id });
     void hand.lost.then((reason) => this.markLost(to.sessionId, moved.id, hand, reason));
     await from.emit({ type: 'hand.released', hand: id, transferred_to: { session_id: to.sessionId, hand: moved.id } }, `hand:${id}:released`);
-    await to.emit({ type: 'hand.provisioned', hand: moved.id, kind: e.kind, provision_ms: 0, transferred_from: { session_id: from.sessionId, hand: id } }, `hand:${moved.id}:provisioned`);
+    const stored = await to.emit({ type: 'hand.provisioned', hand: moved.id, kind: e.kind, provision_ms: 0, transferred_from: { session_id: from.sessionId, hand: id } }, `hand:${moved.id}:provisioned`);
+    moved.provisionedSeq = stored.seq;
     return moved;
   }
 
   async closeAll(): Promise<void> {
+    this.reaper?.stop();
     const all = await Promise.all(this.sessions.values());
     this.sessions.clear();
+    this.settled.clear();
     const hands = all.flatMap((s) => [...s.entries.values()]).flatMap((e) => (e.hand ? [e.hand] : []));
     await Promise.allSettled(hands.map((h) => h.close()));
     await this.o.pool?.close();
+  }
+
+  /** The sessions whose hands this process holds in memory (for tests and the bench). */
+  knownSessions(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** Local hand processes of every session here, for the reaper. */
+  liveHands(): LiveHand[] {
+    const out: LiveHand[] = [];
+    for (const s of this.settled.values()) {
+      for (const e of s.entries.values()) {
+        if (e.status === 'ready' && isSuspendable(e.hand)) out.push({ sessionId: s.sessionId, hand: e.id, lastUsed: e.lastUsed, inFlight: e.inFlight });
+      }
+    }
+    return out;
+  }
+
+  /** Stops a hand's process and keeps its workspace; the next call resumes it (see `use`). */
+  async suspend(sessionId: string, id: string, reason: SuspendReason): Promise<void> {
+    const e = this.settled.get(sessionId)?.entries.get(id);
+    if (e) await suspendEntry(this.suspendDeps, sessionId, e, reason);
+  }
+
+  /** Starts a suspended hand again on its workspace, under its name (parallel calls share it). */
+  private async resume(scope: HandScope, e: HandEntry): Promise<HandEntry> {
+    e.resuming ??= resumeEntry(this.suspendDeps, scope, e)
+      .then(() => this.reaper?.enforce({ sessionId: scope.sessionId, hand: e.id }))
+      .finally(() => {
+        e.resuming = undefined;
+      });
+    await e.resuming;
+    return e;
+  }
+
+  private get suspendDeps(): SuspendDeps {
+    return {
+      store: this.o.store,
+      provisioners: this.o.provisioners,
+      workspaces: this.o.workspaces,
+      watch: (sessionId, id, hand) => void hand.lost.then((reason) => this.markLost(sessionId, id, hand, reason)),
+    };
+  }
+
+  /**
+   * Lets go of sessions that hold no hand process and were not used for `idleMs`: a busy server
+   * does not keep every session it ever saw. Their hands are read from the log again on next use.
+   */
+  forgetIdleSessions(now: number, idleMs: number): void {
+    for (const [id, s] of this.settled) {
+      const holds = [...s.entries.values()].some((e) => e.hand !== null || e.status === 'starting' || e.inFlight > 0 || e.resuming !== undefined || e.suspending !== undefined);
+      if (holds || s.provisioningDefault || s.syncing || now - s.touchedAt < idleMs) continue;
+      this.settled.delete(id);
+      this.sessions.delete(id);
+    }
+  }
+
+  /** Ends a deleted session's hands and removes their workspaces (also those of suspended and lost hands). */
+  async deleteSession(sessionId: string): Promise<void> {
+    const pending = this.sessions.get(sessionId);
+    this.sessions.delete(sessionId);
+    this.settled.delete(sessionId);
+    const s = await pending?.catch(() => null);
+    const hands = [...(s?.entries.values() ?? [])].flatMap((e) => {
+      const h = e.hand;
+      Object.assign(e, { status: 'released', hand: null });
+      return h ? [h] : [];
+    });
+    await Promise.allSettled(hands.map((h) => h.close()));
+    await this.o.workspaces?.removeSession(sessionId);
   }
 
   /** Records a hand's death once, whoever notices first (the watcher or a failing call). */
@@ -239,6 +386,8 @@ export class HandRegistry {
     e.reason = reason;
     e.hand = null;
     log.warn('hand lost', { session: sessionId, hand: id, reason });
+    // The model is told its files are gone: so they are, and they take no disk.
+    await this.o.workspaces?.remove(sessionId, id);
     await this.o.store
       .emitEvent(sessionId, { type: 'hand.lost', hand: id, reason }, { idempotencyKey: `hand:${id}:lost` })
       .catch((err: unknown) => log.error('could not record a lost hand', { session: sessionId, hand: id, ...errorFields(err) }));
@@ -251,15 +400,19 @@ export class HandRegistry {
   private async state(scope: HandScope, opts: { fresh?: boolean } = {}): Promise<SessionHands> {
     let pending = this.sessions.get(scope.sessionId);
     if (!pending) {
-      const fresh: SessionHands = { entries: new Map(), counter: 0, provisioningDefault: null, epoch: scope.epoch ?? 0, syncing: null };
+      const fresh: SessionHands = { sessionId: scope.sessionId, entries: new Map(), touchedAt: Date.now(), counter: 0, provisioningDefault: null, epoch: scope.epoch ?? 0, syncing: null };
       pending = this.sync(scope, fresh).then(() => fresh);
       this.sessions.set(scope.sessionId, pending);
-      pending.catch(() => this.sessions.delete(scope.sessionId));
+      pending.then(
+        (s) => this.settled.set(scope.sessionId, s),
+        () => this.sessions.delete(scope.sessionId),
+      );
       const s = await pending;
       if (s.syncing) await s.syncing;
       return s;
     }
     const s = await pending;
+    s.touchedAt = Date.now();
     const newEpoch = scope.epoch !== undefined && scope.epoch > s.epoch;
     if (newEpoch) s.epoch = scope.epoch!;
     if (newEpoch || opts.fresh) {
@@ -293,7 +446,7 @@ export class HandRegistry {
    * harness); other hands the log says are ready but that have no process here are reported lost.
    */
   private async sync(scope: HandScope, s: SessionHands): Promise<void> {
-    const records = handsInLog(await this.o.store.getEvents(scope.sessionId, { types: ['hand.provisioned', 'hand.released', 'hand.lost'] }));
+    const records = handsInLog(await this.o.store.getEvents(scope.sessionId, { types: ['hand.provisioned', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed'] }));
     s.counter = Math.max(s.counter, records.length);
     const reattaching: Promise<void>[] = [];
     for (const r of records) {
@@ -320,9 +473,20 @@ export class HandRegistry {
         reattaching.push(this.reattach(scope, s, r, r.endpoint));
         continue;
       }
-      const entry: HandEntry = { ...fromRecord(r), status: 'lost', reason: GONE_WITH_SERVER };
+      // A suspended local hand stopped cleanly and left its files: it resumes on the next call
+      // wherever they are (this machine, after a restart).
+      if (r.suspended && (await this.o.workspaces?.find(scope.sessionId, r.id))) {
+        const spec = await this.specFor(scope.sessionId, { kind: r.kind as HandKind, ...(r.resources ? { resources: r.resources } : {}) });
+        s.entries.set(r.id, { ...fromRecord(r), status: 'suspended', spec });
+        continue;
+      }
+      // A hand that was running died with its server, mid-command maybe: it is lost, and so are
+      // its files (removed here, so that what the model is told is true).
+      const reason = r.suspended ? 'it was suspended and its workspace is not on this server' : GONE_WITH_SERVER;
+      const entry: HandEntry = { ...fromRecord(r), status: 'lost', reason };
       s.entries.set(r.id, entry);
-      await scope.emit({ type: 'hand.lost', hand: r.id, reason: GONE_WITH_SERVER }, `hand:${r.id}:lost`);
+      await this.o.workspaces?.remove(scope.sessionId, r.id);
+      await scope.emit({ type: 'hand.lost', hand: r.id, reason }, `hand:${r.id}:lost`);
     }
     await Promise.all(reattaching);
   }
@@ -384,13 +548,21 @@ export class HandRegistry {
   }
 }
 
+function newEntry(id: string, kind: HandKind, status: HandEntry['status']): HandEntry {
+  const now = Date.now();
+  return { id, kind, status, hand: null, startedAt: now, lastUsed: now, inFlight: 0 };
+}
+
+/** Takes calls now, or after a resume. */
+function usable(e: HandEntry): boolean {
+  return (e.status === 'ready' && e.hand !== null) || e.status === 'suspended';
+}
+
 function fromRecord(r: HandRecord): HandEntry {
   return {
-    id: r.id,
-    kind: r.kind as HandKind,
-    status: r.status,
-    hand: null,
+    ...newEntry(r.id, r.kind as HandKind, r.status),
     startedAt: Date.parse(r.since),
+    provisionedSeq: r.seq,
     ...(r.reason ? { reason: r.reason } : {}),
     ...(r.endpoint ? { endpoint: r.endpoint } : {}),
   };

@@ -468,3 +468,23 @@ describe('buildContext: user edits', () => {
     expect(json).toContain('let x = 2;');
   });
 });
+
+describe('buildContext: lost hands', () => {
+  it('tells the brain which hand was lost and that its files are gone, also between a call and its result', () => {
+    const log = new Log();
+    log.user('append a line');
+    let call!: StoredEvent;
+    log.turn(() => {
+      call = log.toolUse('toolu_1');
+    });
+    log.add({ type: 'hand.lost', hand: 'sandbox-1', reason: 'its server process is gone' });
+    log.result(call, 'hand sandbox-1 was lost', { isError: true });
+    const { messages } = log.build();
+    const last = messages.at(-1)!;
+    expect(last.role).toBe('user');
+    const blocks = last.content as ContentBlockParam[];
+    // The API wants the tool_result first in the user turn; the note about the hand follows it.
+    expect(blocks.map((b) => b.type)).toEqual(['tool_result', 'text']);
+    expect(JSON.stringify(blocks[1])).toContain('hand sandbox-1 was lost: its server process is gone; its workspace and files are gone');
+  });
+});

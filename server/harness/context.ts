@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { StoredEvent } from '~/lib/events';
-import type { ToolSpec } from '~/lib/hand';
+import { type ToolSpec, lostHandText } from '~/lib/hand';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
@@ -58,6 +58,10 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
         push('user', [{ type: 'text', text: `[The user edited ${e.path} on hand ${e.hand} in the editor. Its content is now:]\n${shown}` }]);
         break;
       }
+      case 'hand.lost':
+        // The model must know its workspace went away, also when no call of its own failed on it.
+        push('user', [{ type: 'text', text: `[${lostHandText(e.hand, e.reason)}]` }]);
+        break;
       case 'agent.thinking':
         push('assistant', (e.content ?? []).map((b) => ({ type: 'thinking', thinking: b.thinking, signature: b.signature })));
         break;

@@ -265,6 +265,8 @@ class FlakyStore implements SessionStore {
   liveTabs = (sessionId: string, hand: string, withinMs: number) => this.flaky(() => this.inner.liveTabs(sessionId, hand, withinMs));
   claimCall = (sessionId: string, callId: string, tabId: string) => this.flaky(() => this.inner.claimCall(sessionId, callId, tabId));
   callClaim = (sessionId: string, callId: string) => this.flaky(() => this.inner.callClaim(sessionId, callId));
+  deleteSession = (id: string) => this.flaky(() => this.inner.deleteSession(id));
+  pruneHandRows = () => this.flaky(() => this.inner.pruneHandRows());
   close = () => this.inner.close();
 
   async *follow(id: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<StoredEvent> {

@@ -178,6 +178,8 @@ describe('decide: the happy path', () => {
       'hand.reattached': { type: 'hand.reattached', hand: 'remote-1' },
       'hand.released': { type: 'hand.released', hand: 'sandbox-1' },
       'hand.lost': { type: 'hand.lost', hand: 'sandbox-1', reason: 'gone' },
+      'hand.suspended': { type: 'hand.suspended', hand: 'sandbox-1', reason: 'idle' },
+      'hand.resumed': { type: 'hand.resumed', hand: 'sandbox-1', resume_ms: 3 },
       'user.file_edit': { type: 'user.file_edit', hand: 'sandbox-1', path: 'a.txt', content: 'x' },
     };
     expect(Object.keys(side).sort()).toEqual([...SIDE_EVENT_TYPES].sort());

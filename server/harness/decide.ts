@@ -99,6 +99,8 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
       case 'hand.released':
       case 'hand.lost':
       case 'hand.reattached':
+      case 'hand.suspended':
+      case 'hand.resumed':
         break;
     }
   }

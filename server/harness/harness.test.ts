@@ -390,6 +390,21 @@ describe('the sweeper', () => {
     }
   });
 
+  it('prunes the claims of answered calls on its first tick', async () => {
+    const s = await store.createSession({});
+    const call = await store.emitEvent(s.id, { type: 'agent.tool_use', name: 'bash', input: { command: 'ls' }, model_tool_use_id: 'toolu_1', hand: 'browser-1' });
+    await store.claimCall(s.id, call.id, 'tab-a');
+    await store.emitEvent(s.id, { type: 'user.tool_result', tool_use_id: call.id, content: [{ type: 'text', text: 'ok' }] }, { idempotencyKey: call.id });
+    const stop = makeHarness().startSweeper(1_000);
+    try {
+      const end = Date.now() + 2_000;
+      while ((await store.callClaim(s.id, call.id)) !== null && Date.now() < end) await sleep(20);
+      expect(await store.callClaim(s.id, call.id)).toBeNull();
+    } finally {
+      stop();
+    }
+  });
+
   it('stops waking a session whose log asks for nothing: an interrupt sent to an idle session', async () => {
     const id = await sessionWith('hello', textResponse('done'));
     await makeHarness().wake(id);

@@ -15,6 +15,8 @@ import type { Fence, SessionStore } from '~/server/session/store';
 import { errorFields, logger } from '~/server/log';
 
 const log = logger('harness');
+/** How often the sweeper prunes the store's rows of ended hands and answered calls. */
+const PRUNE_EVERY_MS = 60_000;
 
 export interface HarnessOptions {
   store: SessionStore;
@@ -106,10 +108,18 @@ export class Harness {
     // tick later was left behind (that instance died in between) and is taken. An expired lease is
     // a harness that died: taken at once.
     let unclaimed = new Set<string>();
+    let prunedAt = 0;
     const tick = async () => {
       if (stopped || this.closing || sweeping) return;
       sweeping = true;
       try {
+        // Housekeeping rides along, once a minute: tabs of ended hands and claims of answered
+        // calls are never read again.
+        if (Date.now() - prunedAt >= PRUNE_EVERY_MS) {
+          prunedAt = Date.now();
+          const pruned = await this.o.store.pruneHandRows();
+          if (pruned.tabs + pruned.claims > 0) log.debug('pruned hand rows', pruned);
+        }
         const waiting = await this.o.store.sessionsNeedingWork(50);
         if (failing) log.info('sweep recovered');
         failing = false;

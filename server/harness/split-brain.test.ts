@@ -191,6 +191,12 @@ class ObservedStore implements SessionStore {
   callClaim(sessionId: string, callId: string) {
     return this.inner.callClaim(sessionId, callId);
   }
+  deleteSession(id: string) {
+    return this.inner.deleteSession(id);
+  }
+  pruneHandRows() {
+    return this.inner.pruneHandRows();
+  }
   close(): Promise<void> {
     return Promise.resolve(); // the shared store is closed by its owner
   }

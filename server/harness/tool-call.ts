@@ -1,7 +1,7 @@
 import 'server-only';
 import { z } from 'zod';
 import { describeZodError } from '~/lib/events';
-import { type HandKind, ToolError } from '~/lib/hand';
+import { type HandKind, ToolError, lostHandText } from '~/lib/hand';
 import { isHandTool } from '~/lib/tools';
 import type { HandResources } from '~/server/hands/provisioner';
 import type { HandEntry, HandRegistry, HandScope } from '~/server/hands/registry';
@@ -34,11 +34,12 @@ function parseResources(raw: unknown): HandResources | undefined {
 
 function formatHands(entries: HandEntry[]): string {
   if (entries.length === 0) return 'no hands yet: the first tool call provisions one';
-  const current = [...entries].reverse().find((e) => e.status === 'ready');
+  const current = [...entries].reverse().find((e) => e.status === 'ready' || e.status === 'suspended');
   return entries
     .map((e) => {
       const age = Math.round((Date.now() - e.startedAt) / 1000);
-      return `${e.id}\t${e.kind}\t${e.status}${e.reason ? ` (${e.reason})` : ''}\t${age}s${e === current ? '\t(current)' : ''}`;
+      const status = e.status === 'suspended' ? 'ready (suspended: resumes on the next call, files kept)' : e.status;
+      return `${e.id}\t${e.kind}\t${status}${e.reason ? ` (${e.reason})` : ''}\t${age}s${e === current ? '\t(current)' : ''}`;
     })
     .join('\n');
 }
@@ -71,18 +72,31 @@ export async function runToolCall(hands: HandRegistry, scope: HandScope, call: T
       break;
   }
   if (!isHandTool(call.name)) throw new ToolError(`unknown tool ${call.name}`);
+  // A call whose hand was lost (its server died mid-command, say) fails naming it: run again on
+  // a fresh, empty hand it could do harm (a command not safe to repeat) or mislead the model
+  // about its files. The model decides what to do next.
+  // A call that named no hand (the session had none) ran on the first one provisioned after it.
+  if (!call.hand?.startsWith('browser-')) {
+    const addressedTo = call.hand;
+    const lost = addressedTo ? await hands.lostReason(scope, addressedTo).then((reason) => (reason === null ? null : { id: addressedTo, reason })) : await hands.lostSince(scope, call.seq);
+    if (lost) throw new CallFailure(lostHandText(lost.id, lost.reason), lost.id);
+  }
   const entry = await hands.resolve(scope, named);
-  const hand = entry.hand;
-  if (!hand) throw new CallFailure(`hand ${entry.id} is not ready`, entry.id);
   try {
-    // A hand that dies mid-call fails the call at once, not at its timeout.
-    const text = await Promise.race([
-      hand.execute(call.name, input, { callId: call.id, signal }),
-      hand.lost.then((reason): never => {
-        throw new Error(`hand ${entry.id} was lost: ${reason}. A fresh hand is provisioned on the next call (or call provision).`);
-      }),
-    ]);
-    return { text, hand: entry.id };
+    return await hands.use(scope, entry, async (hand) => {
+      let lostReason: string | undefined;
+      // A hand that dies mid-call fails the call at once, not at its timeout.
+      const text = await Promise.race([
+        hand.execute(call.name, input, { callId: call.id, signal }).catch((e: unknown) => {
+          throw lostReason === undefined ? e : new Error(lostHandText(entry.id, lostReason));
+        }),
+        hand.lost.then((reason): never => {
+          lostReason = reason;
+          throw new Error(lostHandText(entry.id, reason));
+        }),
+      ]);
+      return { text, hand: entry.id };
+    });
   } catch (e) {
     throw new CallFailure(e instanceof Error ? e.message : String(e), entry.id);
   }

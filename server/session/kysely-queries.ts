@@ -406,6 +406,45 @@ export class KyselySessionStore implements SessionStore {
     return row?.tab_id ?? null;
   }
 
+  async deleteSession(id: string): Promise<void> {
+    const deleted = await this.#backend.appendTransaction(async (trx) => {
+      // Children first: the foreign keys cascade, but SQLite only does so with a pragma set.
+      for (const table of ['events', 'idempotency', 'hand_tabs', 'call_claims'] as const) await trx.deleteFrom(table).where('session_id', '=', id).execute();
+      const r = await trx.deleteFrom('sessions').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    if (deleted === 0) throw new NotFoundError('session', id);
+  }
+
+  async pruneHandRows(): Promise<{ tabs: number; claims: number }> {
+    // What is over is in the idempotency keys: a hand's end is stored under `hand:<id>:released`
+    // or `hand:<id>:lost`, a call's result under the call id. No event payload is parsed.
+    const tabs = await this.db
+      .deleteFrom('hand_tabs')
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('idempotency as i')
+            .select(sql<number>`1`.as('one'))
+            .whereRef('i.session_id', '=', 'hand_tabs.session_id')
+            .where((k) =>
+              k.or([
+                k('i.key', '=', sql<string>`'hand:' || hand_tabs.hand || ':released'`),
+                k('i.key', '=', sql<string>`'hand:' || hand_tabs.hand || ':lost'`),
+              ]),
+            ),
+        ),
+      )
+      .executeTakeFirst();
+    const claims = await this.db
+      .deleteFrom('call_claims')
+      .where((eb) =>
+        eb.exists(eb.selectFrom('idempotency as i').select(sql<number>`1`.as('one')).whereRef('i.session_id', '=', 'call_claims.session_id').whereRef('i.key', '=', 'call_claims.call_id')),
+      )
+      .executeTakeFirst();
+    return { tabs: Number(tabs.numDeletedRows), claims: Number(claims.numDeletedRows) };
+  }
+
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort();

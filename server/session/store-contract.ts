@@ -53,6 +53,26 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         await expect(store.updateSession(s.id, { title: ' ' })).rejects.toMatchObject({ code: 'invalid_input' });
       });
 
+      it('deletes a session with its log, keys, tabs and claims, and no other session’s', async () => {
+        const gone = await store.createSession({});
+        const kept = await store.createSession({});
+        for (const s of [gone, kept]) {
+          await store.emitEvent(s.id, { type: 'user.interrupt' }, { idempotencyKey: 'k1' });
+          await store.touchTab(s.id, 'browser-1', 'tab-a');
+          await store.claimCall(s.id, 'sevt_1', 'tab-a');
+        }
+        await store.deleteSession(gone.id);
+        expect(await store.getSession(gone.id)).toBeNull();
+        expect(await store.getEvents(gone.id).catch(() => [])).toEqual([]);
+        expect(await store.liveTabs(gone.id, 'browser-1', 60_000)).toEqual([]);
+        expect(await store.callClaim(gone.id, 'sevt_1')).toBeNull();
+        expect(await store.getEvents(kept.id)).toHaveLength(1);
+        expect(await store.liveTabs(kept.id, 'browser-1', 60_000)).toEqual(['tab-a']);
+        expect(await store.callClaim(kept.id, 'sevt_1')).toBe('tab-a');
+        expect((await store.listSessions({})).data.map((s) => s.id)).not.toContain(gone.id);
+        await expect(store.deleteSession(gone.id)).rejects.toBeInstanceOf(NotFoundError);
+      });
+
       it('returns null for an unknown session', async () => {
         expect(await store.getSession('sesn_01J00000000000000000000000')).toBeNull();
       });
@@ -449,6 +469,26 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         expect(await store.callClaim(s.id, 'sevt_1')).toBe(holders[0]);
         expect(await store.claimCall(s.id, 'sevt_1', 'tab-late')).toBe(holders[0]);
         expect(await store.claimCall(s.id, 'sevt_2', 'tab-late')).toBe('tab-late');
+      });
+
+      it('prunes the tabs of ended browser hands and the claims of answered calls, and nothing else', async () => {
+        const s = await store.createSession({});
+        await store.touchTab(s.id, 'browser-1', 'tab-a');
+        await store.touchTab(s.id, 'browser-2', 'tab-b');
+        await store.emitEvent(s.id, { type: 'hand.provisioned', hand: 'browser-1', kind: 'browser' }, { idempotencyKey: 'hand:browser-1:provisioned' });
+        await store.emitEvent(s.id, { type: 'hand.lost', hand: 'browser-1', reason: 'no tab' }, { idempotencyKey: 'hand:browser-1:lost' });
+        const answered = await store.emitEvent(s.id, { type: 'agent.tool_use', name: 'bash', input: { command: 'ls' }, model_tool_use_id: 'toolu_1' });
+        const open = await store.emitEvent(s.id, { type: 'agent.tool_use', name: 'bash', input: { command: 'ls' }, model_tool_use_id: 'toolu_2' });
+        await store.claimCall(s.id, answered.id, 'tab-a');
+        await store.claimCall(s.id, open.id, 'tab-b');
+        await store.emitEvent(s.id, { type: 'user.tool_result', tool_use_id: answered.id, content: [{ type: 'text', text: 'ok' }] }, { idempotencyKey: answered.id });
+
+        expect(await store.pruneHandRows()).toEqual({ tabs: 1, claims: 1 });
+        expect(await store.liveTabs(s.id, 'browser-1', 60_000)).toEqual([]);
+        expect(await store.liveTabs(s.id, 'browser-2', 60_000)).toEqual(['tab-b']);
+        expect(await store.callClaim(s.id, answered.id)).toBeNull();
+        expect(await store.callClaim(s.id, open.id)).toBe('tab-b');
+        expect(await store.pruneHandRows()).toEqual({ tabs: 0, claims: 0 });
       });
 
       it('rejects tabs and claims of an unknown session with NotFoundError', async () => {

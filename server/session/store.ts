@@ -101,5 +101,15 @@ export interface SessionStore {
   claimCall(sessionId: string, callId: string, tabId: string): Promise<string>;
   /** The tab holding a call's claim, or null while nobody has claimed it. */
   callClaim(sessionId: string, callId: string): Promise<string | null>;
+  /**
+   * Deletes a session and everything stored for it (events, idempotency keys, tabs, claims).
+   * The one exception to append-only: the user asked for it. Unknown id → NotFoundError.
+   */
+  deleteSession(id: string): Promise<void>;
+  /**
+   * Drops rows nobody will read again: tabs of browser hands that were released or lost, and
+   * claims of calls that have their result. Returns how many rows went.
+   */
+  pruneHandRows(): Promise<{ tabs: number; claims: number }>;
   close(): Promise<void>;
 }

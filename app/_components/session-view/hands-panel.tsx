@@ -38,6 +38,11 @@ export function HandsPanel({ events, progress }: { events: readonly StoredEvent[
                 re-attached{h.reattached > 1 ? ` ×${h.reattached}` : ''}
               </span>
             )}
+            {h.suspended && h.status === 'ready' && (
+              <span className="small muted" data-testid="hand-suspended" title="its process is stopped to free the machine; the next call resumes it on the same files">
+                suspended
+              </span>
+            )}
             {h.reason && <div className="small muted hand-reason">{h.reason}</div>}
           </li>
         ))}

@@ -31,6 +31,10 @@ function detail(e: StoredEvent): string {
       return e.hand;
     case 'hand.lost':
       return `${e.hand}: ${e.reason}`;
+    case 'hand.suspended':
+      return `${e.hand}: suspended (${e.reason === 'idle' ? 'idle' : 'too many live hands'}); its files stay`;
+    case 'hand.resumed':
+      return `${e.hand}: resumed${e.resume_ms !== undefined ? ` in ${e.resume_ms} ms` : ''}`;
     case 'hand.reattached':
       return `${e.hand}: re-attached after a server restart${e.reattach_ms !== undefined ? ` in ${e.reattach_ms} ms` : ''}`;
     default:

@@ -98,5 +98,6 @@ async function runOnHand(rt: Runtime, sessionId: string, handId: string, tool: '
   const scope = await userScope(rt, sessionId);
   const entry = await rt.hands.resolve(scope, handId);
   if (entry.kind === 'browser' || !entry.hand) throw new TRPCError({ code: 'BAD_REQUEST', message: `hand ${handId} lives in a browser tab: read it there` });
-  return entry.hand.execute(tool, input, { callId: `ide-${randomUUID()}`, signal: AbortSignal.timeout(30_000) });
+  // Through `use`: the user's reads count as use (an idle hand is not suspended under them).
+  return rt.hands.use(scope, entry, (hand) => hand.execute(tool, input, { callId: `ide-${randomUUID()}`, signal: AbortSignal.timeout(30_000) }));
 }

@@ -22,6 +22,18 @@ export const sessionsRouter = createTRPCRouter({
   /** Who is calling (the settings page says whether this browser is signed in as the owner). */
   me: protectedProcedure.query(({ ctx }) => ({ kind: ctx.caller.kind })),
 
+  /**
+   * Deletes a session for good: its hands end and their workspaces are removed (only now: a
+   * suspended or idle session keeps its files), then its log and rows go.
+   */
+  delete: protectedProcedure.input(z.object({ id: SessionId })).mutation(async ({ ctx, input }) => {
+    const session = await ctx.runtime.store.getSession(input.id);
+    if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
+    await ctx.runtime.hands.deleteSession(input.id);
+    await ctx.runtime.store.deleteSession(input.id);
+    return { id: input.id, deleted: true as const };
+  }),
+
   /** Which brain answers: the UI labels the offline demo brain so it is never mistaken for Claude. */
   brain: protectedProcedure.query(({ ctx }) => ({ label: ctx.runtime.harness.model.label, isDemo: ctx.runtime.harness.model.isDemo })),
 });

@@ -2,9 +2,9 @@ import 'server-only';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Hand } from '~/lib/hand';
-import { connectMcpHand } from '~/server/hands/mcp-hand';
-import type { Provisioner } from '~/server/hands/provisioner';
+
+import { type NamedMcpHand, connectMcpHand } from '~/server/hands/mcp-hand';
+import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
 import { sandboxPolicy } from '~/server/hands/sandbox/policy';
 import { checkSandboxAvailable, launcherInvocation } from '~/server/hands/sandbox/spawn-sandboxed';
 import { cleanEnv, stderrTail } from '~/server/hands/stdio-env';
@@ -30,7 +30,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
   let check: ReturnType<typeof checkSandboxAvailable> | null = null;
 
   return {
-    async provision(handId, spec, opts): Promise<Hand> {
+    async provision(handId, spec, opts): Promise<SuspendableHand> {
       if (spec.kind !== 'sandbox' && spec.kind !== 'local') throw new Error(`cannot make a ${spec.kind} hand here`);
       const fail = (message: string): never => {
         opts.onProgress?.('failed', message);
@@ -46,7 +46,10 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         }
       }
       await fs.mkdir(o.workspacesDir, { recursive: true });
-      const workspace = await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`));
+      // A resumed hand works on the folder it was suspended with; a new one gets a fresh folder.
+      const resuming = opts.workspace !== undefined;
+      const workspace = opts.workspace ?? (await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`)));
+      if (resuming) await fs.mkdir(workspace, { recursive: true });
       const limits = spec.resources ?? {};
       const argv = [
         process.execPath,
@@ -73,7 +76,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         transport = new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), env: cleanEnv(), cwd: workspace, stderr: 'pipe' });
       }
       const tail = stderrTail(transport);
-      let hand: Hand;
+      let hand: NamedMcpHand;
       try {
         hand = await connectMcpHand({
           id: handId,
@@ -86,18 +89,24 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           },
         });
       } catch (e) {
-        await fs.rm(workspace, { recursive: true, force: true });
+        // A resumed hand's files are the session's: a failed start must not delete them.
+        if (!resuming) await fs.rm(workspace, { recursive: true, force: true });
         const t = tail();
         return fail(`${spec.kind} hand did not start: ${e instanceof Error ? e.message : String(e)}${t ? `\n${t}` : ''}`);
       }
       opts.onProgress?.('ready');
-      // Released hands are cattle: their workspace goes with them.
+      // Released hands are cattle: their workspace goes with them. A suspended one keeps it.
       return {
-        id: hand.id,
+        get id() {
+          return hand.id;
+        },
         kind: hand.kind,
         lost: hand.lost,
+        workspace,
         tools: () => hand.tools(),
         execute: (name, input, ctx) => hand.execute(name, input, ctx),
+        rename: (id) => hand.rename(id),
+        suspend: () => hand.close(),
         close: async () => {
           await hand.close();
           await fs.rm(workspace, { recursive: true, force: true });
