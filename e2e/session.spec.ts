@@ -107,3 +107,18 @@ test('an unknown session id shows a clear not-found page', async ({ page }) => {
   await page.goto('/s/sesn_00000000000000000000000000');
   await expect(page.getByRole('heading', { name: 'Session not found' })).toBeVisible();
 });
+
+test('deleting a session removes it from the list and from this browser, and its page then says not found', async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  const id = page.url().split('/s/')[1]!;
+  await page.goto('/');
+  const row = page.locator('tr', { hasText: id });
+  await expect(row).toHaveCount(1);
+  page.once('dialog', (d) => void d.accept());
+  await row.getByTestId('delete-session').click();
+  await expect(row).toHaveCount(0);
+  await page.goto(`/s/${id}`);
+  await expect(page.getByRole('heading', { name: 'Session not found' })).toBeVisible();
+});

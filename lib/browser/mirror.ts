@@ -61,6 +61,14 @@ export async function mirrorSessions(sessions: readonly MirroredSession[]): Prom
   );
 }
 
+/** A deleted session leaves this browser's copy too. */
+export async function forgetSession(sessionId: string): Promise<void> {
+  await mirror().transaction('rw', mirror().sessions, mirror().events, async () => {
+    await mirror().sessions.delete(sessionId);
+    await mirror().events.where('session_id').equals(sessionId).delete();
+  });
+}
+
 /**
  * Signing out forgets what this browser kept: the mirror and the service worker's page copies,
  * so the next person at this browser reads nothing offline either.

@@ -6,7 +6,7 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { StoreOutageBanner } from '~/app/_components/session-view/store-outage-banner';
-import { mirror, mirrorSessions } from '~/lib/browser/mirror';
+import { forgetSession, mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { timeAgo } from '~/app/_components/time';
 
@@ -20,6 +20,18 @@ export function SessionList() {
       onSuccess: (s) => router.push(`/s/${s.id}`),
     }),
   );
+
+  const remove = useMutation(
+    trpc.sessions.delete.mutationOptions({
+      onSuccess: async ({ id }) => {
+        await forgetSession(id);
+        await list.refetch();
+      },
+    }),
+  );
+  const confirmDelete = (id: string, title: string) => {
+    if (window.confirm(`Delete "${title}"? Its log, its hands and their files are removed for good.`)) remove.mutate({ id });
+  };
 
   useEffect(() => {
     if (list.data) void mirrorSessions(list.data.data);
@@ -43,6 +55,7 @@ export function SessionList() {
         </button>
       </div>
       {create.error && <p className="error">Could not start a session: {create.error.message}</p>}
+      {remove.error && <p className="error">Could not delete the session: {remove.error.message}</p>}
       {databaseDown ? (
         <StoreOutageBanner detail={list.error.message} what="your sessions" />
       ) : (
@@ -62,6 +75,7 @@ export function SessionList() {
               <th>Status</th>
               <th>Events</th>
               <th>Last activity</th>
+              <th />
             </tr>
           </thead>
           <tbody>
@@ -76,6 +90,11 @@ export function SessionList() {
                 </td>
                 <td className="mono">{s.last_seq}</td>
                 <td title={s.updated_at}>{timeAgo(s.updated_at)}</td>
+                <td>
+                  <button type="button" className="quiet" data-testid="delete-session" disabled={!hydrated || offline || remove.isPending} onClick={() => confirmDelete(s.id, s.title)}>
+                    Delete
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
