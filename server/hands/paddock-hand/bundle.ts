@@ -17,17 +17,22 @@ export function handBundleDir(): string {
 }
 
 /**
- * Builds the bundle (async: never a sync child process next to a sandbox proxy) and returns its
- * path, `paddock-hand-<content hash>.mjs`: the same source gives the same file, so concurrent
- * servers and restarts share it and an old file is never rewritten under a running hand.
+ * Builds paddock-hand's bundle (async: never a sync child process next to a sandbox proxy) and
+ * returns its path, `paddock-hand-<content hash>.mjs`: the same source gives the same file, so
+ * concurrent servers and restarts share it and an old file is never rewritten under a running hand.
  */
-export async function buildHandBundle(root = process.cwd(), outDir = handBundleDir()): Promise<string> {
+export function buildHandBundle(root = process.cwd(), outDir = handBundleDir()): Promise<string> {
+  return buildBundle(root, path.join(root, 'server', 'hands', 'paddock-hand', 'cli.ts'), outDir, 'paddock-hand');
+}
+
+/** esbuild `entry` (and everything it imports) into `outDir/<name>-<hash>.mjs`. */
+export async function buildBundle(root: string, entry: string, outDir: string, name: string): Promise<string> {
   await fs.mkdir(outDir, { recursive: true, mode: 0o755 });
-  const tmp = path.join(outDir, `.build-${process.pid}-${Date.now()}.mjs`);
+  const tmp = path.join(outDir, `.build-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.mjs`);
   const esbuild = path.join(root, 'node_modules', 'esbuild', 'bin', 'esbuild');
   const args = [
     esbuild,
-    path.join(root, 'server', 'hands', 'paddock-hand', 'cli.ts'),
+    entry,
     '--bundle',
     '--platform=node',
     '--format=esm',
@@ -49,10 +54,10 @@ export async function buildHandBundle(root = process.cwd(), outDir = handBundleD
   });
   if (code !== 0) {
     await fs.rm(tmp, { force: true });
-    throw new Error(`could not build paddock-hand (esbuild exit ${code}): ${stderr.trim()}`);
+    throw new Error(`could not build ${name} (esbuild exit ${code}): ${stderr.trim()}`);
   }
   const text = await fs.readFile(tmp);
-  const file = path.join(outDir, `paddock-hand-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.mjs`);
+  const file = path.join(outDir, `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.mjs`);
   await fs.chmod(tmp, 0o644);
   await fs.rename(tmp, file);
   return file;

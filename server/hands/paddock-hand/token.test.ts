@@ -40,7 +40,7 @@ async function probe(command: string, args: string[], env: Record<string, string
   const workspace = mkdtempSync(path.join(tmpdir(), 'paddock-token-'));
   cleanups.push(() => rmSync(workspace, { recursive: true, force: true }));
   const child = spawn(command, [...args, '--workspace', workspace, '--http', '0'], {
-    env: { PATH: process.env.PATH ?? '', HOME: workspace, ...env } as NodeJS.ProcessEnv,
+    env: { PATH: process.env.PATH ?? '', HOME: workspace, ...env } as Record<string, string> as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   cleanups.push(() => child.kill('SIGKILL'));

@@ -11,6 +11,7 @@
  * would hang every network call from inside the sandbox.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,9 +98,12 @@ async function checkDependencies(): Promise<Tools> {
 
 /**
  * The runtime's own helper binaries (apply-seccomp), which run inside the sandbox: readable even
- * when the project folder holding node_modules is hidden.
+ * when the project folder holding node_modules is hidden. Next to this file when bundled (see
+ * launcher-bundle.ts), else in the package.
  */
 function runtimeVendorDir(): string {
+  const bundled = path.join(path.dirname(fileURLToPath(import.meta.url)), 'vendor', 'seccomp');
+  if (existsSync(bundled)) return bundled;
   const entry = fileURLToPath(import.meta.resolve('@anthropic-ai/sandbox-runtime'));
   return path.join(path.dirname(path.dirname(entry)), 'vendor', 'seccomp');
 }

@@ -6,6 +6,7 @@ import type { Hand } from '~/lib/hand';
 import { connectMcpHand } from '~/server/hands/mcp-hand';
 import { buildHandBundle, handBundleDir } from '~/server/hands/paddock-hand/bundle';
 import type { Provisioner } from '~/server/hands/provisioner';
+import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
 import { DEFAULT_HAND_LIMITS, effectiveLimits, type HandLimits } from '~/server/hands/sandbox/limits';
 import { sandboxPolicy } from '~/server/hands/sandbox/policy';
 import { checkSandboxAvailable, launcherInvocation } from '~/server/hands/sandbox/spawn-sandboxed';
@@ -38,11 +39,14 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
   const root = o.root ?? process.cwd();
   const operatorLimits = o.limits ?? DEFAULT_HAND_LIMITS;
   // Built once per provisioner; a failed build is tried again by the next provision.
-  let bundle: Promise<string> | null = null;
-  const handCode = () => (bundle ??= buildHandBundle(root).catch((e: unknown) => {
-    bundle = null;
-    throw e;
-  }));
+  let bundles: Promise<{ hand: string; launcher: string }> | null = null;
+  const handCode = () =>
+    (bundles ??= Promise.all([buildHandBundle(root), buildLauncherBundle(root)])
+      .then(([hand, launcher]) => ({ hand, launcher }))
+      .catch((e: unknown) => {
+        bundles = null;
+        throw e;
+      }));
   // One check shared by concurrent first provisions (a burst of parallel checks can misreport).
   let check: ReturnType<typeof checkSandboxAvailable> | null = null;
 
@@ -65,7 +69,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
       await fs.mkdir(o.workspacesDir, { recursive: true });
       const workspace = await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`));
       const limits = effectiveLimits(operatorLimits, spec.resources);
-      let code: string;
+      let code: { hand: string; launcher: string };
       try {
         code = await handCode();
       } catch (e) {
@@ -75,7 +79,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
       const argv = [
         process.execPath,
         ...HAND_NODE_FLAGS,
-        code,
+        code.hand,
         '--workspace',
         workspace,
         '--stdio',
@@ -95,7 +99,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           allowedDomains: spec.allowedDomains ?? [],
           ...(o.masterKeyFile ? { masterKeyFile: o.masterKeyFile } : {}),
         });
-        const inv = launcherInvocation({ policy, command: argv });
+        const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher });
         transport = new StdioClientTransport({ command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' });
       } else {
         opts.onProgress?.('starting', 'starting paddock-hand WITHOUT a sandbox (PADDOCK_ALLOW_UNSANDBOXED)');

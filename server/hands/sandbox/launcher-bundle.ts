@@ -1,0 +1,19 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { buildBundle } from '~/server/hands/paddock-hand/bundle';
+
+/**
+ * The sandbox launcher as one prebuilt file, sandbox-runtime included: a launcher starts per hand,
+ * and loading the runtime's ~200 modules through tsx took most of a hand's cold start and a third
+ * of its memory. The runtime finds its helper binaries (apply-seccomp, the JVM proxy agent) in a
+ * `vendor/` folder next to its bundle, copied there once.
+ */
+export async function buildLauncherBundle(root = process.cwd()): Promise<string> {
+  const outDir = path.join(root, 'node_modules', '.cache', 'paddock-launcher');
+  const file = await buildBundle(root, path.join(root, 'server', 'hands', 'sandbox', 'launcher.ts'), outDir, 'sandbox-launcher');
+  const vendor = path.join(root, 'node_modules', '@anthropic-ai', 'sandbox-runtime', 'vendor');
+  for (const part of ['seccomp', 'java-proxy-agent']) {
+    await fs.cp(path.join(vendor, part), path.join(outDir, 'vendor', part), { recursive: true, force: true });
+  }
+  return file;
+}
