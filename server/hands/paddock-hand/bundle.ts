@@ -21,7 +21,15 @@ export function handBundleDir(): string {
  * returns its path, `paddock-hand-<content hash>.mjs`: the same source gives the same file, so
  * concurrent servers and restarts share it and an old file is never rewritten under a running hand.
  */
-export function buildHandBundle(root = process.cwd(), outDir = handBundleDir()): Promise<string> {
+export async function buildHandBundle(root = process.cwd(), outDir = handBundleDir()): Promise<string> {
+  await fs.mkdir(outDir, { recursive: true, mode: 0o755 });
+  // The folder is in the shared tmp dir: one another user made (or could write to) could hand
+  // every sandbox a program of theirs.
+  const info = await fs.lstat(outDir);
+  const uid = process.getuid?.();
+  if (!info.isDirectory() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) {
+    throw new Error(`refusing to use ${outDir} for paddock-hand's code: not a directory owned by this user and writable by it alone`);
+  }
   return buildBundle(root, path.join(root, 'server', 'hands', 'paddock-hand', 'cli.ts'), outDir, 'paddock-hand');
 }
 
