@@ -13,7 +13,7 @@ import path from 'node:path';
 
 /** Where bundles go: outside the project; hands get this folder read-only. */
 export function handBundleDir(): string {
-  return path.join(os.tmpdir(), 'paddock-hand-dist');
+  return path.join(/*turbopackIgnore: true*/ os.tmpdir(), 'paddock-hand-dist');
 }
 
 /**
@@ -30,14 +30,14 @@ export async function buildHandBundle(root = process.cwd(), outDir = handBundleD
   if (!info.isDirectory() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) {
     throw new Error(`refusing to use ${outDir} for paddock-hand's code: not a directory owned by this user and writable by it alone`);
   }
-  return buildBundle(root, path.join(root, 'server', 'hands', 'paddock-hand', 'cli.ts'), outDir, 'paddock-hand');
+  return buildBundle(root, path.join(/*turbopackIgnore: true*/ root, 'server', 'hands', 'paddock-hand', 'cli.ts'), outDir, 'paddock-hand');
 }
 
 /** esbuild `entry` (and everything it imports) into `outDir/<name>-<hash>.mjs`. */
 export async function buildBundle(root: string, entry: string, outDir: string, name: string): Promise<string> {
   await fs.mkdir(outDir, { recursive: true, mode: 0o755 });
-  const tmp = path.join(outDir, `.build-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.mjs`);
-  const esbuild = path.join(root, 'node_modules', 'esbuild', 'bin', 'esbuild');
+  const tmp = path.join(/*turbopackIgnore: true*/ outDir, `.build-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.mjs`);
+  const esbuild = path.join(/*turbopackIgnore: true*/ root, 'node_modules', 'esbuild', 'bin', 'esbuild');
   const args = [
     esbuild,
     entry,
@@ -48,7 +48,7 @@ export async function buildBundle(root: string, entry: string, outDir: string, n
     '--minify',
     '--legal-comments=none',
     '--log-level=error',
-    `--tsconfig=${path.join(root, 'tsconfig.json')}`,
+    `--tsconfig=${path.join(/*turbopackIgnore: true*/ root, 'tsconfig.json')}`,
     // CommonJS dependencies inside an ES module still call require() for Node's built-ins.
     "--banner:js=import{createRequire as __paddockRequire}from'node:module';const require=__paddockRequire(import.meta.url);",
     `--outfile=${tmp}`,
@@ -65,7 +65,7 @@ export async function buildBundle(root: string, entry: string, outDir: string, n
     throw new Error(`could not build ${name} (esbuild exit ${code}): ${stderr.trim()}`);
   }
   const text = await fs.readFile(tmp);
-  const file = path.join(outDir, `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.mjs`);
+  const file = path.join(/*turbopackIgnore: true*/ outDir, `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.mjs`);
   await fs.chmod(tmp, 0o644);
   await fs.rename(tmp, file);
   return file;

@@ -9,11 +9,11 @@ import { buildBundle } from '~/server/hands/paddock-hand/bundle';
  * `vendor/` folder next to its bundle, copied there once.
  */
 export async function buildLauncherBundle(root = process.cwd()): Promise<string> {
-  const outDir = path.join(root, 'node_modules', '.cache', 'paddock-launcher');
-  const file = await buildBundle(root, path.join(root, 'server', 'hands', 'sandbox', 'launcher.ts'), outDir, 'sandbox-launcher');
-  const vendor = path.join(root, 'node_modules', '@anthropic-ai', 'sandbox-runtime', 'vendor');
+  const outDir = path.join(/*turbopackIgnore: true*/ root, 'node_modules', '.cache', 'paddock-launcher');
+  const file = await buildBundle(root, path.join(/*turbopackIgnore: true*/ root, 'server', 'hands', 'sandbox', 'launcher.ts'), outDir, 'sandbox-launcher');
+  const vendor = path.join(/*turbopackIgnore: true*/ root, 'node_modules', '@anthropic-ai', 'sandbox-runtime', 'vendor');
   for (const part of ['seccomp', 'java-proxy-agent']) {
-    await fs.cp(path.join(vendor, part), path.join(outDir, 'vendor', part), { recursive: true, force: true });
+    await fs.cp(path.join(/*turbopackIgnore: true*/ vendor, part), path.join(/*turbopackIgnore: true*/ outDir, 'vendor', part), { recursive: true, force: true });
   }
   return file;
 }
