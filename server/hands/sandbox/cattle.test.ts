@@ -103,7 +103,13 @@ describe('sandboxed hands are cattle', () => {
     const pids = handPids(workspace);
     expect(pids.length).toBeGreaterThan(0);
     const killedAt = Date.now();
-    for (const pid of pids) process.kill(pid, 'SIGKILL');
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone with an earlier one: the wrappers around the hand die with it
+      }
+    }
 
     const failed = await waitFor(s.id, (e) => e.type === 'agent.tool_result' && e.tool_use_id === uses[2]!.id);
     const detectMs = Date.parse(failed.processed_at) - killedAt;
