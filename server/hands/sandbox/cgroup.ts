@@ -84,10 +84,33 @@ async function createV2(name: string, limits: SandboxLimits, own: Map<string, st
   return { procsFiles: [path.join(dir, 'cgroup.procs')], remove: () => removeDirs([dir]) };
 }
 
+/** Groups are named `<prefix><launcher pid>`. */
+export const GROUP_PREFIX = 'paddock-hand-';
+
+/**
+ * Removes the empty groups of launchers that are gone: one killed outright (SIGKILL with its
+ * server) cannot remove its own. rmdir refuses a group that still holds a process.
+ */
+async function sweepStale(parents: string[]): Promise<void> {
+  for (const parent of parents) {
+    const names = await fs.readdir(parent).catch(() => [] as string[]);
+    for (const name of names) {
+      const pid = Number(name.slice(GROUP_PREFIX.length));
+      if (!name.startsWith(GROUP_PREFIX) || !Number.isInteger(pid) || pid <= 0 || (await exists(`/proc/${pid}`))) continue;
+      await fs.rmdir(path.join(parent, name)).catch(() => undefined);
+    }
+  }
+}
+
 /** A group for one hand named `name`, or null when this machine gives us no writable cgroups. */
 export async function createHandCgroup(name: string, limits: SandboxLimits): Promise<HandCgroup | null> {
   if (limits.maxProcs === 0 && limits.memoryMb === 0) return null;
   const own = await ownGroups();
+  await sweepStale([
+    path.join(ROOT, 'pids', own.get('pids') ?? '/'),
+    path.join(ROOT, 'memory', own.get('memory') ?? '/'),
+    path.join(ROOT, own.get('') ?? '/', 'paddock-hands'),
+  ]);
   try {
     if (await exists(path.join(ROOT, 'cgroup.controllers'))) return await createV2(name, limits, own);
     if ((await exists(path.join(ROOT, 'pids'))) && (await exists(path.join(ROOT, 'memory')))) return await createV1(name, limits, own);

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
-import { createHandCgroup, type HandCgroup } from '~/server/hands/sandbox/cgroup';
+import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/sandbox/cgroup';
 import {
   CHILD_ENV_ENV,
   NO_LIMITS,
@@ -148,7 +148,7 @@ function innerCommand(policy: SandboxPolicy, argv: string[]): string {
  * no writable cgroups: then only the per-process rlimits bound it, and we say so.
  */
 async function handCgroup(policy: SandboxPolicy): Promise<HandCgroup | null> {
-  const group = await createHandCgroup(`paddock-hand-${process.pid}`, policy.limits);
+  const group = await createHandCgroup(`${GROUP_PREFIX}${process.pid}`, policy.limits);
   if (!group && (policy.limits.maxProcs > 0 || policy.limits.memoryMb > 0)) {
     process.stderr.write('sandbox-launcher: warning: no writable cgroup here; the hand has per-process limits only\n');
   }

@@ -114,6 +114,22 @@ describe('bounded hands', () => {
     expect(four.match(new RegExp(`^${300 * 1024 * 1024}$`, 'gm'))?.length ?? 0).toBeLessThan(4);
   }, 60_000);
 
+  it('a new hand removes the empty cgroups of launchers that were killed outright', async () => {
+    // The cgroup v1 layout of this machine (pids controller mounted, our group at its root).
+    const pids = '/sys/fs/cgroup/pids';
+    const stale = path.join(pids, 'paddock-hand-999999999'); // above any pid_max: never a live launcher
+    if (!fs.existsSync(pids) || !fs.readFileSync('/proc/self/cgroup', 'utf8').includes(':pids:/\n')) return;
+    fs.mkdirSync(stale, { recursive: true });
+    const provisioner = createLocalHandProvisioner({ dataDir: path.join(root, 'data'), workspacesDir: path.join(root, 'ws'), limits: LIMITS });
+    const hand = await provisioner.provision('lim-c', { kind: 'sandbox' }, { signal: new AbortController().signal });
+    try {
+      expect(fs.existsSync(stale)).toBe(false);
+    } finally {
+      await hand.close();
+      if (fs.existsSync(stale)) fs.rmdirSync(stale);
+    }
+  }, 60_000);
+
   it('a hand cannot write a file over the size limit or spin past its CPU time', async () => {
     const out = await run(bounded, 'dd if=/dev/zero of=big bs=1M count=50 2>/dev/null; stat -c %s big');
     expect(out).toContain(String(10 * 1024 * 1024));
