@@ -19,6 +19,7 @@ import { percentile, ratePerSecond, summarize } from '~/bench/stats';
 import { buildLog, userMessage } from '~/bench/fixtures';
 import { Rows, ms, perSec, printTable } from '~/bench/table';
 import { runBrowserBench } from '~/bench/browser';
+import { runHandsBench } from '~/bench/hands';
 import { runScaleBench } from '~/bench/scale';
 import { runSoakBench } from '~/bench/soak';
 import { TimingModel, timeWake } from '~/bench/timing-model';
@@ -150,8 +151,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,ttft,browser,scale,soak,lifecycle (default: all) runs only some tables. */
-const PARTS = ['store', 'ttft', 'browser', 'scale', 'soak', 'lifecycle'] as const;
+/** PADDOCK_BENCH_PARTS=store,ttft,browser,scale,soak,hands,lifecycle (default: all) runs only some tables. */
+const PARTS = ['store', 'ttft', 'browser', 'scale', 'soak', 'hands', 'lifecycle'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -165,6 +166,7 @@ async function main(): Promise<void> {
     browser: async () => printTable(await runBrowserBench()),
     scale: async () => printTable(await runScaleBench()),
     soak: async () => printTable(await runSoakBench()),
+    hands: async () => printTable(await runHandsBench()),
     lifecycle: async () => printTable(await runLifecycleBench()),
   };
   for (const part of PARTS) {

@@ -82,7 +82,8 @@ export const BRAIN_TOOLS: readonly ToolSpec[] = [
         endpoint: { type: 'string', description: 'For kind "remote": the name of an endpoint the operator configured.' },
         resources: {
           type: 'object',
-          description: 'Limits for each command on a sandbox hand: memory_mb (address space), cpu_seconds (CPU time).',
+          description:
+            "Lower limits for a sandbox hand (never above the operator's): memory_mb (the whole hand, and address space per command; node needs about 1024), cpu_seconds (CPU time per command).",
           properties: { memory_mb: { type: 'integer', minimum: 16 }, cpu_seconds: { type: 'integer', minimum: 1 } },
         },
       },

@@ -2,6 +2,7 @@ import 'server-only';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/server/hands/sandbox/limits';
 
 /**
  * The environment, validated once at start. A bad value stops the server with a message naming
@@ -50,6 +51,14 @@ const Env = z.object({
   PADDOCK_MAX_LIVE_HANDS: z.coerce.number().int().min(1).default(16),
   /** Hosts every sandbox hand may reach, comma-separated (a session adds its own `allowed_domains`). */
   PADDOCK_HAND_ALLOWED_DOMAINS: CommaList,
+  /**
+   * Bounds on every sandbox hand (0 = none): processes alive at once and memory of the whole hand,
+   * the largest file it may write, CPU time per bash command. An agent may ask for less, never more.
+   */
+  PADDOCK_HAND_MAX_PROCS: z.coerce.number().int().min(0).default(DEFAULT_HAND_LIMITS.maxProcs),
+  PADDOCK_HAND_MEMORY_MB: z.coerce.number().int().min(0).default(DEFAULT_HAND_LIMITS.memoryMb),
+  PADDOCK_HAND_FILE_SIZE_MB: z.coerce.number().int().min(0).default(DEFAULT_HAND_LIMITS.fileSizeMb),
+  PADDOCK_HAND_CPU_SECONDS: z.coerce.number().int().min(0).default(DEFAULT_HAND_LIMITS.cpuSeconds),
   /** Remote hands the brain may attach by name: {"name": {"url": "http://…/mcp", "token": "…"}}. */
   PADDOCK_REMOTE_HANDS: z
     .string()
@@ -92,6 +101,8 @@ export type Config = z.infer<typeof Env> & {
   dataDir: string;
   /** Where hands get their workspace folders (outside dataDir, which hands must not read). */
   workspacesDir: string;
+  /** The operator's bounds on every sandbox hand (PADDOCK_HAND_*). */
+  handLimits: HandLimits;
   /** 'anthropic' when a key (or an Anthropic-compatible base URL) is configured, else the demo brain. */
   brain: 'anthropic' | 'demo';
 };
@@ -111,5 +122,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   // turbopackIgnore: runtime paths, not files to bundle (else Next traces the whole project).
   const dataDir = path.resolve(/*turbopackIgnore: true*/ c.PADDOCK_DATA_DIR);
   const workspacesDir = path.resolve(/*turbopackIgnore: true*/ c.PADDOCK_WORKSPACES_DIR ?? path.join(os.tmpdir(), 'paddock-workspaces'));
-  return { ...c, dataDir, workspacesDir, brain };
+  const handLimits: HandLimits = {
+    maxProcs: c.PADDOCK_HAND_MAX_PROCS,
+    memoryMb: c.PADDOCK_HAND_MEMORY_MB,
+    fileSizeMb: c.PADDOCK_HAND_FILE_SIZE_MB,
+    cpuSeconds: c.PADDOCK_HAND_CPU_SECONDS,
+  };
+  return { ...c, dataDir, workspacesDir, handLimits, brain };
 }

@@ -99,7 +99,7 @@ export function modelFromConfig(config: Config): ModelClient {
 
 /** The hand provisioners this server offers, and the default kind a session gets. */
 export function createHands(config: Config, store: SessionStore, live: LiveBus): HandRegistry {
-  const local = createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir });
+  const local = createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits });
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
     memory: createMemoryProvisioner(),
     sandbox: local,

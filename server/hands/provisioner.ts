@@ -15,7 +15,11 @@ export interface SandboxSpec {
   resources?: HandResources;
 }
 
-/** Limits for each command a local hand runs (ulimit): address space and CPU time. */
+/**
+ * What an agent asks of a hand's limits: it may lower the operator's (see sandbox/limits.ts),
+ * never raise them. Memory binds the whole hand and each command's address space; CPU time each
+ * command.
+ */
 export interface HandResources {
   memory_mb?: number;
   cpu_seconds?: number;

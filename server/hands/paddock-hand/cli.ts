@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createPaddockHandServer, startHttpHandServer } from '~/server/hands/paddock-hand/server';
@@ -8,12 +8,14 @@ import { Workspace } from '~/server/hands/paddock-hand/tools';
  * paddock-hand --workspace DIR (--stdio | --http PORT [--host H] [--token-file F] [--session-idle-minutes N])
  *
  * In stdio mode stdout is the protocol: everything else goes to stderr. In HTTP mode the token
- * comes from PADDOCK_HAND_TOKEN or --token-file (never the command line, where `ps` shows it),
- * and one JSON line `{"listening":URL}` on stdout tells a parent process the address (useful
- * with --http 0).
+ * comes from PADDOCK_HAND_TOKEN (through `bin/paddock-hand`, which moves it off the environment
+ * onto fd 3: `--token-fd`), or --token-file (read, then deleted) — never the command line, where
+ * `ps` shows it. Either way it is gone from every place the hand's own commands could read it
+ * before the first tool runs. One JSON line `{"listening":URL}` on stdout tells a parent process
+ * the address (useful with --http 0).
  */
 const USAGE =
-  'usage: paddock-hand --workspace DIR (--stdio | --http PORT [--host HOST] [--token-file FILE] [--session-idle-minutes N]) [--memory-mb N] [--cpu-seconds N]';
+  'usage: paddock-hand --workspace DIR (--stdio | --http PORT [--host HOST] [--token-file FILE] [--session-idle-minutes N]) [--memory-mb N] [--cpu-seconds N]\n  (PADDOCK_HAND_TOKEN: start through bin/paddock-hand, which keeps it out of the environment)';
 
 function log(message: string): void {
   process.stderr.write(`paddock-hand: ${message}\n`);
@@ -34,6 +36,7 @@ function options() {
         http: { type: 'string' },
         host: { type: 'string' },
         'token-file': { type: 'string' },
+        'token-fd': { type: 'string' },
         'memory-mb': { type: 'string' },
         'cpu-seconds': { type: 'string' },
         'session-idle-minutes': { type: 'string' },
@@ -63,17 +66,53 @@ function onShutdown(stop: () => Promise<void>): () => void {
   return shutdown;
 }
 
-function readToken(file: string | undefined): string {
-  if (file === undefined) return process.env.PADDOCK_HAND_TOKEN?.trim() ?? '';
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch (e) {
-    return fail(`cannot read --token-file: ${(e as Error).message}`);
+/**
+ * The bearer token, taken out of every place a command run by this hand could read it: fd 3
+ * closed, the file deleted, the variable dropped from our env (the kernel's copy of a variable
+ * node started with stays in /proc/self/environ: hence the warning, and bin/paddock-hand).
+ */
+function readToken(file: string | undefined, fd: string | undefined): string {
+  if (fd !== undefined) {
+    const n = Number(fd);
+    if (!Number.isInteger(n) || n < 3) fail(`--token-fd needs a file descriptor number of 3 or more, not ${fd}`);
+    try {
+      return readFileSync(n, 'utf8').trim();
+    } catch (e) {
+      return fail(`cannot read the token from fd ${n}: ${(e as Error).message}`);
+    } finally {
+      try {
+        closeSync(n);
+      } catch {
+        // already closed
+      }
+    }
   }
+  if (file !== undefined) {
+    let token: string;
+    try {
+      token = readFileSync(file, 'utf8').trim();
+    } catch (e) {
+      return fail(`cannot read --token-file: ${(e as Error).message}`);
+    }
+    try {
+      unlinkSync(file);
+    } catch (e) {
+      log(`warning: could not delete --token-file after reading it (${(e as NodeJS.ErrnoException).code}): commands run by this hand can read it`);
+    }
+    return token;
+  }
+  const token = process.env.PADDOCK_HAND_TOKEN?.trim() ?? '';
+  if (token !== '') {
+    delete process.env.PADDOCK_HAND_TOKEN;
+    log('warning: PADDOCK_HAND_TOKEN is in this process\'s environment, which its commands can read in /proc; start it with bin/paddock-hand or --token-file');
+  }
+  return token;
 }
 
 async function main(): Promise<void> {
   const args = options();
+  // First, whatever the mode: nothing may start while the token is still readable.
+  const token = readToken(args['token-file'], args['token-fd']);
   if (args.help) {
     process.stderr.write(`${USAGE}\n`);
     return;
@@ -106,7 +145,6 @@ async function main(): Promise<void> {
 
   const port = Number(args.http);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--http needs a port number, not ${args.http}`);
-  const token = readToken(args['token-file']);
   if (token === '') fail('refusing to serve HTTP without a token: set PADDOCK_HAND_TOKEN or pass --token-file');
   // An MCP session of a client that vanished (a crashed Paddock) is closed once idle this long
   // (default 30); its running calls are kept for the client's successor either way.

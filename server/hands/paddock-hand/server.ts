@@ -1,7 +1,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   isInitializeRequest,
@@ -165,6 +165,9 @@ export interface HttpHand {
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export async function startHttpHandServer({ workspace, port, host = '127.0.0.1', token, limits, sessionIdleMs = 30 * 60_000 }: HttpHandOptions): Promise<HttpHand> {
+  // Loaded only here: it touches fetch's globals at load, which pulls in all of undici (~15 MB
+  // resident) — memory every stdio hand would carry for nothing.
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
   if (token === '') throw new Error('paddock-hand: refusing to serve HTTP without a token');
   const ws = typeof workspace === 'string' ? new Workspace(workspace, limits) : workspace;
   const calls = new CallMemo();

@@ -52,7 +52,7 @@ function handPids(workspace: string): number[] {
     .filter((pid) => {
       try {
         const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        return cmd.includes('paddock-hand.mjs') && cmd.includes(workspace) && !cmd.includes('sandbox-launcher');
+        return /paddock-hand[-.]/.test(cmd) && cmd.includes(workspace) && !cmd.includes('sandbox-launcher');
       } catch {
         return false;
       }
@@ -103,7 +103,13 @@ describe('sandboxed hands are cattle', () => {
     const pids = handPids(workspace);
     expect(pids.length).toBeGreaterThan(0);
     const killedAt = Date.now();
-    for (const pid of pids) process.kill(pid, 'SIGKILL');
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone with an earlier one: the wrappers around the hand die with it
+      }
+    }
 
     const failed = await waitFor(s.id, (e) => e.type === 'agent.tool_result' && e.tool_use_id === uses[2]!.id);
     const detectMs = Date.parse(failed.processed_at) - killedAt;
@@ -131,7 +137,7 @@ describe('sandboxed hands are cattle', () => {
     process.env.PADDOCK_TEST_SECRET = 'env-secret-marker';
     try {
       fake.enqueue(
-        toolUseResponse('bash', { command: `env; cat ${path.join(dir, 'data', 'master.key')}; ls ${path.join(dir, 'data')}; echo > /tmp/escape-${process.pid} && echo WROTE-OUTSIDE` }),
+        toolUseResponse('bash', { command: `env; cat ${path.join(dir, 'data', 'master.key')}; ls ${path.join(dir, 'data')}; echo > /etc/escape-${process.pid} && echo WROTE-OUTSIDE; echo > /tmp/escape-${process.pid}` }),
         textResponse('checked'),
       );
       const s = await store.createSession({});
@@ -143,6 +149,7 @@ describe('sandboxed hands are cattle', () => {
       expect(out).not.toContain('env-secret-marker');
       expect(out).not.toContain('paddock.sqlite');
       expect(out).not.toContain('WROTE-OUTSIDE');
+      // /tmp inside the hand is its own empty tmpfs: the write lands there, never on the host.
       expect(fs.existsSync(`/tmp/escape-${process.pid}`)).toBe(false);
     } finally {
       delete process.env.PADDOCK_TEST_SECRET;

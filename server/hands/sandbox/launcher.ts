@@ -11,14 +11,19 @@
  * would hang every network call from inside the sandbox.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/sandbox/cgroup';
 import {
   CHILD_ENV_ENV,
+  NO_LIMITS,
   POLICY_ENV,
   parseSandboxPolicy,
+  runtimeTmpDir,
   sandboxHome,
   type SandboxPolicy,
 } from '~/server/hands/sandbox/policy';
@@ -91,11 +96,24 @@ async function checkDependencies(): Promise<Tools> {
   return tools;
 }
 
+/**
+ * The runtime's own helper binaries (apply-seccomp), which run inside the sandbox: readable even
+ * when the project folder holding node_modules is hidden. Next to this file when bundled (see
+ * launcher-bundle.ts), else in the package.
+ */
+function runtimeVendorDir(): string {
+  const bundled = path.join(path.dirname(fileURLToPath(import.meta.url)), 'vendor', 'seccomp');
+  if (existsSync(bundled)) return bundled;
+  const entry = fileURLToPath(import.meta.resolve('@anthropic-ai/sandbox-runtime'));
+  return path.join(path.dirname(path.dirname(entry)), 'vendor', 'seccomp');
+}
+
 function runtimeConfig(policy: SandboxPolicy, tools: Tools): SandboxRuntimeConfig {
   return {
     network: { allowedDomains: policy.allowedDomains, deniedDomains: [] },
     filesystem: {
       denyRead: policy.denyRead,
+      allowRead: [...policy.allowRead, runtimeVendorDir()],
       allowWrite: policy.allowWrite,
       // The runtime always adds /tmp/claude to the writable paths; shared by every hand, it would be
       // a channel between them, so it is denied (deny wins over allow).
@@ -111,10 +129,30 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /**
  * The inner script. TMPDIR is set here, not in the env, because the runtime's own
- * `--setenv TMPDIR /tmp/claude` would override an inherited one.
+ * `--setenv TMPDIR /tmp/claude` would override an inherited one. The rlimits are hard (no process
+ * in the hand can raise them); `-u` binds only non-root users, so the cgroup is what really
+ * counts processes, but a command reading `ulimit -u` sees the hand's figure.
  */
 function innerCommand(policy: SandboxPolicy, argv: string[]): string {
-  return `export TMPDIR=${quote(policy.tmpDir)}; exec ${argv.map(quote).join(' ')}`;
+  const { maxProcs, fileSizeMb } = policy.limits;
+  const limits = [
+    maxProcs > 0 ? `ulimit -H -S -u ${maxProcs}` : '',
+    fileSizeMb > 0 ? `ulimit -H -S -f ${fileSizeMb * 1024}` : '',
+  ].filter(Boolean);
+  const prefix = limits.length > 0 ? `${limits.join(' && ')} || exit 70; ` : '';
+  return `${prefix}export TMPDIR=${quote(policy.tmpDir)}; exec ${argv.map(quote).join(' ')}`;
+}
+
+/**
+ * The hand's cgroup (process count and memory of the whole hand), or null where this machine has
+ * no writable cgroups: then only the per-process rlimits bound it, and we say so.
+ */
+async function handCgroup(policy: SandboxPolicy): Promise<HandCgroup | null> {
+  const group = await createHandCgroup(`${GROUP_PREFIX}${process.pid}`, policy.limits);
+  if (!group && (policy.limits.maxProcs > 0 || policy.limits.memoryMb > 0)) {
+    process.stderr.write('sandbox-launcher: warning: no writable cgroup here; the hand has per-process limits only\n');
+  }
+  return group;
 }
 
 /**
@@ -172,6 +210,10 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools): Promise<void> 
   await fs.mkdir(policy.workspace, { recursive: true });
   await fs.mkdir(policy.tmpDir, { recursive: true, mode: 0o700 });
   await fs.mkdir(sandboxHome(policy), { recursive: true, mode: 0o700 });
+  // The runtime makes its sockets and mount sources under os.tmpdir(), which the policy hides.
+  runtimeDir = runtimeTmpDir(policy);
+  await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
+  process.env.TMPDIR = runtimeDir;
   // The runtime protects dotfiles, .git/hooks and .git/config relative to process.cwd() at wrap
   // time (not the child's cwd): we must stand in the workspace.
   process.chdir(policy.workspace);
@@ -191,9 +233,13 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools): Promise<void> 
 const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null) =>
   code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0);
 
+/** The runtime's tmp dir for this launcher, once made; removed on the way out. */
+let runtimeDir: string | undefined;
+
 async function shutdown(code: number): Promise<never> {
   // Stops the proxy and its socat bridges; bounded, so a stuck bridge cannot keep us alive.
   await Promise.race([SandboxManager.reset().catch(() => undefined), new Promise((r) => setTimeout(r, 2_000))]);
+  if (runtimeDir) await fs.rm(runtimeDir, { recursive: true, force: true }).catch(() => undefined);
   process.exit(code);
 }
 
@@ -217,7 +263,11 @@ async function run(policy: SandboxPolicy, extraEnv: Record<string, string>, argv
   const wrapped = await SandboxManager.wrapWithSandbox(innerCommand(policy, argv), undefined, undefined, undefined, {
     commandId: 'paddock-hand',
   });
-  const c = spawn('/bin/bash', ['-c', wrapped], {
+  const group = await handCgroup(policy);
+  // The shell joins the group before it becomes bubblewrap: nothing of the hand starts outside it.
+  const join = (group?.procsFiles ?? []).map((f) => `echo $$ > ${quote(f)} || exit 70; `).join('');
+  const script = join ? `${join}exec /bin/bash -c ${quote(wrapped)}` : wrapped;
+  const c = spawn('/bin/bash', ['-c', script], {
     cwd: policy.workspace,
     env: childEnv(policy, extraEnv),
     stdio: ['pipe', 'inherit', 'inherit'],
@@ -234,7 +284,7 @@ async function run(policy: SandboxPolicy, extraEnv: Record<string, string>, argv
     c.once('exit', (code, signal) => {
       clearTimeout(killTimer);
       SandboxManager.cleanupAfterCommand();
-      resolve(exitCodeOf(code, signal));
+      void (group?.remove() ?? Promise.resolve()).finally(() => resolve(exitCodeOf(code, signal)));
     });
   });
 }
@@ -248,7 +298,9 @@ async function check(tools: Tools): Promise<number> {
       tmpDir: dir,
       allowWrite: [dir],
       denyRead: [],
+      allowRead: [],
       allowedDomains: [],
+      limits: NO_LIMITS,
     };
     await startSandbox(policy, tools);
     const wrapped = await SandboxManager.wrapWithSandbox('true');

@@ -5,9 +5,11 @@ import path from 'node:path';
 import { z } from 'zod';
 
 /**
- * What one sandboxed hand may do: write only in its workspace and private tmp, read everything
- * except `denyRead`, reach only `allowedDomains` (empty = no network at all). One launcher
- * process enforces one policy, because sandbox-runtime's network filter is global per process.
+ * What one sandboxed hand may do: write only in its workspace and private tmp; read the system
+ * (programs, libraries, /etc) but none of `denyRead` except what `allowRead` opens again (its own
+ * workspace, tmp and the hand's code); reach only `allowedDomains` (empty = no network at all);
+ * stay within `limits`. One launcher process enforces one policy, because sandbox-runtime's
+ * network filter is global per process.
  */
 export interface SandboxPolicy {
   /** The hand's working directory. */
@@ -18,9 +20,24 @@ export interface SandboxPolicy {
   allowWrite: string[];
   /** Paths hidden from the hand (an empty directory or nothing appears in their place). */
   denyRead: string[];
+  /** Paths inside `denyRead` regions bound back, read-only unless also in `allowWrite`. */
+  allowRead: string[];
   /** Hosts reachable through the runtime's proxy: exact names, `*.example.com`, or IP literals. */
   allowedDomains: string[];
+  /** Bounds on the whole hand (every process in it together); 0 = none. */
+  limits: SandboxLimits;
 }
+
+export interface SandboxLimits {
+  /** Processes and threads alive at once. */
+  maxProcs: number;
+  /** Memory of all its processes together. */
+  memoryMb: number;
+  /** Largest file any of its processes may write. */
+  fileSizeMb: number;
+}
+
+export const NO_LIMITS: SandboxLimits = { maxProcs: 0, memoryMb: 0, fileSizeMb: 0 };
 
 /** The variable that carries the policy JSON to the launcher; the launcher never forwards it. */
 export const POLICY_ENV = 'PADDOCK_SANDBOX_POLICY';
@@ -34,7 +51,13 @@ const PolicySchema = z.strictObject({
   tmpDir: AbsolutePath,
   allowWrite: z.array(AbsolutePath),
   denyRead: z.array(AbsolutePath),
+  allowRead: z.array(AbsolutePath),
   allowedDomains: z.array(z.string().min(1)),
+  limits: z.strictObject({
+    maxProcs: z.number().int().min(0),
+    memoryMb: z.number().int().min(0),
+    fileSizeMb: z.number().int().min(0),
+  }),
 });
 
 /**
@@ -44,6 +67,15 @@ const PolicySchema = z.strictObject({
  */
 export function sandboxHome(policy: SandboxPolicy): string {
   return path.join(policy.tmpDir, 'home');
+}
+
+/**
+ * The launcher's own TMPDIR, where sandbox-runtime puts its proxy bridge sockets and mount
+ * sources: outside the hand's writable tmp, but readable in the sandbox (the sockets are bound in,
+ * and the rest of the OS tmp dir is hidden).
+ */
+export function runtimeTmpDir(policy: Pick<SandboxPolicy, 'tmpDir'>): string {
+  return `${policy.tmpDir}.srt`;
 }
 
 /** Parses and validates a policy received as JSON; throws an Error naming the bad field. */
@@ -83,6 +115,13 @@ const HOME_SECRETS = [
 /** System files holding machine secrets (readable here because the server may run as root). */
 const SYSTEM_SECRETS = ['/root', '/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/sudoers.d'];
 
+/**
+ * Where other hands, users and the server keep their files: hidden as whole folders (each
+ * becomes an empty private tmpfs), so a new place another hand writes to is hidden without
+ * being listed. The hand's own workspace and tmp are bound back (`allowRead`).
+ */
+const SHARED_SCRATCH = ['/tmp', '/var/tmp', '/home', '/root', '/mnt', '/media', '/srv'];
+
 export interface SandboxPolicyOptions {
   workspace: string;
   /** The server's data directory (database, key files): denied as a whole. */
@@ -97,8 +136,13 @@ export interface SandboxPolicyOptions {
   allowedDomains?: string[];
   /** The server's home directory; defaults to os.homedir(). */
   home?: string;
-  /** The server's working directory, whose `.env*` files may hold API keys; defaults to process.cwd(). */
+  /** The server's working directory (the project: source, `.env*`, data): hidden; defaults to process.cwd(). */
   serverDir?: string;
+  /** The folder holding every hand's workspace: hidden, but for this hand's own workspace. */
+  workspacesDir?: string;
+  /** Files or folders the hand needs to run (its code bundle): readable, not writable. */
+  handCode?: string[];
+  limits?: SandboxLimits;
 }
 
 /** Builds the policy for one hand with the defaults every hand gets. Paths are made absolute. */
@@ -107,13 +151,19 @@ export function sandboxPolicy(opts: SandboxPolicyOptions): SandboxPolicy {
   const workspace = path.resolve(/*turbopackIgnore: true*/ opts.workspace);
   const tmpDir = path.resolve(/*turbopackIgnore: true*/ opts.tmpDir ?? defaultTmpDir(workspace));
   const home = opts.home ?? os.homedir();
+  const serverDir = path.resolve(/*turbopackIgnore: true*/ opts.serverDir ?? process.cwd());
   const denyRead = [
+    ...SHARED_SCRATCH,
+    path.resolve(os.tmpdir()),
+    home,
+    serverDir,
+    ...(opts.workspacesDir ? [path.resolve(/*turbopackIgnore: true*/ opts.workspacesDir)] : []),
     path.resolve(/*turbopackIgnore: true*/ opts.dataDir),
     ...(opts.masterKeyFile ? [path.resolve(/*turbopackIgnore: true*/ opts.masterKeyFile)] : []),
     ...HOME_SECRETS.map((p) => path.join(/*turbopackIgnore: true*/ home, p)),
     ...SYSTEM_SECRETS,
     ...sshHostKeys(),
-    ...envFiles(opts.serverDir ?? process.cwd()),
+    ...envFiles(serverDir),
     ...(opts.extraDenyRead ?? []).map((p) => path.resolve(p)),
   ];
   return {
@@ -123,7 +173,10 @@ export function sandboxPolicy(opts: SandboxPolicyOptions): SandboxPolicy {
     // A deny above the workspace (a workspace under dataDir) still leaves the workspace usable:
     // sandbox-runtime binds the write roots back over the hidden directory.
     denyRead: [...new Set(denyRead)],
+    // Allow beats deny in the runtime: only these come back inside the hidden folders.
+    allowRead: [workspace, tmpDir, runtimeTmpDir({ tmpDir }), ...(opts.handCode ?? []).map((p) => path.resolve(/*turbopackIgnore: true*/ p))],
     allowedDomains: [...new Set(opts.allowedDomains ?? [])],
+    limits: opts.limits ?? NO_LIMITS,
   };
 }
 

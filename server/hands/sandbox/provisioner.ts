@@ -2,9 +2,11 @@ import 'server-only';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-
 import { type NamedMcpHand, connectMcpHand } from '~/server/hands/mcp-hand';
+import { buildHandBundle, handBundleDir } from '~/server/hands/paddock-hand/bundle';
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
+import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
+import { DEFAULT_HAND_LIMITS, effectiveLimits, type HandLimits } from '~/server/hands/sandbox/limits';
 import { sandboxPolicy } from '~/server/hands/sandbox/policy';
 import { checkSandboxAvailable, launcherInvocation } from '~/server/hands/sandbox/spawn-sandboxed';
 import { cleanEnv, stderrTail } from '~/server/hands/stdio-env';
@@ -15,9 +17,17 @@ export interface LocalHandOptions {
   /** Where each hand gets its own fresh workspace folder. */
   workspacesDir: string;
   masterKeyFile?: string;
-  /** Repo root holding bin/paddock-hand.mjs; default process.cwd(). */
+  /** Repo root holding paddock-hand's source; default process.cwd(). */
   root?: string;
+  /** The operator's bounds on every hand; an agent's `resources` may only lower them. */
+  limits?: HandLimits;
 }
+
+/**
+ * V8 flags for an idle-most-of-the-time process: a 1 MB young generation instead of 16 MB costs a
+ * few more minor GCs and saves resident memory in every hand.
+ */
+export const HAND_NODE_FLAGS = ['--max-semi-space-size=1'];
 
 /**
  * Hands as long-lived paddock-hand processes on this machine, one per hand, each with a fresh
@@ -26,6 +36,16 @@ export interface LocalHandOptions {
  */
 export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
   const root = o.root ?? process.cwd();
+  const operatorLimits = o.limits ?? DEFAULT_HAND_LIMITS;
+  // Built once per provisioner; a failed build is tried again by the next provision.
+  let bundles: Promise<{ hand: string; launcher: string }> | null = null;
+  const handCode = () =>
+    (bundles ??= Promise.all([buildHandBundle(root), buildLauncherBundle(root)])
+      .then(([hand, launcher]) => ({ hand, launcher }))
+      .catch((e: unknown) => {
+        bundles = null;
+        throw e;
+      }));
   // One check shared by concurrent first provisions (a burst of parallel checks can misreport).
   let check: ReturnType<typeof checkSandboxAvailable> | null = null;
 
@@ -50,15 +70,24 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
       const resuming = opts.workspace !== undefined;
       const workspace = opts.workspace ?? (await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`)));
       if (resuming) await fs.mkdir(workspace, { recursive: true });
-      const limits = spec.resources ?? {};
+      const limits = effectiveLimits(operatorLimits, spec.resources);
+      let code: { hand: string; launcher: string };
+      try {
+        code = await handCode();
+      } catch (e) {
+        // A resumed hand's files are the session's: a failed start must not delete them.
+        if (!resuming) await fs.rm(workspace, { recursive: true, force: true });
+        return fail(e instanceof Error ? e.message : String(e));
+      }
       const argv = [
         process.execPath,
-        path.join(root, 'bin', 'paddock-hand.mjs'),
+        ...HAND_NODE_FLAGS,
+        code.hand,
         '--workspace',
         workspace,
         '--stdio',
-        ...(limits.memory_mb ? ['--memory-mb', String(limits.memory_mb)] : []),
-        ...(limits.cpu_seconds ? ['--cpu-seconds', String(limits.cpu_seconds)] : []),
+        ...(limits.memoryMb ? ['--memory-mb', String(limits.memoryMb)] : []),
+        ...(limits.cpuSeconds ? ['--cpu-seconds', String(limits.cpuSeconds)] : []),
       ];
       let transport: StdioClientTransport;
       if (spec.kind === 'sandbox') {
@@ -66,10 +95,14 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         const policy = sandboxPolicy({
           workspace,
           dataDir: o.dataDir,
+          workspacesDir: o.workspacesDir,
+          serverDir: root,
+          handCode: [handBundleDir()],
+          limits: { maxProcs: limits.maxProcs, memoryMb: limits.memoryMb, fileSizeMb: limits.fileSizeMb },
           allowedDomains: spec.allowedDomains ?? [],
           ...(o.masterKeyFile ? { masterKeyFile: o.masterKeyFile } : {}),
         });
-        const inv = launcherInvocation({ policy, command: argv });
+        const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher });
         transport = new StdioClientTransport({ command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' });
       } else {
         opts.onProgress?.('starting', 'starting paddock-hand WITHOUT a sandbox (PADDOCK_ALLOW_UNSANDBOXED)');

@@ -104,20 +104,21 @@ describe('a sandboxed hand', () => {
     const run = await runInSandbox(`
       echo ok > "$PWD/inside.txt" && echo WROTE_WORKSPACE
       echo ok > "$TMPDIR/t" && echo WROTE_TMP
-      for p in ${outsideTmp} ${inRepo} /tmp/claude/${tag} /etc/${tag}; do echo x > "$p" 2>/dev/null && echo "ESCAPED $p"; done
+      for p in /etc/${tag} /usr/${tag}; do echo x > "$p" 2>/dev/null && echo "ESCAPED $p"; done
+      for p in ${outsideTmp} ${inRepo} /tmp/claude/${tag} ${inData}; do echo x > "$p" 2>/dev/null; done
       echo x > ${inData} && echo "WROTE_DENIED_DIR"
       echo PWD=$PWD HOME=$HOME TMPDIR=$TMPDIR
     `);
     expect(run.stdout).toContain('WROTE_WORKSPACE');
     expect(run.stdout).toContain('WROTE_TMP');
     expect(run.stdout).not.toContain('ESCAPED');
-    // A read-denied directory is an empty tmpfs inside the sandbox: writable there, but the write
-    // lands in that tmpfs and never reaches the host (checked below).
+    // A hidden directory (the OS tmp dir, the project, the data dir) is an empty tmpfs inside the
+    // sandbox: writable there, but the write lands in that tmpfs and never reaches the host.
     expect(run.stdout).toContain('WROTE_DENIED_DIR');
     const tmp = path.join(root, 'hand-tmp');
     expect(run.stdout).toContain(`PWD=${workspace} HOME=${tmp}/home TMPDIR=${tmp}`);
     expect(fs.readFileSync(path.join(workspace, 'inside.txt'), 'utf8')).toBe('ok\n');
-    for (const p of [outsideTmp, inRepo, inData]) expect(fs.existsSync(p)).toBe(false);
+    for (const p of [outsideTmp, inRepo, inData, `/tmp/claude/${tag}`]) expect(fs.existsSync(p)).toBe(false);
   });
 
   it("cannot read the server's database, key files or another hand's workspace", async () => {

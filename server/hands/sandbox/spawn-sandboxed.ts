@@ -22,16 +22,20 @@ export interface SandboxedCommand {
   env?: Record<string, string>;
   /** Where the launcher looks for bwrap, socat and rg; defaults to the server's PATH. */
   hostPath?: string;
+  /** The launcher script: a prebuilt bundle (launcher-bundle.ts) or, by default, the tsx entry. */
+  launcher?: string;
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** The launcher idles for the hand's life: a small young generation keeps it resident-light. */
+const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1'];
 
 /**
  * How to start the launcher: for `spawn` or an MCP StdioClientTransport. The environment holds
  * only what the launcher needs (PATH to find bwrap/socat/rg, an upstream proxy if the server has
  * one) plus the policy: none of the server's secrets.
  */
-export function launcherInvocation({ policy, command, env, hostPath }: SandboxedCommand): {
+export function launcherInvocation({ policy, command, env, hostPath, launcher }: SandboxedCommand): {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -49,7 +53,7 @@ export function launcherInvocation({ policy, command, env, hostPath }: Sandboxed
     const value = process.env[name];
     if (value) launcherEnv[name] = value;
   }
-  return { command: process.execPath, args: [launcherPath(), '--', ...command], env: launcherEnv };
+  return { command: process.execPath, args: [...LAUNCHER_NODE_FLAGS, launcher ?? launcherPath(), '--', ...command], env: launcherEnv };
 }
 
 export interface SandboxedProcess {

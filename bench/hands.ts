@@ -1,0 +1,116 @@
+/**
+ * Sandbox hands: cold start without a pool (provision → first tool answer) and the memory an idle
+ * live hand holds (its whole process tree: launcher, proxy bridges, bubblewrap, paddock-hand).
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Hand } from '~/lib/hand';
+import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
+import { percentile } from '~/bench/stats';
+import { Rows, ms, runIfMain, type Row } from '~/bench/table';
+
+const STARTS = 20;
+const IDLE_HANDS = 4;
+const IDLE_MS = 3_000;
+
+function parentOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+function descendants(root: number): number[] {
+  const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  const children = new Map<number, number[]>();
+  for (const pid of pids) {
+    const pp = parentOf(pid);
+    if (pp !== null) children.set(pp, [...(children.get(pp) ?? []), pid]);
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** kB fields of a process: resident (VmRSS) and proportional (Pss: shared pages split). */
+function memoryKb(pid: number): { rss: number; pss: number; name: string } {
+  const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const name = cmd.some((a) => a.includes('sandbox-launcher'))
+      ? 'launcher (node)'
+      : cmd.some((a) => /paddock-hand/.test(a)) && cmd[0]?.endsWith('node')
+        ? 'paddock-hand (node)'
+        : path.basename(cmd[0] ?? '?');
+    return { rss: field(status, 'VmRSS'), pss: field(rollup, 'Pss'), name };
+  } catch {
+    return { rss: 0, pss: 0, name: 'gone' };
+  }
+}
+
+export async function runHandsBench(): Promise<Row[]> {
+  const table = new Rows();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-bench-hands-'));
+  const provisioner = createLocalHandProvisioner({ dataDir: path.join(dir, 'data'), workspacesDir: path.join(dir, 'ws') });
+  const signal = new AbortController().signal;
+  let n = 0;
+  const start = async (): Promise<Hand> => {
+    const hand = await provisioner.provision(`bench-${++n}`, { kind: 'sandbox' }, { signal });
+    const out = await hand.execute('bash', { command: 'echo ok' }, { callId: `c-${n}`, signal });
+    if (!out.includes('ok')) throw new Error(`hand answered ${out}`);
+    return hand;
+  };
+  try {
+    // Warm-up: the bundle build and the sandbox check happen once per server, not per hand.
+    await (await start()).close();
+    const samples: number[] = [];
+    for (let i = 0; i < STARTS; i++) {
+      const t0 = performance.now();
+      const hand = await start();
+      samples.push(performance.now() - t0);
+      await hand.close();
+    }
+    const p50 = percentile(samples, 50);
+    table.add(`cold start, no pool (provision → first answer), p50 of ${STARTS}`, ms(p50), '≤ 300 ms', p50 <= 300);
+    table.add(`cold start, no pool, p95 of ${STARTS}`, ms(percentile(samples, 95)));
+
+    const before = new Set(descendants(process.pid));
+    const hands: Hand[] = [];
+    for (let i = 0; i < IDLE_HANDS; i++) hands.push(await start());
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const mine = descendants(process.pid).filter((p) => !before.has(p));
+    const byName = new Map<string, { rss: number; pss: number; count: number }>();
+    let rss = 0;
+    let pss = 0;
+    for (const pid of mine) {
+      const m = memoryKb(pid);
+      rss += m.rss;
+      pss += m.pss;
+      const e = byName.get(m.name) ?? { rss: 0, pss: 0, count: 0 };
+      byName.set(m.name, { rss: e.rss + m.rss, pss: e.pss + m.pss, count: e.count + 1 });
+    }
+    const mb = (kb: number) => `${(kb / 1024 / IDLE_HANDS).toFixed(1)} MB`;
+    table.add(`idle live hand: sum RSS of its process tree (mean of ${IDLE_HANDS})`, mb(rss), '≤ 60 MB', rss / 1024 / IDLE_HANDS <= 60);
+    table.add('idle live hand: sum PSS (shared pages split between processes)', mb(pss));
+    for (const [name, e] of [...byName].sort((a, b) => b[1].rss - a[1].rss)) {
+      table.add(`  of which ${name} ×${e.count / IDLE_HANDS}`, `${mb(e.rss)} RSS, ${mb(e.pss)} PSS`);
+    }
+    await Promise.all(hands.map((h) => h.close()));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return table.rows;
+}
+
+runIfMain(import.meta.url, runHandsBench);
