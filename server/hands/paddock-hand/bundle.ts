@@ -53,7 +53,9 @@ export async function buildBundle(root: string, entry: string, outDir: string, n
     "--banner:js=import{createRequire as __paddockRequire}from'node:module';const require=__paddockRequire(import.meta.url);",
     `--outfile=${tmp}`,
   ];
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  // esbuild's install step may have replaced its JS launcher with the native binary: run either.
+  const native = (await firstBytes(esbuild, 4)) === '\x7fELF';
+  const child = native ? spawn(esbuild, args.slice(1), { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] }) : spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => {
@@ -69,4 +71,14 @@ export async function buildBundle(root: string, entry: string, outDir: string, n
   await fs.chmod(tmp, 0o644);
   await fs.rename(tmp, file);
   return file;
+}
+
+async function firstBytes(file: string, n: number): Promise<string> {
+  const h = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await h.read(Buffer.alloc(n), 0, n, 0);
+    return buffer.subarray(0, bytesRead).toString('latin1');
+  } finally {
+    await h.close();
+  }
 }
