@@ -1,7 +1,6 @@
 import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
 import { Providers } from '~/app/_components/providers';
-import { ServiceWorker } from '~/app/_components/service-worker';
 import '~/app/globals.css';
 
 export const metadata: Metadata = {
@@ -15,7 +14,6 @@ export default function RootLayout({ children }: { children: ReactNode }) {
     <html lang="en">
       <body>
         <Providers>{children}</Providers>
-        <ServiceWorker />
       </body>
     </html>
   );

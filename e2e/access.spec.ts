@@ -121,6 +121,10 @@ test('a cross-site form and a rebinding Host change nothing, even with the owner
 
 test('signing out ends the sign-in and forgets the offline copy', async ({ page }) => {
   await page.goto('/settings');
+  // The service worker has installed (and cached the session list) before the owner signs out.
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
   await page.getByTestId('sign-out').click();
   await expect(page).toHaveURL(`${server.url}/signin`);
   await page.goto('/');
@@ -132,6 +136,7 @@ test('signing out ends the sign-in and forgets the offline copy', async ({ page 
     return urls.filter((u) => !u.startsWith('/_next/'));
   });
   expect(cached.filter((u) => u !== '/signin')).toEqual([]);
+  expect(await page.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).length)).toBe(0);
   // Signing in again works (the configured owner token is reusable).
   await signIn(page, server.url);
 });

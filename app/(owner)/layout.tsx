@@ -1,5 +1,6 @@
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { ServiceWorker } from '~/app/_components/service-worker';
 import { requireOwnerPage } from '~/server/access/page-guard';
 
 export const dynamic = 'force-dynamic';
@@ -19,6 +20,8 @@ export default async function OwnerLayout({ children }: { children: ReactNode })
         </nav>
       </header>
       {children}
+      {/* Only the owner's pages register the offline worker: a signed-out browser keeps nothing. */}
+      <ServiceWorker />
     </>
   );
 }

@@ -76,5 +76,9 @@ export async function forgetSession(sessionId: string): Promise<void> {
 export async function forgetMirror(): Promise<void> {
   await mirror().delete();
   db = null;
+  // The worker goes first, so it cannot put a page back; the next sign-in registers it again.
+  if (typeof navigator !== 'undefined' && 'serviceWorker' in navigator) {
+    for (const r of await navigator.serviceWorker.getRegistrations()) await r.unregister();
+  }
   if (typeof caches !== 'undefined') for (const name of await caches.keys()) await caches.delete(name);
 }
