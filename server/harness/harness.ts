@@ -87,7 +87,10 @@ export class Harness {
     }
     const run: Run = { dirty: false, done: Promise.resolve(), loop: new AbortController(), step: null, seenSeq: 0, interruptSeq: 0 };
     run.done = this.runLoop(sessionId, run)
-      .catch((e: unknown) => log.error('loop failed', { session: sessionId, ...errorFields(e) }))
+      .catch((e: unknown) =>
+        // A session deleted meanwhile has nothing left to do: not a fault.
+        isDomainError(e) && e.code === 'not_found' ? log.debug('session gone', { session: sessionId }) : log.error('loop failed', { session: sessionId, ...errorFields(e) }),
+      )
       .finally(() => {
         this.runs.delete(sessionId);
         if (run.dirty && !this.closing) void this.wake(sessionId);
