@@ -6,6 +6,7 @@ import { mulberry32 } from '~/lib/prng';
 import { appRouter } from '~/server/api/root';
 import { SAME_ORIGIN, answeredStatus } from '~/server/api/testing/http';
 import { handleTrpc } from '~/server/api/http-handler';
+import { handleSignIn, handleSignOut } from '~/server/access/auth-routes';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
@@ -295,5 +296,40 @@ describe('fuzz', () => {
     // And the server still answers a normal request.
     const ok = await send(new Request('http://localhost:3000/api/trpc/sessions.list', { headers: { ...SAME_ORIGIN, cookie: world.cookie } }));
     expect(ok).toBe(200);
+  });
+
+  it('answers hostile sign-in and sign-out requests with 0 5xx, never redirects off the site, and signs in only with a good token', async () => {
+    const r = mulberry32(SEED + 1);
+    const deps = { runtime: () => Promise.resolve(rt), policy: { allowedHosts: [], allowedOrigins: [] } };
+    const sessions = async () => Number((await store.db.selectFrom('owner_sessions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const problems: string[] = [];
+    let signedIn = 0;
+    for (let i = 0; i < 400; i++) {
+      const good = r() < 0.1 ? await rt.access.newSigninToken() : null;
+      const token = good ?? String(pick(r, ['', 'x', '\u0000', 'a'.repeat(5_000), '../../', fakeId(r, 'sevt'), 'e30.e30.', '%00', '<script>']));
+      const next = pick(r, ['/', '/s/x', '//evil.example', '/\\evil.example', 'https://evil.example', 'javascript:alert(1)', '/ok\r\nSet-Cookie: a=b', '%2F%2Fevil.example', '', '/settings?x=1']);
+      // Signing in needs no credentials, so of the hostile headers only another Host must stop it.
+      const { headers } = headersFor(r);
+      const rebound = !headers.host!.startsWith('localhost');
+      const signOut = r() < 0.25;
+      const url = `http://localhost:3000/auth/${signOut ? 'signout' : 'signin'}?token=${encodeURIComponent(token)}&next=${encodeURIComponent(next)}`;
+      // Never sign the fuzz's own owner out: its cookie is checked at the end.
+      const h = signOut ? { ...headers, cookie: pick(r, ['', 'paddock_session_3000=forged', 'paddock_session_3000=eyJhbGciOiJub25lIn0.e30.']) } : headers;
+      const before = await sessions();
+      const res = signOut ? await handleSignOut(new Request(url, { method: 'POST', headers: h, body: '{}' }), deps) : await handleSignIn(new Request(url, { headers: h }), deps);
+      await res.text();
+      const what = `#${i} ${signOut ? 'signout' : 'signin'} token=${token.slice(0, 20)} next=${JSON.stringify(next)} ${JSON.stringify(h).slice(0, 100)}`;
+      if (res.status >= 500) problems.push(`${res.status} ${what}`);
+      const location = res.headers.get('location');
+      if (location !== null && (!location.startsWith('/') || location.startsWith('//') || location.startsWith('/\\') || /[\r\n]/.test(location))) problems.push(`redirect to ${location} ${what}`);
+      const cookie = res.headers.get('set-cookie') ?? '';
+      const opened = (await sessions()) > before;
+      if (opened) signedIn++;
+      if (opened !== Boolean(good && res.status === 303 && cookie.includes('HttpOnly'))) problems.push(`sign-in ${opened ? 'opened' : 'did not open'} a session ${what}`);
+      if (rebound && opened) problems.push(`signed in through another Host ${what}`);
+    }
+    expect(problems).toEqual([]);
+    expect(signedIn).toBeGreaterThan(0);
+    expect(await rt.access.identify(new Headers({ host: 'localhost:3000', cookie: world.cookie }))).toMatchObject({ kind: 'owner' });
   });
 });
