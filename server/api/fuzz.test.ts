@@ -4,8 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '~/lib/prng';
 import { appRouter } from '~/server/api/root';
-import { SAME_ORIGIN, answeredStatus } from '~/server/api/testing/http';
-import { handleTrpc } from '~/server/api/http-handler';
+import { SAME_ORIGIN, answeredStatus, httpApi } from '~/server/api/testing/http';
 import { handleSignIn, handleSignOut } from '~/server/access/auth-routes';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
@@ -212,29 +211,8 @@ function headersFor(r: Rand): { headers: Record<string, string>; refuse: 'always
   ])();
 }
 
-/** Sends one request; a stream (a subscription) is read briefly and cancelled. */
-async function send(req: Request): Promise<number> {
-  const res = await handleTrpc(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: rt.config.PADDOCK_MAX_BODY_BYTES, policy: { allowedHosts: [], allowedOrigins: [] } });
-  if (!res.headers.get('content-type')?.includes('text/event-stream') || !res.body) {
-    await res.text();
-    return res.status;
-  }
-  const reader = res.body.getReader();
-  let text = '';
-  const deadline = Date.now() + 300;
-  // One read in flight at a time: a read that loses the race to the timer still holds its chunk.
-  let pending = reader.read();
-  // Until a complete error event (it arrives in pieces), the end of the stream, or the deadline.
-  while (Date.now() < deadline && !/event: serialized-error\ndata: .*\n\n/.test(text)) {
-    const next = await Promise.race([pending, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
-    if (next === null) continue;
-    if (next.done) break;
-    text += new TextDecoder().decode(next.value);
-    pending = reader.read();
-  }
-  await reader.cancel().catch(() => undefined);
-  return answeredStatus({ status: res.status, text, body: null, headers: res.headers });
-}
+/** Sends one request over the API handler; a stream (a subscription) is read briefly and cancelled. */
+const send = async (req: Request): Promise<number> => answeredStatus(await httpApi(rt).send(req));
 
 /** Everything a request could have written: sessions, keys, and every session's log length. */
 async function snapshot(): Promise<string> {

@@ -19,7 +19,7 @@ export interface HttpAnswer {
 export function httpApi(rt: Runtime, o: { maxBodyBytes?: number } = {}) {
   const send = async (req: Request): Promise<HttpAnswer> => {
     const res = await handleTrpc(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: o.maxBodyBytes ?? rt.config.PADDOCK_MAX_BODY_BYTES, policy: { allowedHosts: [], allowedOrigins: [] } });
-    const text = await res.text();
+    const text = res.headers.get('content-type')?.includes('text/event-stream') && res.body ? await readStreamBriefly(res.body) : await res.text();
     let body: HttpAnswer['body'];
     try {
       body = JSON.parse(text) as HttpAnswer['body'];
@@ -35,6 +35,27 @@ export function httpApi(rt: Runtime, o: { maxBodyBytes?: number } = {}) {
     mutate: (path: string, input: unknown, headers: Record<string, string> = SAME_ORIGIN) =>
       send(new Request(`http://localhost:3000/api/trpc/${path}`, { method: 'POST', headers, body: input === undefined ? '' : JSON.stringify(input) })),
   };
+}
+
+/**
+ * A subscription's stream never ends by itself: read it until a complete error event (it arrives
+ * in pieces), its end, or 300 ms, then cancel it.
+ */
+async function readStreamBriefly(body: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = body.getReader();
+  let text = '';
+  const deadline = Date.now() + 300;
+  // One read in flight at a time: a read that loses the race to the timer still holds its chunk.
+  let pending = reader.read();
+  while (Date.now() < deadline && !/event: serialized-error\ndata: .*\n\n/.test(text)) {
+    const next = await Promise.race([pending, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
+    if (next === null) continue;
+    if (next.done) break;
+    text += new TextDecoder().decode(next.value);
+    pending = reader.read();
+  }
+  await reader.cancel().catch(() => undefined);
+  return text;
 }
 
 /**
