@@ -4,6 +4,7 @@ import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } f
 import { type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { newId } from '~/lib/ids';
 import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier';
+import type { SessionAgent } from '~/lib/agent';
 import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
 import {
   DEFAULT_TITLE,
@@ -14,6 +15,7 @@ import {
   type Page,
   type Session,
   type SessionInit,
+  type SessionPatch,
   type SessionStatus,
   type SessionStore,
   type WorkWaiting,
@@ -99,6 +101,12 @@ export class KyselySessionStore implements SessionStore {
       lease_owner: null,
       lease_epoch: 0,
       lease_expires_at: null,
+      agent: init.agent ? JSON.stringify(init.agent) : null,
+      agent_id: init.agent?.id ?? null,
+      agent_version: init.agent?.version ?? null,
+      environment_id: init.environment_id ?? null,
+      archived_at: null,
+      extra: JSON.stringify({ vault_ids: init.vault_ids ?? [], resources: init.resources ?? [] }),
     };
     await this.db.insertInto('sessions').values(row).execute();
     return toSession(row);
@@ -109,11 +117,18 @@ export class KyselySessionStore implements SessionStore {
     return row ? toSession(row) : null;
   }
 
-  async updateSession(id: string, patch: { title?: string }): Promise<Session> {
+  async updateSession(id: string, patch: SessionPatch): Promise<Session> {
     if (patch.title !== undefined && patch.title.trim() === '') throw new InvalidInputError('title: must not be empty');
+    const now = new Date().toISOString();
     const row = await this.db
       .updateTable('sessions')
-      .set({ ...(patch.title !== undefined ? { title: patch.title.trim() } : {}), updated_at: new Date().toISOString() })
+      .set((eb) => ({
+        ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
+        ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
+        // Archiving twice keeps the first time.
+        ...(patch.archived === true ? { archived_at: eb.fn.coalesce('archived_at', eb.val(now)) } : patch.archived === false ? { archived_at: null } : {}),
+        updated_at: now,
+      }))
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst();
@@ -124,21 +139,35 @@ export class KyselySessionStore implements SessionStore {
   async listSessions(q: ListQuery): Promise<Page<Session>> {
     // Over-large pages are clamped rather than refused: a client asking for more gets a cursor.
     const limit = Math.min(positiveInt('limit', q.limit ?? DEFAULT_PAGE), MAX_PAGE);
-    const after = q.cursor ? decodeCursor(q.cursor) : null;
+    const by = q.by ?? 'updated_at';
+    const order = q.order ?? 'desc';
+    const cursor = q.cursor ? decodeCursor(q.cursor, by) : null;
+    // A "previous page" cursor walks the other way from its row; the page is turned back after.
+    const backwards = cursor?.dir === 'prev';
+    const walk = backwards ? (order === 'asc' ? 'desc' : 'asc') : order;
     let query = this.db.selectFrom('sessions').selectAll();
-    if (after) {
-      query = query.where((eb) =>
-        eb.or([eb('updated_at', '<', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('id', '<', after.id)])]),
-      );
+    if (cursor) {
+      const cmp = walk === 'asc' ? '>' : '<';
+      query = query.where((eb) => eb.or([eb(by, cmp, cursor.key), eb.and([eb(by, '=', cursor.key), eb('id', cmp, cursor.id)])]));
     }
+    if (q.agentId !== undefined) query = query.where('agent_id', '=', q.agentId);
+    if (q.agentVersion !== undefined) query = query.where('agent_version', '=', q.agentVersion);
+    if (q.statuses && q.statuses.length > 0) query = query.where('status', 'in', [...q.statuses]);
+    if (q.includeArchived === false) query = query.where('archived_at', 'is', null);
     // One extra row tells whether another page exists. Both keys are fixed-format ASCII (ISO-8601,
     // prefixed ULIDs), which sort the same under byte order and the usual PostgreSQL collations (C, en_US…).
-    const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const rows = await query.orderBy(by, walk).orderBy('id', walk).limit(limit + 1).execute();
+    const more = rows.length > limit;
     const page = rows.slice(0, limit);
+    if (backwards) page.reverse();
+    const first = page[0];
     const last = page.at(-1);
+    const hasNext = backwards ? true : more;
+    const hasPrev = backwards ? more : cursor !== null;
     return {
       data: page.map(toSession),
-      next_cursor: rows.length > limit && last ? encodeCursor(last.updated_at, last.id) : null,
+      next_cursor: hasNext && last ? encodeCursor(by, last[by], last.id, 'next') : null,
+      prev_cursor: hasPrev && first ? encodeCursor(by, first[by], first.id, 'prev') : null,
     };
   }
 
@@ -478,6 +507,7 @@ function toStoredEvent(row: EventRow): StoredEvent {
 }
 
 function toSession(row: SessionRow): Session {
+  const extra = JSON.parse(row.extra) as { vault_ids?: string[]; resources?: unknown[] };
   return {
     id: row.id,
     title: row.title,
@@ -486,23 +516,31 @@ function toSession(row: SessionRow): Session {
     status: row.status,
     last_seq: row.last_seq,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
+    agent: row.agent ? (JSON.parse(row.agent) as SessionAgent) : null,
+    environment_id: row.environment_id,
+    archived_at: row.archived_at,
+    vault_ids: extra.vault_ids ?? [],
+    resources: extra.resources ?? [],
   };
 }
 
-function encodeCursor(updatedAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
+type CursorDir = 'next' | 'prev';
+
+/** Opaque to clients: the ordering it belongs to, the row's key, and which way to walk from it. */
+function encodeCursor(by: string, key: string, id: string, dir: CursorDir): string {
+  return Buffer.from(JSON.stringify([by, key, id, dir])).toString('base64url');
 }
 
-function decodeCursor(cursor: string): { updatedAt: string; id: string } {
+function decodeCursor(cursor: string, by: string): { key: string; id: string; dir: CursorDir } {
   try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {
-      return { updatedAt: value[0], id: value[1] };
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 4 && v[0] === by && typeof v[1] === 'string' && typeof v[2] === 'string' && (v[3] === 'next' || v[3] === 'prev')) {
+      return { key: v[1], id: v[2], dir: v[3] };
     }
   } catch {
     // Fall through: any undecodable cursor gets the same message.
   }
-  throw new InvalidInputError('cursor: not a cursor returned by listSessions');
+  throw new InvalidInputError('page: not a cursor returned by this list');
 }
 
 function integer(name: string, n: number): number {

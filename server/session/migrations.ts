@@ -134,6 +134,54 @@ export const migrations: Readonly<Record<string, Migration>> = {
       for (const t of ['server_secrets', 'signin_tokens', 'owner_sessions', 'api_keys']) await db.schema.dropTable(t).execute();
     },
   },
+  '0005_agents_environments': {
+    // Versioned agents and environments (the Managed Agents API's), and what a session was
+    // created with: its agent's snapshot, environment, archive time and stored-for-later fields.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('agents')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('archived_at', 'text')
+        .execute();
+      await db.schema.createIndex('agents_created_at_id').on('agents').columns(['created_at', 'id']).execute();
+      await db.schema
+        .createTable('agent_versions')
+        .addColumn('agent_id', 'text', (c) => c.notNull().references('agents.id').onDelete('cascade'))
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('agent_versions_pk', ['agent_id', 'version'])
+        .execute();
+      await db.schema
+        .createTable('environments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('archived_at', 'text')
+        .execute();
+      await db.schema.createIndex('environments_created_at_id').on('environments').columns(['created_at', 'id']).execute();
+      for (const [name, type] of [
+        ['agent', 'text'],
+        ['agent_id', 'text'],
+        ['agent_version', 'integer'],
+        ['environment_id', 'text'],
+        ['archived_at', 'text'],
+      ] as const) {
+        await db.schema.alterTable('sessions').addColumn(name, type).execute();
+      }
+      await db.schema.alterTable('sessions').addColumn('extra', 'text', (c) => c.notNull().defaultTo('{}')).execute();
+      await db.schema.createIndex('sessions_created_at_id').on('sessions').columns(['created_at', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('sessions_created_at_id').execute();
+      for (const c of ['extra', 'archived_at', 'environment_id', 'agent_version', 'agent_id', 'agent']) await db.schema.alterTable('sessions').dropColumn(c).execute();
+      for (const t of ['environments', 'agent_versions', 'agents']) await db.schema.dropTable(t).execute();
+    },
+  },
 };
 
 /**

@@ -19,6 +19,9 @@ export interface Database {
   owner_sessions: OwnerSessionsTable;
   signin_tokens: SigninTokensTable;
   server_secrets: ServerSecretsTable;
+  agents: AgentsTable;
+  agent_versions: AgentVersionsTable;
+  environments: EnvironmentsTable;
 }
 
 export interface SessionsTable {
@@ -44,6 +47,14 @@ export interface SessionsTable {
   lease_epoch: number;
   /** Epoch milliseconds; null when nobody holds the lease. */
   lease_expires_at: number | null;
+  /** JSON text of the SessionAgent the session runs (its agent's version at creation, with overrides); null: the built-in default. */
+  agent: string | null;
+  agent_id: string | null;
+  agent_version: number | null;
+  environment_id: string | null;
+  archived_at: string | null;
+  /** JSON text of what is stored for later use: `{vault_ids, resources}`. */
+  extra: string;
 }
 
 export interface EventsTable {
@@ -109,6 +120,32 @@ export interface SigninTokensTable {
 export interface ServerSecretsTable {
   name: string;
   value: string;
+}
+
+/** An agent: its current version; each version's body is in agent_versions. */
+export interface AgentsTable {
+  id: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+/** One version of an agent: JSON text of the Agent at that version (never changed once written). */
+export interface AgentVersionsTable {
+  agent_id: string;
+  version: number;
+  body: string;
+  created_at: string;
+}
+
+/** An environment: JSON text of its Environment (name, description, metadata, config). */
+export interface EnvironmentsTable {
+  id: string;
+  body: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

@@ -107,6 +107,45 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         await expect(store.listSessions({ cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidInputError);
       });
 
+      it('pages both ways by creation time, in either order, and back again with prev cursors', async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push((await store.createSession({ title: `p${i}` })).id);
+        for (const order of ['asc', 'desc'] as const) {
+          const want = order === 'asc' ? ids : [...ids].reverse();
+          const p1 = await store.listSessions({ by: 'created_at', order, limit: 2 });
+          const p2 = await store.listSessions({ by: 'created_at', order, limit: 2, cursor: p1.next_cursor });
+          const p3 = await store.listSessions({ by: 'created_at', order, limit: 2, cursor: p2.next_cursor });
+          expect([...p1.data, ...p2.data, ...p3.data].map((s) => s.id)).toEqual(want);
+          expect(p1.prev_cursor).toBeNull();
+          expect(p3.next_cursor).toBeNull();
+          const back = await store.listSessions({ by: 'created_at', order, limit: 2, cursor: p3.prev_cursor });
+          expect(back.data.map((s) => s.id)).toEqual(p2.data.map((s) => s.id));
+          const front = await store.listSessions({ by: 'created_at', order, limit: 2, cursor: back.prev_cursor });
+          expect(front.data.map((s) => s.id)).toEqual(p1.data.map((s) => s.id));
+          expect(front.prev_cursor).toBeNull();
+        }
+        // A cursor of one ordering is not one of another.
+        const p = await store.listSessions({ by: 'created_at', limit: 2 });
+        await expect(store.listSessions({ cursor: p.next_cursor })).rejects.toBeInstanceOf(InvalidInputError);
+      });
+
+      it('keeps the agent a session was created with, filters by it, by status and by archive', async () => {
+        const agent = { id: 'agent_x', type: 'agent', version: 3, name: 'x', description: null, model: { id: 'm' }, system: 's', tools: [], mcp_servers: [], skills: [], execution_identity: null, multiagent: null } as const;
+        const a = await store.createSession({ agent: { ...agent, tools: [], mcp_servers: [], skills: [] }, environment_id: 'env_1', vault_ids: ['vlt_1'], resources: [{ type: 'file', file_id: 'f' }] });
+        const b = await store.createSession({});
+        expect(await store.getSession(a.id)).toMatchObject({ agent: { id: 'agent_x', version: 3, system: 's' }, environment_id: 'env_1', vault_ids: ['vlt_1'], resources: [{ type: 'file', file_id: 'f' }], archived_at: null });
+        expect((await store.getSession(b.id))?.agent).toBeNull();
+        expect((await store.listSessions({ agentId: 'agent_x' })).data.map((s) => s.id)).toEqual([a.id]);
+        expect((await store.listSessions({ agentId: 'agent_x', agentVersion: 2 })).data).toEqual([]);
+        expect((await store.listSessions({ statuses: ['running'] })).data).toEqual([]);
+        const archived = await store.updateSession(a.id, { archived: true, metadata: { k: 'v' } });
+        expect(archived.archived_at).not.toBeNull();
+        expect(archived.metadata).toEqual({ k: 'v' });
+        expect((await store.updateSession(a.id, { archived: true })).archived_at).toBe(archived.archived_at);
+        expect((await store.listSessions({ includeArchived: false })).data.map((s) => s.id)).not.toContain(a.id);
+        expect((await store.listSessions({})).data.map((s) => s.id)).toContain(a.id);
+      });
+
       it('keeps status, last_seq and updated_at of the session row in step with the log', async () => {
         const s = await store.createSession({});
         await store.emitEvent(s.id, msg('go'));

@@ -1,3 +1,4 @@
+import type { SessionAgent } from '~/lib/agent';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { LiveRelay } from '~/server/session/notifier';
 
@@ -11,6 +12,13 @@ export interface Session {
   status: SessionStatus;
   last_seq: number;
   metadata: Record<string, string>;
+  /** The agent the session runs (its version at creation, with overrides); null: the built-in default. */
+  agent: SessionAgent | null;
+  environment_id: string | null;
+  archived_at: string | null;
+  /** Stored and validated now; used once vaults and resources are built. */
+  vault_ids: string[];
+  resources: unknown[];
 }
 
 export const DEFAULT_TITLE = 'New session';
@@ -20,17 +28,38 @@ export type SessionStatus = 'idle' | 'running' | 'rescheduling' | 'terminated';
 export interface SessionInit {
   title?: string;
   metadata?: Record<string, string>;
+  agent?: SessionAgent;
+  environment_id?: string;
+  vault_ids?: string[];
+  resources?: unknown[];
+}
+
+export interface SessionPatch {
+  title?: string;
+  metadata?: Record<string, string>;
+  /** true archives (keeps the first archive time), false un-archives. */
+  archived?: boolean;
 }
 
 export interface ListQuery {
   limit?: number;
-  /** Opaque cursor from a previous page's `next_cursor`. */
+  /** Opaque cursor from a previous page's `next_cursor` or `prev_cursor`. */
   cursor?: string | null;
+  /** Which time orders the list (default: last activity, newest first). */
+  by?: 'updated_at' | 'created_at';
+  order?: 'asc' | 'desc';
+  agentId?: string;
+  agentVersion?: number;
+  statuses?: readonly SessionStatus[];
+  /** Archived sessions are listed unless this is false. */
+  includeArchived?: boolean;
 }
 
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;
+  /** The page before this one; null on the first. */
+  prev_cursor?: string | null;
 }
 
 export interface EventSlice {
@@ -69,7 +98,7 @@ export interface SessionStore {
   createSession(init: SessionInit): Promise<Session>;
   getSession(id: string): Promise<Session | null>;
   /** Changes metadata only (the log is append-only); unknown id → NotFoundError. */
-  updateSession(id: string, patch: { title?: string }): Promise<Session>;
+  updateSession(id: string, patch: SessionPatch): Promise<Session>;
   listSessions(q: ListQuery): Promise<Page<Session>>;
   getEvents(id: string, slice?: EventSlice): Promise<StoredEvent[]>;
   emitEvent(id: string, event: NewEvent, opts?: EmitOptions): Promise<StoredEvent>;

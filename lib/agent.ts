@@ -1,0 +1,253 @@
+import { z } from 'zod';
+import { AgentToolParams, type AgentTool } from '~/lib/toolset';
+
+/**
+ * Agents and environments as the Managed Agents API defines them (`@anthropic-ai/sdk`
+ * `resources/beta/agents`, `resources/beta/environments`): the params a client sends, validated
+ * with zod, and the stored objects. An agent is versioned: every update makes a new version and
+ * a session keeps the version it was created with.
+ */
+
+const Metadata = z
+  .record(z.string().min(1).max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 16, { message: 'at most 16 keys' });
+/** On update a null value deletes the key. */
+const MetadataPatch = z
+  .record(z.string().min(1).max(64), z.string().max(512).nullable())
+  .refine((m) => Object.keys(m).length <= 16, { message: 'at most 16 keys' });
+
+const Effort = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
+export const ModelParams = z.union([
+  z.string().min(1).max(128),
+  z
+    .object({
+      id: z.string().min(1).max(128),
+      effort: z.union([Effort, z.object({ type: Effort })]).nullish(),
+      speed: z.enum(['standard', 'fast']).nullish(),
+      inference_geo: z.string().max(64).nullish(),
+    })
+    .strict(),
+]);
+
+export interface ModelConfig {
+  id: string;
+  effort?: { type: z.infer<typeof Effort> };
+  speed?: 'standard' | 'fast';
+}
+
+export function normalizeModel(m: z.output<typeof ModelParams>): ModelConfig {
+  if (typeof m === 'string') return { id: m };
+  const effort = m.effort == null ? undefined : typeof m.effort === 'string' ? { type: m.effort } : m.effort;
+  return { id: m.id, ...(effort ? { effort } : {}), ...(m.speed ? { speed: m.speed } : {}) };
+}
+
+export const McpServerParams = z
+  .object({
+    type: z.literal('url'),
+    name: z.string().min(1).max(64),
+    url: z.url({ protocol: /^https?$/ }),
+  })
+  .strict();
+export type McpServer = z.infer<typeof McpServerParams>;
+
+const SkillParams = z.object({ type: z.enum(['anthropic', 'custom']), skill_id: z.string(), version: z.string().nullish() }).strict();
+
+/** Fields of an agent that clients set (create: required ones; update: all optional). */
+const agentFields = {
+  name: z.string().trim().min(1).max(256),
+  description: z.string().max(2048).nullish(),
+  metadata: Metadata.optional(),
+  model: ModelParams,
+  system: z.string().max(100_000).nullish(),
+  tools: z.array(AgentToolParams).max(128).optional(),
+  mcp_servers: z.array(McpServerParams).max(20).optional(),
+  // Skills are refused until supported: the API error names the field.
+  skills: z.array(SkillParams).max(0, 'skills are not supported by Paddock yet').optional(),
+};
+
+/** Fields the hosted API has that Paddock does not run: refused by name, never silently dropped. */
+const unsupported = {
+  execution_identity: z.null({ error: 'execution_identity is not supported by Paddock' }).optional(),
+  multiagent: z.null({ error: 'multiagent is not supported by Paddock yet' }).optional(),
+};
+
+export const AgentCreateParams = z.object({ ...agentFields, ...unsupported }).strict();
+export type AgentCreateParams = z.input<typeof AgentCreateParams>;
+
+export const AgentUpdateParams = z
+  .object({
+    name: agentFields.name.optional(),
+    description: agentFields.description,
+    metadata: MetadataPatch.nullish(),
+    model: ModelParams.optional(),
+    system: agentFields.system,
+    tools: agentFields.tools.nullable(),
+    mcp_servers: agentFields.mcp_servers.nullable(),
+    skills: agentFields.skills.nullable(),
+    /** Optimistic concurrency: the update applies only if this is still the current version. */
+    version: z.number().int().positive().optional(),
+    ...unsupported,
+  })
+  .strict();
+export type AgentUpdateParams = z.input<typeof AgentUpdateParams>;
+
+/** One version of an agent, as the API returns it and as a session snapshots it. */
+export interface Agent {
+  id: string;
+  type: 'agent';
+  version: number;
+  name: string;
+  description: string | null;
+  metadata: Record<string, string>;
+  model: ModelConfig;
+  system: string | null;
+  tools: AgentTool[];
+  mcp_servers: McpServer[];
+  skills: [];
+  execution_identity: null;
+  multiagent: null;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+/** A session's agent: the version it was created with (and any per-session overrides). */
+export type SessionAgent = Omit<Agent, 'created_at' | 'updated_at' | 'archived_at' | 'metadata'>;
+
+export function sessionAgentOf(a: Agent): SessionAgent {
+  const { created_at: _c, updated_at: _u, archived_at: _a, metadata: _m, ...rest } = a;
+  return rest;
+}
+
+/** Applies a metadata patch: a null value deletes the key. */
+export function patchMetadata(current: Record<string, string>, patch: Record<string, string | null> | null | undefined): Record<string, string> {
+  if (patch === undefined) return current;
+  if (patch === null) return {};
+  const next = { ...current };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  return next;
+}
+
+// ── environments ────────────────────────────────────────────────────────────
+const Host = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^(\*\.)?[a-zA-Z0-9.-]+(:\d{1,5})?$/, 'must be a host name such as example.com or *.example.com');
+const PackageName = z.string().min(1).max(214).regex(/^[a-zA-Z0-9@/._=<>~^+-]+$/, 'not a package name');
+
+const Networking = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('unrestricted') }).strict(),
+  z
+    .object({
+      type: z.literal('limited'),
+      allowed_hosts: z.array(Host).max(500).nullish(),
+      allow_mcp_servers: z.boolean().nullish(),
+      allow_package_managers: z.boolean().nullish(),
+    })
+    .strict(),
+]);
+
+const Packages = z
+  .object({
+    type: z.literal('packages').optional(),
+    apt: z.array(PackageName).max(200).nullish(),
+    cargo: z.array(PackageName).max(200).nullish(),
+    gem: z.array(PackageName).max(200).nullish(),
+    go: z.array(PackageName).max(200).nullish(),
+    npm: z.array(PackageName).max(200).nullish(),
+    pip: z.array(PackageName).max(200).nullish(),
+  })
+  .strict();
+
+export const EnvironmentConfigParams = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('cloud'), networking: Networking.nullish(), packages: Packages.nullish() }).strict(),
+  z.object({ type: z.literal('self_hosted') }).strict(),
+]);
+
+export const EnvironmentCreateParams = z
+  .object({
+    name: z.string().trim().min(1).max(256),
+    description: z.string().max(2048).nullish(),
+    metadata: Metadata.optional(),
+    config: EnvironmentConfigParams.nullish(),
+    scope: z.enum(['organization', 'account']).nullish(),
+  })
+  .strict();
+export const EnvironmentUpdateParams = z
+  .object({
+    name: z.string().trim().min(1).max(256).nullish(),
+    description: z.string().max(2048).nullish(),
+    metadata: MetadataPatch.nullish(),
+    config: EnvironmentConfigParams.nullish(),
+    scope: z.enum(['organization', 'account']).nullish(),
+  })
+  .strict();
+
+export type Networking = { type: 'unrestricted' } | { type: 'limited'; allowed_hosts: string[]; allow_mcp_servers: boolean; allow_package_managers: boolean };
+export interface PackageLists {
+  type: 'packages';
+  apt: string[];
+  cargo: string[];
+  gem: string[];
+  go: string[];
+  npm: string[];
+  pip: string[];
+}
+export type EnvironmentConfig = { type: 'cloud'; networking: Networking; packages: PackageLists } | { type: 'self_hosted' };
+
+export interface Environment {
+  id: string;
+  type: 'environment';
+  name: string;
+  description: string | null;
+  metadata: Record<string, string>;
+  config: EnvironmentConfig;
+  scope: 'organization' | 'account';
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+/** Limited networking with nothing allowed is the default: a hand reaches nothing it was not given. */
+export function normalizeEnvironmentConfig(c: z.output<typeof EnvironmentConfigParams> | null | undefined): EnvironmentConfig {
+  if (!c) return normalizeEnvironmentConfig({ type: 'cloud' });
+  if (c.type === 'self_hosted') return { type: 'self_hosted' };
+  const n = c.networking;
+  const networking: Networking =
+    n?.type === 'unrestricted'
+      ? { type: 'unrestricted' }
+      : { type: 'limited', allowed_hosts: n?.allowed_hosts ?? [], allow_mcp_servers: n?.allow_mcp_servers ?? false, allow_package_managers: n?.allow_package_managers ?? false };
+  const p = c.packages;
+  return {
+    type: 'cloud',
+    networking,
+    packages: { type: 'packages', apt: p?.apt ?? [], cargo: p?.cargo ?? [], gem: p?.gem ?? [], go: p?.go ?? [], npm: p?.npm ?? [], pip: p?.pip ?? [] },
+  };
+}
+
+// ── sessions ────────────────────────────────────────────────────────────────
+export const AgentRef = z.union([
+  z.string().min(1).max(64),
+  z.object({ type: z.literal('agent'), id: z.string().min(1).max(64), version: z.number().int().positive().nullish() }).strict(),
+  z
+    .object({
+      type: z.literal('agent_with_overrides'),
+      id: z.string().min(1).max(64),
+      version: z.number().int().positive().nullish(),
+      model: ModelParams.nullish(),
+      system: agentFields.system,
+      tools: agentFields.tools.nullable(),
+      mcp_servers: agentFields.mcp_servers.nullable(),
+      skills: agentFields.skills.nullable(),
+    })
+    .strict(),
+]);
+export type AgentRef = z.output<typeof AgentRef>;
+
+/** The built-in defaults every server has, so a session works without configuring anything. */
+export const DEFAULT_AGENT_ID = 'agent_default';
+export const DEFAULT_ENVIRONMENT_ID = 'env_default';
