@@ -145,7 +145,7 @@ export function normalizeTools(params: readonly z.output<typeof AgentToolParams>
         };
       }
       case 'custom':
-        return { type: 'custom', name: t.name, description: t.description, input_schema: t.input_schema as CustomTool['input_schema'] };
+        return { type: 'custom', name: t.name, description: t.description, input_schema: t.input_schema };
     }
   });
 }

@@ -534,8 +534,9 @@ function encodeCursor(by: string, key: string, id: string, dir: CursorDir): stri
 function decodeCursor(cursor: string, by: string): { key: string; id: string; dir: CursorDir } {
   try {
     const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 4 && v[0] === by && typeof v[1] === 'string' && typeof v[2] === 'string' && (v[3] === 'next' || v[3] === 'prev')) {
-      return { key: v[1], id: v[2], dir: v[3] };
+    if (Array.isArray(v) && v.length === 4) {
+      const [b, key, id, dir] = v as unknown[];
+      if (b === by && typeof key === 'string' && typeof id === 'string' && (dir === 'next' || dir === 'prev')) return { key, id, dir };
     }
   } catch {
     // Fall through: any undecodable cursor gets the same message.
