@@ -1,3 +1,4 @@
+import { type AgentTool, type CustomTool, routeTool } from '~/lib/toolset';
 import type { ToolSpec } from '~/lib/hand';
 
 /**
@@ -100,3 +101,19 @@ export const BRAIN_TOOLS: readonly ToolSpec[] = [
     input_schema: { type: 'object', properties: {} },
   },
 ];
+
+/**
+ * The tools an agent's model sees: its enabled toolset tools (Paddock's hand tools included)
+ * in a fixed order, then its custom tools. The same agent version always gives the same list,
+ * so the request prefix stays byte-stable for prompt caching.
+ */
+export function toolSpecsFor(tools: readonly AgentTool[]): ToolSpec[] {
+  const builtIn = BRAIN_TOOLS.filter((t) => routeTool(tools, t.name).kind === 'toolset');
+  const custom = tools
+    .filter((t): t is CustomTool => t.type === 'custom')
+    .map((t): ToolSpec => {
+      const { properties, required, ...rest } = t.input_schema;
+      return { name: t.name, description: t.description, input_schema: { ...rest, type: 'object', properties: properties ?? {}, ...(required ? { required } : {}) } };
+    });
+  return [...builtIn, ...custom];
+}
