@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID } from '~/lib/agent';
+import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
+import { AgentStore } from '~/server/agents/agent-store';
+import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+
+let dir: string;
+let store: SqliteSessionStore;
+let agents: AgentStore;
+
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-agents-'));
+  store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+  agents = new AgentStore(store.db, { model: 'claude-sonnet-5-5', system: 'be useful' });
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('agent store', () => {
+  it('makes the default agent and environment once, however often it starts', async () => {
+    await agents.ensureDefaults();
+    await agents.ensureDefaults();
+    const a = await agents.getAgent(DEFAULT_AGENT_ID);
+    expect(a).toMatchObject({ id: DEFAULT_AGENT_ID, version: 1, model: { id: 'claude-sonnet-5-5' }, system: 'be useful' });
+    expect(a.tools[0]).toMatchObject({ type: 'agent_toolset_20260401', default_config: { enabled: true, permission_policy: { type: 'always_allow' } } });
+    expect(await agents.getEnvironment(DEFAULT_ENVIRONMENT_ID)).toMatchObject({ config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: [] } } });
+    expect((await agents.listAgents({})).data).toHaveLength(1);
+  });
+
+  it('versions every update, keeps old versions readable and refuses a stale version', async () => {
+    const a = await agents.createAgent({ name: 'coder', model: { id: 'claude-opus-5', effort: 'high' }, tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }] }] });
+    expect(a).toMatchObject({ version: 1, model: { id: 'claude-opus-5', effort: { type: 'high' } } });
+    expect(a.tools[0]).toMatchObject({ configs: [{ name: 'bash', enabled: true, permission_policy: { type: 'always_ask' } }] });
+    const b = await agents.updateAgent(a.id, { version: 1, system: 'new', metadata: { team: 'x' } });
+    expect(b).toMatchObject({ version: 2, system: 'new', metadata: { team: 'x' }, name: 'coder' });
+    await expect(agents.updateAgent(a.id, { version: 1, system: 'lost update' })).rejects.toBeInstanceOf(ConflictError);
+    expect((await agents.getAgent(a.id, 1)).system).toBeNull();
+    expect((await agents.getAgent(a.id)).version).toBe(2);
+    expect((await agents.listAgentVersions(a.id, {})).data.map((v) => v.version)).toEqual([2, 1]);
+    const c = await agents.updateAgent(a.id, { metadata: { team: null } });
+    expect(c.metadata).toEqual({});
+  });
+
+  it('refuses bad input naming the field, and unsupported features by name', async () => {
+    await expect(agents.createAgent({ model: 'm' })).rejects.toThrow(/name/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', skills: [{ type: 'anthropic', skill_id: 'pdf' }] })).rejects.toThrow(/skills/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', tools: [{ type: 'custom', name: 'bad name', description: 'd', input_schema: { type: 'object' } }] })).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(agents.createAgent({ name: 'x', model: 'm', surprise: 1 })).rejects.toThrow(/surprise/);
+    await expect(agents.getAgent('agent_nope')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('archives agents out of the default list and pages through them', async () => {
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await agents.createAgent({ name: `a${i}`, model: 'm' }));
+    await agents.archiveAgent(made[0]!.id);
+    const seen: string[] = [];
+    let page: string | null = null;
+    do {
+      const p = await agents.listAgents({ limit: 2, page });
+      seen.push(...p.data.map((a) => a.id));
+      page = p.next_page;
+    } while (page);
+    expect(seen).toEqual(made.slice(1).reverse().map((a) => a.id));
+    expect((await agents.listAgents({ includeArchived: true })).data).toHaveLength(5);
+    await expect(agents.listAgents({ page: 'garbage' })).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('creates, updates, archives and deletes environments; the type of one never changes', async () => {
+    const e = await agents.createEnvironment({ name: 'web', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['*.example.com'] }, packages: { npm: ['left-pad'] } } });
+    expect(e.config).toMatchObject({ type: 'cloud', networking: { allowed_hosts: ['*.example.com'], allow_package_managers: false }, packages: { npm: ['left-pad'], pip: [] } });
+    await expect(agents.createEnvironment({ name: 'x', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['http://evil/'] } } })).rejects.toThrow(/allowed_hosts/);
+    await expect(agents.updateEnvironment(e.id, { config: { type: 'self_hosted' } })).rejects.toThrow(/config.type/);
+    expect((await agents.updateEnvironment(e.id, { name: 'web2' })).name).toBe('web2');
+    expect((await agents.archiveEnvironment(e.id)).archived_at).not.toBeNull();
+    expect(await agents.deleteEnvironment(e.id)).toEqual({ id: e.id, type: 'environment_deleted' });
+    await expect(agents.getEnvironment(e.id)).rejects.toBeInstanceOf(NotFoundError);
+    await agents.ensureDefaults();
+    await expect(agents.deleteEnvironment(DEFAULT_ENVIRONMENT_ID)).rejects.toBeInstanceOf(ConflictError);
+  });
+});

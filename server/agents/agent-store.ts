@@ -1,0 +1,266 @@
+import 'server-only';
+import type { Kysely } from 'kysely';
+import { monotonicFactory } from 'ulid';
+import { type z } from 'zod';
+import {
+  type Agent,
+  AgentCreateParams,
+  AgentUpdateParams,
+  DEFAULT_AGENT_ID,
+  DEFAULT_ENVIRONMENT_ID,
+  type Environment,
+  EnvironmentCreateParams,
+  EnvironmentUpdateParams,
+  normalizeEnvironmentConfig,
+  normalizeModel,
+  patchMetadata,
+} from '~/lib/agent';
+import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
+import { describeZodError } from '~/lib/events';
+import { normalizeTools } from '~/lib/toolset';
+import type { Database } from '~/server/session/schema';
+
+const ulid = monotonicFactory();
+const MAX_PAGE = 100;
+
+export interface ListPage<T> {
+  data: T[];
+  next_page: string | null;
+}
+
+function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const r = schema.safeParse(input);
+  if (!r.success) throw new InvalidInputError(describeZodError(r.error));
+  return r.data;
+}
+
+/**
+ * Agents (versioned: an update writes a new version, never changes an old one) and environments,
+ * in the session database. The built-in defaults (`agent_default`, `env_default`) are made once,
+ * by whichever instance starts first, so a fresh server gives a working session with no setup.
+ */
+export class AgentStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly defaults: { model: string; system: string },
+  ) {}
+
+  async ensureDefaults(): Promise<void> {
+    const now = new Date().toISOString();
+    const inserted = await this.db
+      .insertInto('agents')
+      .values({ id: DEFAULT_AGENT_ID, version: 1, created_at: now, updated_at: now, archived_at: null })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
+      const agent = this.#agentFrom(DEFAULT_AGENT_ID, 1, now, now, parse(AgentCreateParams, { name: 'Default agent', model: this.defaults.model, system: this.defaults.system, tools: [{ type: 'agent_toolset_20260401' }] }));
+      await this.db.insertInto('agent_versions').values({ agent_id: DEFAULT_AGENT_ID, version: 1, body: JSON.stringify(agent), created_at: now }).onConflict((oc) => oc.columns(['agent_id', 'version']).doNothing()).execute();
+    }
+    const env = this.#environmentFrom(DEFAULT_ENVIRONMENT_ID, now, now, parse(EnvironmentCreateParams, { name: 'Default environment', description: 'A sandboxed hand with no network.' }));
+    await this.db.insertInto('environments').values({ id: DEFAULT_ENVIRONMENT_ID, body: JSON.stringify(env), created_at: now, updated_at: now, archived_at: null }).onConflict((oc) => oc.column('id').doNothing()).execute();
+  }
+
+  // ── agents ──
+  async createAgent(input: unknown): Promise<Agent> {
+    const p = parse(AgentCreateParams, input);
+    const now = new Date().toISOString();
+    const id = `agent_${ulid()}`;
+    const agent = this.#agentFrom(id, 1, now, now, p);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('agents').values({ id, version: 1, created_at: now, updated_at: now, archived_at: null }).execute();
+      await trx.insertInto('agent_versions').values({ agent_id: id, version: 1, body: JSON.stringify(agent), created_at: now }).execute();
+    });
+    return agent;
+  }
+
+  async getAgent(id: string, version?: number): Promise<Agent> {
+    const row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('agent', id);
+    const v = await this.db
+      .selectFrom('agent_versions')
+      .select('body')
+      .where('agent_id', '=', id)
+      .where('version', '=', version ?? row.version)
+      .executeTakeFirst();
+    if (!v) throw new NotFoundError('agent version', `${id}@${version}`);
+    return { ...(JSON.parse(v.body) as Agent), archived_at: row.archived_at };
+  }
+
+  async updateAgent(id: string, input: unknown): Promise<Agent> {
+    const p = parse(AgentUpdateParams, input);
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row) throw new NotFoundError('agent', id);
+      if (p.version !== undefined && p.version !== row.version) throw new ConflictError(`agent ${id} is at version ${row.version}, not ${p.version}: read it again and retry`);
+      const cur = await trx.selectFrom('agent_versions').select('body').where('agent_id', '=', id).where('version', '=', row.version).executeTakeFirstOrThrow();
+      const prev = JSON.parse(cur.body) as Agent;
+      const now = new Date().toISOString();
+      const next: Agent = {
+        ...prev,
+        version: row.version + 1,
+        name: p.name ?? prev.name,
+        description: p.description === undefined ? prev.description : p.description,
+        metadata: patchMetadata(prev.metadata, p.metadata),
+        model: p.model === undefined ? prev.model : normalizeModel(p.model),
+        system: p.system === undefined ? prev.system : p.system,
+        tools: p.tools === undefined ? prev.tools : normalizeTools(p.tools ?? []),
+        mcp_servers: p.mcp_servers === undefined ? prev.mcp_servers : (p.mcp_servers ?? []),
+        updated_at: now,
+      };
+      // Optimistic concurrency holds even without `version`: two updates never write one version twice.
+      const bumped = await trx.updateTable('agents').set({ version: next.version, updated_at: now }).where('id', '=', id).where('version', '=', row.version).executeTakeFirst();
+      if (Number(bumped.numUpdatedRows) !== 1) throw new ConflictError(`agent ${id} changed meanwhile: read it again and retry`);
+      await trx.insertInto('agent_versions').values({ agent_id: id, version: next.version, body: JSON.stringify(next), created_at: now }).execute();
+      return { ...next, archived_at: row.archived_at };
+    });
+  }
+
+  async archiveAgent(id: string): Promise<Agent> {
+    const now = new Date().toISOString();
+    await this.db.updateTable('agents').set((eb) => ({ archived_at: eb.fn.coalesce('archived_at', eb.val(now)) })).where('id', '=', id).execute();
+    return this.getAgent(id);
+  }
+
+  async listAgents(q: { limit?: number; page?: string | null; includeArchived?: boolean }): Promise<ListPage<Agent>> {
+    const limit = Math.min(q.limit ?? 20, MAX_PAGE);
+    let query = this.db.selectFrom('agents').selectAll();
+    const after = q.page ? decodePage(q.page) : null;
+    if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.key), eb.and([eb('created_at', '=', after.key), eb('id', '<', after.id)])]));
+    if (!q.includeArchived) query = query.where('archived_at', 'is', null);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const page = rows.slice(0, limit);
+    const data = await Promise.all(page.map((r) => this.getAgent(r.id)));
+    const last = page.at(-1);
+    return { data, next_page: rows.length > limit && last ? encodePage(last.created_at, last.id) : null };
+  }
+
+  async listAgentVersions(id: string, q: { limit?: number; page?: string | null }): Promise<ListPage<Agent>> {
+    const row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('agent', id);
+    const limit = Math.min(q.limit ?? 20, MAX_PAGE);
+    let query = this.db.selectFrom('agent_versions').select(['version', 'body']).where('agent_id', '=', id);
+    const after = q.page ? decodePage(q.page) : null;
+    if (after) query = query.where('version', '<', Number(after.key));
+    const rows = await query.orderBy('version', 'desc').limit(limit + 1).execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      data: page.map((v) => ({ ...(JSON.parse(v.body) as Agent), archived_at: row.archived_at })),
+      next_page: rows.length > limit && last ? encodePage(String(last.version), id) : null,
+    };
+  }
+
+  #agentFrom(id: string, version: number, createdAt: string, updatedAt: string, p: z.output<typeof AgentCreateParams>): Agent {
+    return {
+      id,
+      type: 'agent',
+      version,
+      name: p.name,
+      description: p.description ?? null,
+      metadata: p.metadata ?? {},
+      model: normalizeModel(p.model),
+      system: p.system ?? null,
+      tools: normalizeTools(p.tools ?? []),
+      mcp_servers: p.mcp_servers ?? [],
+      skills: [],
+      execution_identity: null,
+      multiagent: null,
+      created_at: createdAt,
+      updated_at: updatedAt,
+      archived_at: null,
+    };
+  }
+
+  // ── environments ──
+  async createEnvironment(input: unknown): Promise<Environment> {
+    const p = parse(EnvironmentCreateParams, input);
+    const now = new Date().toISOString();
+    const env = this.#environmentFrom(`env_${ulid()}`, now, now, p);
+    await this.db.insertInto('environments').values({ id: env.id, body: JSON.stringify(env), created_at: now, updated_at: now, archived_at: null }).execute();
+    return env;
+  }
+
+  async getEnvironment(id: string): Promise<Environment> {
+    const row = await this.db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('environment', id);
+    return { ...(JSON.parse(row.body) as Environment), archived_at: row.archived_at };
+  }
+
+  async updateEnvironment(id: string, input: unknown): Promise<Environment> {
+    const p = parse(EnvironmentUpdateParams, input);
+    const prev = await this.getEnvironment(id);
+    if (p.config && p.config.type !== prev.config.type) throw new InvalidInputError(`config.type: an environment's type cannot change (${prev.config.type} → ${p.config.type})`);
+    const now = new Date().toISOString();
+    const next: Environment = {
+      ...prev,
+      name: p.name ?? prev.name,
+      description: p.description === undefined ? prev.description : p.description,
+      metadata: patchMetadata(prev.metadata, p.metadata),
+      config: p.config ? normalizeEnvironmentConfig(p.config) : prev.config,
+      scope: p.scope ?? prev.scope,
+      updated_at: now,
+    };
+    await this.db.updateTable('environments').set({ body: JSON.stringify(next), updated_at: now }).where('id', '=', id).execute();
+    return next;
+  }
+
+  async archiveEnvironment(id: string): Promise<Environment> {
+    const now = new Date().toISOString();
+    await this.db.updateTable('environments').set((eb) => ({ archived_at: eb.fn.coalesce('archived_at', eb.val(now)) })).where('id', '=', id).execute();
+    return this.getEnvironment(id);
+  }
+
+  async deleteEnvironment(id: string): Promise<{ id: string; type: 'environment_deleted' }> {
+    if (id === DEFAULT_ENVIRONMENT_ID) throw new ConflictError('the default environment cannot be deleted');
+    const r = await this.db.deleteFrom('environments').where('id', '=', id).executeTakeFirst();
+    if (Number(r.numDeletedRows) === 0) throw new NotFoundError('environment', id);
+    return { id, type: 'environment_deleted' };
+  }
+
+  async listEnvironments(q: { limit?: number; page?: string | null; includeArchived?: boolean }): Promise<ListPage<Environment>> {
+    const limit = Math.min(q.limit ?? 20, MAX_PAGE);
+    let query = this.db.selectFrom('environments').selectAll();
+    const after = q.page ? decodePage(q.page) : null;
+    if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.key), eb.and([eb('created_at', '=', after.key), eb('id', '<', after.id)])]));
+    if (!q.includeArchived) query = query.where('archived_at', 'is', null);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      data: page.map((r) => ({ ...(JSON.parse(r.body) as Environment), archived_at: r.archived_at })),
+      next_page: rows.length > limit && last ? encodePage(last.created_at, last.id) : null,
+    };
+  }
+
+  #environmentFrom(id: string, createdAt: string, updatedAt: string, p: z.output<typeof EnvironmentCreateParams>): Environment {
+    return {
+      id,
+      type: 'environment',
+      name: p.name,
+      description: p.description ?? null,
+      metadata: p.metadata ?? {},
+      config: normalizeEnvironmentConfig(p.config),
+      scope: p.scope ?? 'organization',
+      created_at: createdAt,
+      updated_at: updatedAt,
+      archived_at: null,
+    };
+  }
+}
+
+function encodePage(key: string, id: string): string {
+  return Buffer.from(JSON.stringify([key, id])).toString('base64url');
+}
+
+function decodePage(page: string): { key: string; id: string } {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(page, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2) {
+      const [key, id] = v as unknown[];
+      if (typeof key === 'string' && typeof id === 'string') return { key, id };
+    }
+  } catch {
+    // Fall through: any undecodable cursor gets the same message.
+  }
+  throw new InvalidInputError('page: not a cursor returned by this list');
+}
