@@ -3,6 +3,8 @@ import path from 'node:path';
 import { type Config, loadConfig } from '~/server/config';
 import { prepareDataDir } from '~/server/data-dir';
 import { Access } from '~/server/access/access';
+import { AgentStore } from '~/server/agents/agent-store';
+import { SYSTEM_PROMPT } from '~/server/harness/context';
 import { KyselyAccessStore } from '~/server/access/access-store';
 import type { HandKind } from '~/lib/hand';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
@@ -34,6 +36,7 @@ export interface Runtime {
   live: LiveBus;
   hands: HandRegistry;
   access: Access;
+  agents: AgentStore;
 }
 
 /**
@@ -135,6 +138,12 @@ export function accessFor(config: Config, store: SessionStore): Access {
   return new Access({ store: new KyselyAccessStore(store.db), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS, publicUrl: config.PADDOCK_PUBLIC_URL });
 }
 
+/** Agents and environments live in the session database too. */
+export function agentsFor(config: Config, store: SessionStore): AgentStore {
+  if (!(store instanceof KyselySessionStore)) throw new Error('agents need a Kysely-backed session store');
+  return new AgentStore(store.db, { model: config.PADDOCK_MODEL, system: SYSTEM_PROMPT });
+}
+
 async function startRuntime(): Promise<Runtime> {
   const config = loadConfig();
   prepareDataDir(config.dataDir);
@@ -160,7 +169,9 @@ async function startRuntime(): Promise<Runtime> {
   log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
   const access = accessFor(config, store);
   await announceSignIn(config, access);
-  return { config, store, harness, live, hands, access };
+  const agents = agentsFor(config, store);
+  await agents.ensureDefaults();
+  return { config, store, harness, live, hands, access, agents };
 }
 
 /**
