@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LiveDelta, NewEvent, StoredEvent } from '~/lib/events';
 import type { ExecuteContext, Hand, ToolSpec } from '~/lib/hand';
+import { normalizeTools } from '~/lib/toolset';
 import { HandRegistry } from '~/server/hands/registry';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import type { Provisioner } from '~/server/hands/provisioner';
@@ -413,5 +414,30 @@ describe('the sweeper', () => {
     await makeHarness().wake(id);
     expect(await store.sessionsNeedingWork(10)).toEqual([]);
     expect(messages()).toHaveLength(1);
+  });
+
+  it("runs a session on its agent's model, system prompt and tools, and never runs a call its policy asks about", async () => {
+    const agent = {
+      id: 'agent_t', type: 'agent' as const, version: 2, name: 't', description: null, model: { id: 'claude-agent-model' }, system: 'You are the test agent.',
+      tools: normalizeTools([{ type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }, { name: 'grep', enabled: false }] }, { type: 'custom', name: 'lookup', description: 'Look up a thing', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }]),
+      mcp_servers: [], skills: [] as [], execution_identity: null, multiagent: null,
+    };
+    fake.enqueue(toolUseResponse('write', { path: 'x', content: 'y' }, { id: 'toolu_ask' }), toolUseResponse('lookup', { q: 'a' }, { id: 'toolu_custom' }), toolUseResponse('grep', { pattern: 'a' }, { id: 'toolu_off' }), textResponse('ok'));
+    const s = await store.createSession({ agent });
+    await store.emitEvent(s.id, { type: 'user.message', content: [{ type: 'text', text: 'go' }] });
+    await makeHarness().wake(s.id);
+    const first = messages()[0]!.body!;
+    expect(first.model).toBe('claude-agent-model');
+    expect(JSON.stringify(first.system)).toContain('You are the test agent.');
+    const names = (first.tools as Array<{ name: string }>).map((t) => t.name);
+    expect(names).toContain('write');
+    expect(names).toContain('lookup');
+    expect(names).not.toContain('grep');
+    const results = (await store.getEvents(s.id, { types: ['agent.tool_result'] })).map((e) => (e.type === 'agent.tool_result' ? { err: e.is_error, text: e.content?.[0]?.type === 'text' ? e.content[0].text : '' } : null));
+    expect(results).toHaveLength(3);
+    expect(results.map((r) => r?.err)).toEqual([true, true, true]);
+    expect(results[0]?.text).toMatch(/always_ask.*not run/);
+    expect(results[1]?.text).toMatch(/custom tool.*not run/);
+    expect(results[2]?.text).toMatch(/not a tool this agent has enabled/);
   });
 });

@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { type StoreUnavailableError, isDomainError, isStoreUnavailable } from '~/lib/errors';
 import { abortReason, backoffMs, sleep } from '~/lib/sleep';
-import { BRAIN_TOOLS, isHandTool } from '~/lib/tools';
+import { BRAIN_TOOLS, isHandTool, toolSpecsFor } from '~/lib/tools';
+import { type AgentTool, routeTool } from '~/lib/toolset';
+import { ToolError } from '~/lib/hand';
 import { unreachable } from '~/lib/unreachable';
 import { CallFailure, runToolCall } from '~/server/harness/tool-call';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
@@ -349,9 +351,12 @@ export class Harness {
       epoch: fence.epoch,
       emit: (event, key) => this.o.store.emitEvent(sessionId, event, { fence, idempotencyKey: key }),
     };
+    const agent = (await this.o.store.getSession(sessionId))?.agent ?? null;
     const running = calls.map(async (call) => {
       let outcome: { text: string; hand?: string; isError: boolean };
       try {
+        // Fail closed: a call the agent's tools do not allow to run unasked never runs.
+        if (agent) refuseUnallowed(agent.tools, call.name);
         outcome = { ...(await runToolCall(this.o.hands, scope, call, signal)), isError: false };
       } catch (e) {
         if (signal.aborted) throw abortReason(signal);
@@ -387,8 +392,16 @@ export class Harness {
 
   private async callModel(sessionId: string, fence: Fence, events: StoredEvent[], attempt: number, run: Run): Promise<void> {
     const { store, model, live } = this.o;
+    // A session runs the agent version it was created with; one without is on the built-in default.
+    // Read before the span starts, so a failed read leaves no half-begun turn behind.
+    const agent = (await store.getSession(sessionId))?.agent ?? null;
     const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: model.label }, { fence });
-    const request = buildContext(events, { model: model.model, maxTokens: this.o.maxTokens ?? 8192, system: SYSTEM_PROMPT, tools: BRAIN_TOOLS });
+    const request = buildContext(events, {
+      model: agent && !model.isDemo ? agent.model.id : model.model,
+      maxTokens: this.o.maxTokens ?? 8192,
+      system: agent?.system ?? SYSTEM_PROMPT,
+      tools: agent ? toolSpecsFor(agent.tools) : BRAIN_TOOLS,
+    });
     const began = performance.now();
     const spanEnd = (extra: Partial<Extract<NewEvent, { type: 'span.model_request_end' }>>): NewEvent => ({
       type: 'span.model_request_end',
@@ -461,5 +474,24 @@ export class Harness {
     await this.o.store.emitEvents(sessionId, [end, { type: 'session.status_rescheduled', attempt, retry_in_ms: delay }], { fence });
     // An interrupt during the back-off ends the wait; the next decide() sees it.
     await this.withStep(run, (signal) => sleep(delay, signal));
+  }
+}
+
+/**
+ * A call the agent's tools do not let run at once: a disabled or unknown tool, one whose policy
+ * asks first, or a custom tool (the client runs it). Approvals and client-run tools are answered
+ * through the API's confirmation and custom-result events; until a session can wait for those,
+ * such a call is refused with a result that says why, and never run unasked.
+ */
+function refuseUnallowed(tools: readonly AgentTool[], name: string): void {
+  const route = routeTool(tools, name);
+  switch (route.kind) {
+    case 'toolset':
+      if (route.permission === 'allow') return;
+      throw new ToolError(`${name} needs the user's approval (permission policy always_ask), which this server cannot ask for yet: the call was not run`);
+    case 'custom':
+      throw new ToolError(`${name} is a custom tool, answered by the client; this server cannot hand it to a client yet: the call was not run`);
+    case 'unknown':
+      throw new ToolError(`${name} is not a tool this agent has enabled: the call was not run`);
   }
 }
