@@ -1,27 +1,43 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { sql } from 'kysely';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID } from '~/lib/agent';
 import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
 import { AgentStore } from '~/server/agents/agent-store';
-import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+import type { KyselySessionStore } from '~/server/session/kysely-queries';
+import { openPostgresStore } from '~/server/session/postgres-store';
+import { openSqliteStore } from '~/server/session/sqlite-store';
+import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 
 let dir: string;
-let store: SqliteSessionStore;
+let store: KyselySessionStore;
 let agents: AgentStore;
+let pgDb: TestDatabase | null = null;
 
-beforeEach(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-agents-'));
-  store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
-  agents = new AgentStore(store.db, { model: 'claude-sonnet-5-5', system: 'be useful' });
+beforeAll(async () => {
+  pgDb = await createTestDatabase('paddock_agents');
 });
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+afterAll(async () => {
+  await pgDb?.drop();
 });
 
-describe('agent store', () => {
+describe.each(['sqlite', 'postgres'] as const)('agent store on %s', (kind) => {
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-agents-'));
+    if (kind === 'sqlite') store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+    else {
+      store = await openPostgresStore({ url: pgDb!.url });
+      await sql`truncate table agent_versions, agents, environments cascade`.execute(store.db);
+    }
+    agents = new AgentStore(store.db, { model: 'claude-sonnet-5-5', system: 'be useful' });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('makes the default agent and environment once, however often it starts', async () => {
     await agents.ensureDefaults();
     await agents.ensureDefaults();
