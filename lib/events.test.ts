@@ -77,6 +77,7 @@ const samples: { [T in EventType]: NewEventOf<T> } = {
     content: [{ type: 'text', text: '[]' }],
     is_error: false,
   },
+  'agent.custom_tool_use': { type: 'agent.custom_tool_use', name: 'lookup_order', input: { order: '1234' }, model_tool_use_id: 'toolu_01CUSTOM' },
   'agent.thread_context_compacted': { type: 'agent.thread_context_compacted' },
   'session.status_running': { type: 'session.status_running' },
   'session.status_idle': { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: ['sevt_01TOOLUSE'] }, stop_details: null },
@@ -117,6 +118,7 @@ const DESIGN_SDK_TYPES = [
   'agent.tool_result',
   'agent.mcp_tool_use',
   'agent.mcp_tool_result',
+  'agent.custom_tool_use',
   'agent.thread_context_compacted',
   'session.status_running',
   'session.status_idle',
@@ -177,7 +179,7 @@ describe('event vocabulary', () => {
 
   it('accepts every event type name and rejects an unknown one in EventTypeSchema', () => {
     for (const t of EVENT_TYPES) expect(EventTypeSchema.parse(t)).toBe(t);
-    expect(EventTypeSchema.safeParse('agent.custom_tool_use').success).toBe(false);
+    expect(EventTypeSchema.safeParse('agent.teleport').success).toBe(false);
   });
 });
 
@@ -255,7 +257,7 @@ describe('malformed events', () => {
   });
 
   it('rejects an unknown event type and names type', () => {
-    const msg = zodMessage(() => parseNewEvent({ type: 'agent.custom_tool_use', name: 'x' }));
+    const msg = zodMessage(() => parseNewEvent({ type: 'agent.teleport', name: 'x' }));
     expect(msg).toMatch(/^type: /);
   });
 

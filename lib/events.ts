@@ -104,6 +104,11 @@ export const NewEvent = z.discriminatedUnion('type', [
     model_tool_use_id: z.string().min(1),
     /** Paddock addition: the hand that runs (or ran) the call. */
     hand: z.string().optional(),
+    /**
+     * The agent's permission policy for this call, evaluated when the model made it: `ask` waits
+     * for a `user.tool_confirmation` before it runs. Absent on events stored before policies.
+     */
+    evaluated_permission: z.enum(['allow', 'ask', 'deny']).optional(),
   }),
   z.object({ type: z.literal('agent.tool_result'), ...toolResultFields, hand: z.string().optional() }),
   z.object({
@@ -118,6 +123,14 @@ export const NewEvent = z.discriminatedUnion('type', [
     mcp_tool_use_id: z.string().min(1),
     content: z.array(ToolResultContent).optional(),
     is_error: z.boolean().nullish(),
+  }),
+  /** A call of a custom tool: the client runs it and answers with `user.custom_tool_result`. */
+  z.object({
+    type: z.literal('agent.custom_tool_use'),
+    name: z.string().min(1),
+    input: z.record(z.string(), z.unknown()),
+    /** Paddock addition, as on agent.tool_use. */
+    model_tool_use_id: z.string().min(1),
   }),
   z.object({ type: z.literal('agent.thread_context_compacted') }),
   z.object({ type: z.literal('session.status_running') }),

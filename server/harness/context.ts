@@ -34,9 +34,23 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
     else messages.push({ role, content: [...blocks] });
   };
 
+  // Custom tool calls the client has not answered: a new message (or an interrupt) gives them up.
+  const unansweredCustom: string[] = [];
+  const giveUpCustom = () => {
+    for (const id of unansweredCustom.splice(0)) {
+      if (answered.has(id)) continue;
+      answered.add(id);
+      push('user', [{ type: 'tool_result', tool_use_id: id, is_error: true, content: [{ type: 'text', text: 'The client did not answer this tool call.' }] }]);
+    }
+  };
+
   for (const e of events) {
     switch (e.type) {
+      case 'user.interrupt':
+        giveUpCustom();
+        break;
       case 'user.message':
+        giveUpCustom();
         push(
           'user',
           e.content.flatMap((b): ContentBlockParam[] => {
@@ -75,9 +89,15 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
         modelToolIds.set(e.id, e.model_tool_use_id);
         push('assistant', [{ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input }]);
         break;
+      case 'agent.custom_tool_use':
+        modelToolIds.set(e.id, e.model_tool_use_id);
+        unansweredCustom.push(e.model_tool_use_id);
+        push('assistant', [{ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input }]);
+        break;
       case 'agent.tool_result':
-      case 'user.tool_result': {
-        const id = modelToolIds.get(e.tool_use_id);
+      case 'user.tool_result':
+      case 'user.custom_tool_result': {
+        const id = modelToolIds.get(e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.tool_use_id);
         // A result for a call this history never made, or a second (late) one: the API takes
         // exactly one result per call, the first stored.
         if (!id || answered.has(id)) break;

@@ -372,6 +372,126 @@ describe('decide: failures and crashes', () => {
   });
 });
 
+describe('decide: calls that wait for the user (always_ask) or the client (custom tools)', () => {
+  /** One turn whose calls carry their evaluated permission, or are custom tool calls. */
+  function turnWith(log: Log, calls: ('allow' | 'ask' | 'custom')[]) {
+    const start = log.spanStart();
+    const made = calls.map((kind, i) =>
+      kind === 'custom'
+        ? log.add({ type: 'agent.custom_tool_use', name: 'lookup', input: { q: i }, model_tool_use_id: `toolu_c${log.events.length}` })
+        : log.add({ type: 'agent.tool_use', name: 'bash', input: { command: `echo ${i}` }, model_tool_use_id: `toolu_${log.events.length}`, evaluated_permission: kind }),
+    );
+    log.spanEnd(start, false);
+    return made;
+  }
+  const confirm = (log: Log, call: { id: string }, result: 'allow' | 'deny', deny_message?: string) =>
+    log.add({ type: 'user.tool_confirmation', tool_use_id: call.id, result, ...(deny_message ? { deny_message } : {}) });
+
+  it('goes idle with requires_action naming a call that asks, and never runs it unconfirmed', () => {
+    const log = asked();
+    const [call] = turnWith(log, ['ask']);
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: [call!.id] } });
+    log.idle({ type: 'requires_action', event_ids: [call!.id] });
+    expect(log.decide()).toEqual({ kind: 'none' });
+  });
+
+  it('runs the allowed calls of a turn first, then waits for the one that asks', () => {
+    const log = asked();
+    const [allowed, asking] = turnWith(log, ['allow', 'ask']);
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [allowed] });
+    log.result(allowed as ToolUse);
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: [asking!.id] } });
+  });
+
+  it('runs a confirmed call after marking the session running, then asks the model', () => {
+    const log = asked();
+    const [call] = turnWith(log, ['ask']);
+    log.idle({ type: 'requires_action', event_ids: [call!.id] });
+    confirm(log, call!, 'allow');
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [call] });
+    log.result(call as ToolUse);
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it("answers a denied call with the user's message as an error result, never running it", () => {
+    const log = asked();
+    const [call] = turnWith(log, ['ask']);
+    log.idle({ type: 'requires_action', event_ids: [call!.id] });
+    confirm(log, call!, 'deny', 'not on main');
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'deny_tools', denials: [{ call, message: 'not on main' }] });
+    log.result(call as ToolUse, { isError: true });
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('counts only the first verdict on a call', () => {
+    const log = asked();
+    const [call] = turnWith(log, ['ask']);
+    confirm(log, call!, 'deny');
+    confirm(log, call!, 'allow');
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'deny_tools', denials: [{ call, message: 'The user denied this tool call.' }] });
+  });
+
+  it('ignores a confirmation for a call that did not ask', () => {
+    const log = asked();
+    const [call] = turnWith(log, ['allow']);
+    confirm(log, call!, 'deny');
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [call] });
+  });
+
+  it('waits for a custom tool result, then asks the model once every call is answered', () => {
+    const log = asked();
+    const [custom, allowed] = turnWith(log, ['custom', 'allow']);
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [allowed] });
+    log.result(allowed as ToolUse);
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: [custom!.id] } });
+    log.idle({ type: 'requires_action', event_ids: [custom!.id] });
+    log.add({ type: 'user.custom_tool_result', custom_tool_use_id: custom!.id, content: [{ type: 'text', text: 'shipped' }] });
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('gives up waiting calls when the user sends a new message instead of answering', () => {
+    const log = asked();
+    const [asking] = turnWith(log, ['ask', 'custom']);
+    log.idle({ type: 'requires_action', event_ids: [] });
+    log.user('never mind');
+    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [asking], reason: expect.any(String) });
+    log.result(asking as ToolUse, { isError: true });
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('cancels a call that asks when the user interrupts, and then rests', () => {
+    const log = asked();
+    const [asking] = turnWith(log, ['ask', 'custom']);
+    log.interrupt();
+    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [asking], reason: expect.any(String) });
+    log.result(asking as ToolUse, { isError: true });
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('builds a valid request around custom calls: the answer, or "not answered" once given up', () => {
+    const log = asked();
+    const [custom] = turnWith(log, ['custom']);
+    log.add({ type: 'user.custom_tool_result', custom_tool_use_id: custom!.id, content: [{ type: 'text', text: 'shipped' }] });
+    const [unanswered] = turnWith(log, ['custom']);
+    log.user('next');
+    const req = buildContext(log.events, { model: 'm', maxTokens: 10, system: 's', tools: [] });
+    const results = req.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result');
+    expect(results).toEqual([
+      expect.objectContaining({ tool_use_id: (custom as StoredEventOf<'agent.custom_tool_use'>).model_tool_use_id, content: [{ type: 'text', text: 'shipped' }] }),
+      expect.objectContaining({ tool_use_id: (unanswered as StoredEventOf<'agent.custom_tool_use'>).model_tool_use_id, is_error: true }),
+    ]);
+  });
+});
+
 // ── property: simulate the harness on random logs ──────────────────────────
 
 

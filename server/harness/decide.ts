@@ -5,12 +5,15 @@ import type { StopReason, StoredEvent, StoredEventOf } from '~/lib/events';
  * tested exhaustively and so any harness instance, after any crash, decides the same thing.
  */
 export type ToolUse = StoredEventOf<'agent.tool_use'>;
+export type CustomToolUse = StoredEventOf<'agent.custom_tool_use'>;
 
 export type Action =
   | { kind: 'mark_running' }
   | { kind: 'call_model'; attempt: number }
   | { kind: 'run_tools'; calls: ToolUse[] }
   | { kind: 'cancel_tools'; calls: ToolUse[]; reason: string }
+  /** Calls the user denied: each gets an error result carrying the user's message, never runs. */
+  | { kind: 'deny_tools'; denials: { call: ToolUse; message: string }[] }
   | { kind: 'go_idle'; stop_reason: StopReason }
   | { kind: 'none' };
 
@@ -25,7 +28,16 @@ export interface LogState {
   interrupted: boolean;
   /** Failed model attempts since the last answered turn or user message. */
   failedAttempts: number;
+  /** Pending calls whose policy asks first and that no `user.tool_confirmation` answered yet. */
+  awaitingConfirmation: ToolUse[];
+  /** Pending calls the user denied (with the message the model is to get). */
+  denied: { call: ToolUse; message: string }[];
+  /** Custom tool calls the client has not answered yet. */
+  awaitingClient: CustomToolUse[];
 }
+
+/** What the model is told when the user denies a call without saying why. */
+export const DEFAULT_DENY_MESSAGE = 'The user denied this tool call.';
 
 export function foldLog(events: readonly StoredEvent[]): LogState {
   let status: LogState['status'] = 'idle';
@@ -34,10 +46,18 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
   let failedAttempts = 0;
   const pending = new Map<string, ToolUse>();
   const cancelled = new Set<string>();
+  // Calls whose policy asks first: held until confirmed (then they run) or denied.
+  const asking = new Set<string>();
+  const denied = new Map<string, string>();
+  const custom = new Map<string, CustomToolUse>();
   // A turn answers only the input that existed when it started: a message sent while the model
   // was streaming still needs its own turn.
   const turnStarts = new Map<string, number>();
   let lastUserMessageSeq = 0;
+  // The model is asked again once every call of its turn has its answer.
+  const answered = () => {
+    if (pending.size === 0 && custom.size === 0 && !interrupted) needsModel = true;
+  };
 
   for (const e of events) {
     switch (e.type) {
@@ -46,21 +66,44 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
         needsModel = true;
         interrupted = false;
         failedAttempts = 0;
+        // A new message instead of an answer: calls still waiting for the user are given up
+        // (an unconfirmed call gets an error result; an unanswered custom call is shown to the
+        // model as not answered), so the conversation can go on.
+        for (const id of asking) if (!denied.has(id)) cancelled.add(id);
+        asking.clear();
+        custom.clear();
         break;
       case 'user.interrupt':
         needsModel = false;
         interrupted = true;
         for (const id of pending.keys()) cancelled.add(id);
+        asking.clear();
+        custom.clear();
         break;
       case 'agent.tool_use':
         pending.set(e.id, e);
         // A turn that finished just as the user pressed stop: its calls are never run.
         if (interrupted) cancelled.add(e.id);
+        else if (e.evaluated_permission === 'ask') asking.add(e.id);
+        else if (e.evaluated_permission === 'deny') denied.set(e.id, 'This tool call is not allowed by the agent\'s permission policy.');
+        break;
+      case 'agent.custom_tool_use':
+        if (!interrupted) custom.set(e.id, e);
+        break;
+      case 'user.tool_confirmation':
+        // Only the first verdict on a call that asked counts.
+        if (!asking.delete(e.tool_use_id)) break;
+        if (e.result === 'deny') denied.set(e.tool_use_id, e.deny_message?.trim() || DEFAULT_DENY_MESSAGE);
+        break;
+      case 'user.custom_tool_result':
+        if (custom.delete(e.custom_tool_use_id)) answered();
         break;
       case 'agent.tool_result':
       case 'user.tool_result':
         cancelled.delete(e.tool_use_id);
-        if (pending.delete(e.tool_use_id) && pending.size === 0 && !interrupted) needsModel = true;
+        asking.delete(e.tool_use_id);
+        denied.delete(e.tool_use_id);
+        if (pending.delete(e.tool_use_id)) answered();
         break;
       case 'span.model_request_end':
         if (!e.is_error) {
@@ -87,8 +130,6 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
       case 'session.status_terminated':
         status = 'terminated';
         break;
-      case 'user.tool_confirmation':
-      case 'user.custom_tool_result':
       case 'user.file_edit':
       case 'agent.message':
       case 'agent.thinking':
@@ -105,7 +146,17 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
     }
   }
   const calls = [...pending.values()];
-  return { status, needsModel, pending: calls, cancelled: calls.filter((c) => cancelled.has(c.id)), interrupted, failedAttempts };
+  return {
+    status,
+    needsModel,
+    pending: calls,
+    cancelled: calls.filter((c) => cancelled.has(c.id)),
+    interrupted,
+    failedAttempts,
+    awaitingConfirmation: calls.filter((c) => asking.has(c.id)),
+    denied: calls.filter((c) => denied.has(c.id) && !cancelled.has(c.id)).map((call) => ({ call, message: denied.get(call.id)! })),
+    awaitingClient: [...custom.values()],
+  };
 }
 
 export function decide(events: readonly StoredEvent[]): Action {
@@ -114,10 +165,18 @@ export function decide(events: readonly StoredEvent[]): Action {
   if (s.cancelled.length > 0) {
     return { kind: 'cancel_tools', calls: s.cancelled, reason: 'interrupted by the user before the tool finished' };
   }
-  const work = s.pending.length > 0 || s.needsModel;
+  const waiting = new Set([...s.awaitingConfirmation, ...s.denied.map((d) => d.call)].map((c) => c.id));
+  const runnable = s.pending.filter((c) => !waiting.has(c.id));
+  const work = runnable.length > 0 || s.denied.length > 0 || s.needsModel;
   if (work && s.status !== 'running') return { kind: 'mark_running' };
-  if (s.pending.length > 0) return { kind: 'run_tools', calls: s.pending };
+  if (s.denied.length > 0) return { kind: 'deny_tools', denials: s.denied };
+  if (runnable.length > 0) return { kind: 'run_tools', calls: runnable };
   if (s.needsModel) return { kind: 'call_model', attempt: s.failedAttempts + 1 };
+  // Nothing to do until the user answers: idle, saying which calls wait for what.
+  const blocked = [...s.awaitingConfirmation, ...s.awaitingClient].map((c) => c.id);
+  if (blocked.length > 0) {
+    return s.status === 'idle' ? { kind: 'none' } : { kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: blocked } };
+  }
   if (s.status !== 'idle') return { kind: 'go_idle', stop_reason: { type: 'end_turn' } };
   return { kind: 'none' };
 }

@@ -416,7 +416,7 @@ describe('the sweeper', () => {
     expect(messages()).toHaveLength(1);
   });
 
-  it("runs a session on its agent's model, system prompt and tools, and never runs a call its policy asks about", async () => {
+  it("runs a session on its agent's model, system prompt and tools; waits for the user on a call that asks and for the client on a custom tool", async () => {
     const agent = {
       id: 'agent_t', type: 'agent' as const, version: 2, name: 't', description: null, model: { id: 'claude-agent-model' }, system: 'You are the test agent.',
       tools: normalizeTools([{ type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }, { name: 'grep', enabled: false }] }, { type: 'custom', name: 'lookup', description: 'Look up a thing', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }]),
@@ -433,11 +433,33 @@ describe('the sweeper', () => {
     expect(names).toContain('write');
     expect(names).toContain('lookup');
     expect(names).not.toContain('grep');
-    const results = (await store.getEvents(s.id, { types: ['agent.tool_result'] })).map((e) => (e.type === 'agent.tool_result' ? { err: e.is_error, text: e.content?.[0]?.type === 'text' ? e.content[0].text : '' } : null));
-    expect(results).toHaveLength(3);
-    expect(results.map((r) => r?.err)).toEqual([true, true, true]);
-    expect(results[0]?.text).toMatch(/always_ask.*not run/);
-    expect(results[1]?.text).toMatch(/custom tool.*not run/);
-    expect(results[2]?.text).toMatch(/not a tool this agent has enabled/);
+    const last = async () => (await store.getEvents(s.id, { from: -1 }))[0]!;
+    const ofType = async <T extends StoredEvent['type']>(type: T) => (await store.getEvents(s.id, { types: [type] })) as Extract<StoredEvent, { type: T }>[];
+
+    // The write asks: the session idles naming the call, which has not run.
+    const [asking] = await ofType('agent.tool_use');
+    expect(asking).toMatchObject({ name: 'write', evaluated_permission: 'ask' });
+    expect(await last()).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: [asking!.id] } });
+    expect(await ofType('agent.tool_result')).toEqual([]);
+
+    // Allowed: it runs, and the model's next call is the custom tool, left to the client.
+    await store.emitEvent(s.id, { type: 'user.tool_confirmation', tool_use_id: asking!.id, result: 'allow' });
+    await makeHarness().wake(s.id);
+    expect((await ofType('agent.tool_result'))[0]).toMatchObject({ tool_use_id: asking!.id });
+    expect((await ofType('agent.tool_result'))[0]?.is_error).toBeFalsy();
+    const [custom] = await ofType('agent.custom_tool_use');
+    expect(custom).toMatchObject({ name: 'lookup', input: { q: 'a' } });
+    expect(await last()).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: [custom!.id] } });
+
+    // The client answers; the model's call of a disabled tool is refused, never run; then it ends.
+    await store.emitEvent(s.id, { type: 'user.custom_tool_result', custom_tool_use_id: custom!.id, content: [{ type: 'text', text: 'found it' }] });
+    await makeHarness().wake(s.id);
+    const third = messages()[2]!.body!;
+    expect(JSON.stringify(third.messages)).toContain('found it');
+    const results = await ofType('agent.tool_result');
+    expect(results).toHaveLength(2);
+    expect(results[1]).toMatchObject({ is_error: true });
+    expect(JSON.stringify(results[1]!.content)).toMatch(/not allowed by the agent's permission policy/);
+    expect(await last()).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
   });
 });

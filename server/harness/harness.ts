@@ -311,6 +311,11 @@ export class Harness {
           );
         }
         return;
+      case 'deny_tools':
+        for (const { call, message } of action.denials) {
+          await emit({ type: 'agent.tool_result', tool_use_id: call.id, is_error: true, content: [{ type: 'text', text: message }], ...(call.hand ? { hand: call.hand } : {}) }, call.id);
+        }
+        return;
       case 'run_tools':
         await this.withStep(run, (signal) => this.runTools(sessionId, fence, action.calls, signal, run));
         return;
@@ -355,8 +360,9 @@ export class Harness {
     const running = calls.map(async (call) => {
       let outcome: { text: string; hand?: string; isError: boolean };
       try {
-        // Fail closed: a call the agent's tools do not allow to run unasked never runs.
-        if (agent) refuseUnallowed(agent.tools, call.name);
+        // Fail closed: a call the agent's tools do not allow never runs (decide() holds the ones
+        // that ask until confirmed; this catches anything else, e.g. an agent changed under it).
+        if (agent) refuseUnallowed(agent.tools, call);
         outcome = { ...(await runToolCall(this.o.hands, scope, call, signal)), isError: false };
       } catch (e) {
         if (signal.aborted) throw abortReason(signal);
@@ -443,9 +449,17 @@ export class Harness {
     const current = turn.content.some((b) => b.type === 'tool_use') ? await this.retryStore(run, sessionId, 'read hands', () => this.o.hands.peekCurrent(scope)) : null;
     for (const b of turn.content) {
       if (b.type !== 'tool_use') continue;
+      // The agent's policy is evaluated now and stored with the call: a call that asks waits for
+      // the user's confirmation, a custom tool's call waits for the client's result.
+      const route = agent ? routeTool(agent.tools, b.name) : null;
+      if (route?.kind === 'custom') {
+        batch.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
+        continue;
+      }
       const named = typeof b.input.hand === 'string' && b.input.hand.length > 0 ? b.input.hand : undefined;
       const hand = named ?? (isHandTool(b.name) ? (current ?? undefined) : undefined);
-      batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, ...(hand ? { hand } : {}) });
+      const permission = route === null ? undefined : route.kind === 'toolset' ? route.permission : 'deny';
+      batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, ...(hand ? { hand } : {}), ...(permission ? { evaluated_permission: permission } : {}) });
     }
     batch.push(spanEnd({ is_error: false, model_usage: turn.usage, ttft_ms: turn.ttftMs === null ? null : Math.round(turn.ttftMs * 10) / 10, model_stop_reason: turn.stopReason }));
     // One atomic batch: a crash leaves either the whole turn or none of it. Keyed, so it is retried
@@ -477,21 +491,18 @@ export class Harness {
   }
 }
 
-/**
- * A call the agent's tools do not let run at once: a disabled or unknown tool, one whose policy
- * asks first, or a custom tool (the client runs it). Approvals and client-run tools are answered
- * through the API's confirmation and custom-result events; until a session can wait for those,
- * such a call is refused with a result that says why, and never run unasked.
- */
-function refuseUnallowed(tools: readonly AgentTool[], name: string): void {
-  const route = routeTool(tools, name);
+/** A call its agent does not let run: a disabled or unknown tool, a custom tool, or an unconfirmed ask. */
+function refuseUnallowed(tools: readonly AgentTool[], call: ToolUse): void {
+  const route = routeTool(tools, call.name);
   switch (route.kind) {
     case 'toolset':
-      if (route.permission === 'allow') return;
-      throw new ToolError(`${name} needs the user's approval (permission policy always_ask), which this server cannot ask for yet: the call was not run`);
+      if (route.permission === 'allow' || call.evaluated_permission === 'ask') return;
+      throw new ToolError(`${call.name} needs the user's approval (permission policy always_ask): the call was not run`);
     case 'custom':
-      throw new ToolError(`${name} is a custom tool, answered by the client; this server cannot hand it to a client yet: the call was not run`);
+      throw new ToolError(`${call.name} is a custom tool, answered by the client: the call was not run`);
     case 'unknown':
-      throw new ToolError(`${name} is not a tool this agent has enabled: the call was not run`);
+      throw new ToolError(`${call.name} is not a tool this agent has enabled: the call was not run`);
+    default:
+      unreachable(route);
   }
 }
