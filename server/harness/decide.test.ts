@@ -461,7 +461,7 @@ describe('decide: calls that wait for the user (always_ask) or the client (custo
     const [asking] = turnWith(log, ['ask', 'custom']);
     log.idle({ type: 'requires_action', event_ids: [] });
     log.user('never mind');
-    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [asking], reason: expect.any(String) });
+    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [asking], reason: expect.any(String) as string });
     log.result(asking as ToolUse, { isError: true });
     expect(log.decide()).toEqual({ kind: 'mark_running' });
     log.running();
@@ -472,7 +472,7 @@ describe('decide: calls that wait for the user (always_ask) or the client (custo
     const log = asked();
     const [asking] = turnWith(log, ['ask', 'custom']);
     log.interrupt();
-    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [asking], reason: expect.any(String) });
+    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [asking], reason: expect.any(String) as string });
     log.result(asking as ToolUse, { isError: true });
     expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
   });
@@ -603,6 +603,9 @@ function simulate(seed: number): SimResult {
         for (const id of ids(action.calls)) expect(pending, where).toContain(id);
         for (const c of action.calls) log.result(c, { isError: true });
         break;
+      case 'deny_tools':
+        // The random logs make no call that asks, so nothing is ever denied.
+        throw new Error(`${where}: denied ${action.denials.length} calls nobody asked about`);
       case 'run_tools': {
         expect(ids(action.calls).sort(), `${where}: runs exactly the pending calls`).toEqual([...pending].sort());
         // A call the user interrupted is never run: neither one made before the interrupt, nor
