@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UserContent } from '~/lib/events';
 import { AgentToolParams, type AgentTool } from '~/lib/toolset';
 
 /**
@@ -251,3 +252,57 @@ export type AgentRef = z.output<typeof AgentRef>;
 /** The built-in defaults every server has, so a session works without configuring anything. */
 export const DEFAULT_AGENT_ID = 'agent_default';
 export const DEFAULT_ENVIRONMENT_ID = 'env_default';
+
+// ── session create ──────────────────────────────────────────────────────────
+const Checkout = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('branch'), name: z.string().min(1).max(255) }).strict(),
+  z.object({ type: z.literal('commit'), sha: z.string().regex(/^[0-9a-f]{7,64}$/, 'must be a commit sha') }).strict(),
+]);
+const MountPath = z.string().min(1).max(1024).regex(/^\/[^\0]*$/, 'must be an absolute path');
+
+/**
+ * A session's resources. Repositories are stored now (cloned once the git proxy lands); a token is
+ * refused until vaults exist, so that no credential is ever kept in a session row or served back.
+ */
+export const ResourceParams = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('github_repository'),
+      url: z.url({ protocol: /^https$/, error: 'must be an https URL of a repository' }).max(2048),
+      authorization_token: z.undefined({ error: 'authorization_token is not supported until vaults are: Paddock never stores a credential in a session' }).optional(),
+      checkout: Checkout.nullish(),
+      mount_path: MountPath.nullish(),
+    })
+    .strict(),
+  z.object({ type: z.literal('file'), file_id: z.string(), mount_path: MountPath.nullish() }).refine(() => false, { message: 'file resources are not supported by Paddock yet (there is no files API)' }),
+  z.object({ type: z.literal('memory_store'), memory_store_id: z.string() }).loose().refine(() => false, { message: 'memory_store resources are not supported by Paddock yet' }),
+]);
+export type ResourceParams = z.output<typeof ResourceParams>;
+
+export const VaultId = z.string().regex(/^vlt_[A-Za-z0-9]{1,64}$/, 'must be a vault id (vlt_…)');
+
+export const InitialEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('user.message'), content: z.array(UserContent).min(1).max(100) }).strict(),
+]);
+
+export const SessionCreateParams = z
+  .object({
+    agent: AgentRef,
+    /** Paddock default: the built-in environment when absent. */
+    environment_id: z.string().min(1).max(64).optional(),
+    title: z.string().trim().max(200).nullish(),
+    metadata: Metadata.optional(),
+    initial_events: z.array(InitialEvent).max(20).optional(),
+    vault_ids: z.array(VaultId).max(20).optional(),
+    resources: z.array(ResourceParams).max(20).optional(),
+    budget: z.null({ error: 'budget is not supported by Paddock yet' }).optional(),
+  })
+  .strict();
+export type SessionCreateParams = z.input<typeof SessionCreateParams>;
+
+export const SessionUpdateParams = z
+  .object({
+    title: z.string().trim().min(1).max(200).nullish(),
+    metadata: MetadataPatch.nullish(),
+  })
+  .strict();

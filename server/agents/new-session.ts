@@ -1,0 +1,66 @@
+import 'server-only';
+import type { z } from 'zod';
+import { DEFAULT_ENVIRONMENT_ID, type SessionAgent, SessionCreateParams, normalizeModel, sessionAgentOf } from '~/lib/agent';
+import { InvalidInputError } from '~/lib/errors';
+import { describeZodError } from '~/lib/events';
+import { normalizeTools } from '~/lib/toolset';
+import type { AgentStore } from '~/server/agents/agent-store';
+import type { Session, SessionStore } from '~/server/session/store';
+
+export interface NewSessionDeps {
+  store: SessionStore;
+  agents: AgentStore;
+}
+
+/** The agent a new session runs: the version asked for (else the latest), with any overrides applied. */
+export async function resolveSessionAgent(agents: AgentStore, ref: z.output<typeof SessionCreateParams>['agent']): Promise<SessionAgent> {
+  const id = typeof ref === 'string' ? ref : ref.id;
+  const version = typeof ref === 'string' ? undefined : (ref.version ?? undefined);
+  const agent = await agents.getAgent(id, version);
+  if (agent.archived_at !== null) throw new InvalidInputError(`agent: ${id} is archived; a new session needs an agent that is not`);
+  const snapshot = sessionAgentOf(agent);
+  if (typeof ref === 'string' || ref.type === 'agent') return snapshot;
+  return {
+    ...snapshot,
+    ...(ref.model ? { model: normalizeModel(ref.model) } : {}),
+    ...(ref.system !== undefined ? { system: ref.system } : {}),
+    ...(ref.tools ? { tools: normalizeTools(ref.tools) } : {}),
+    ...(ref.mcp_servers ? { mcp_servers: ref.mcp_servers } : {}),
+  };
+}
+
+/**
+ * Creates a session as the Managed Agents API does (the REST API and the UI both come here):
+ * everything is validated before anything is written, the session keeps a snapshot of its agent,
+ * and `initial_events` are stored with it. Returns the session and whether it has work.
+ */
+export async function createSessionFor(deps: NewSessionDeps, input: unknown): Promise<{ session: Session; hasWork: boolean }> {
+  const parsed = SessionCreateParams.safeParse(input);
+  if (!parsed.success) throw new InvalidInputError(describeZodError(parsed.error));
+  const p = parsed.data;
+  const agent = await resolveSessionAgent(deps.agents, p.agent);
+  const envId = p.environment_id ?? DEFAULT_ENVIRONMENT_ID;
+  const environment = await deps.agents.getEnvironment(envId);
+  if (environment.archived_at !== null) throw new InvalidInputError(`environment_id: ${envId} is archived`);
+  if (environment.config.type === 'self_hosted') {
+    throw new InvalidInputError(`environment_id: ${envId} is self_hosted, which Paddock does not run yet (its hands are sandboxes on this server): use a cloud environment`);
+  }
+  const session = await deps.store.createSession({
+    ...(p.title ? { title: p.title } : {}),
+    ...(p.metadata ? { metadata: p.metadata } : {}),
+    agent,
+    environment_id: envId,
+    vault_ids: p.vault_ids ?? [],
+    resources: p.resources ?? [],
+  });
+  const initial = p.initial_events ?? [];
+  if (initial.length === 0) return { session, hasWork: false };
+  try {
+    await deps.store.emitEvents(session.id, initial);
+  } catch (e) {
+    // All or nothing: a session whose first events could not be stored is not left behind.
+    await deps.store.deleteSession(session.id).catch(() => undefined);
+    throw e;
+  }
+  return { session: (await deps.store.getSession(session.id)) ?? session, hasWork: true };
+}
