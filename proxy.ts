@@ -9,6 +9,8 @@ import { guardPolicyFromEnv, guardRequest } from '~/server/access/request-guard'
 const policy = guardPolicyFromEnv();
 
 export function proxy(req: NextRequest): NextResponse {
+  // The REST API applies this same guard itself and answers in its own error shape.
+  if (req.nextUrl.pathname.startsWith('/v1/')) return NextResponse.next();
   const refusal = guardRequest(req, policy);
   if (refusal) return NextResponse.json({ error: { message: refusal.message, status: refusal.status } }, { status: refusal.status });
   // The owner layout sends a signed-out visitor to /signin?next=<this path>.

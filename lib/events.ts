@@ -250,6 +250,7 @@ export function describeZodError(err: z.ZodError): string {
 // ── live deltas: streamed to subscribers, never stored ──────────────────────
 export type LiveDelta =
   | { kind: 'hand'; session_id: string; hand: string; hand_kind: string; phase: 'starting' | 'ready' | 'failed'; detail?: string }
-  | { kind: 'text'; session_id: string; model_request_start_id: string; index: number; text: string }
-  | { kind: 'thinking'; session_id: string; model_request_start_id: string; index: number; text: string }
+  /** `event_id`: the id the finished agent.message (agent.thinking) will be stored under. */
+  | { kind: 'text'; session_id: string; model_request_start_id: string; index: number; text: string; event_id?: string }
+  | { kind: 'thinking'; session_id: string; model_request_start_id: string; index: number; text: string; event_id?: string }
   | { kind: 'tool_input'; session_id: string; model_request_start_id: string; index: number; name: string; partial_json: string };

@@ -7,6 +7,7 @@ import { BRAIN_TOOLS, isHandTool, toolSpecsFor } from '~/lib/tools';
 import { type AgentTool, routeTool } from '~/lib/toolset';
 import { ToolError } from '~/lib/hand';
 import { unreachable } from '~/lib/unreachable';
+import { newId } from '~/lib/ids';
 import { CallFailure, runToolCall } from '~/server/harness/tool-call';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
 import { SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
@@ -408,6 +409,9 @@ export class Harness {
       system: agent?.system ?? SYSTEM_PROMPT,
       tools: agent ? toolSpecsFor(agent.tools) : BRAIN_TOOLS,
     });
+    // Named now, so a live preview carries the id the finished event is stored under.
+    const messageId = newId('sevt');
+    const thinkingId = newId('sevt');
     const began = performance.now();
     const spanEnd = (extra: Partial<Extract<NewEvent, { type: 'span.model_request_end' }>>): NewEvent => ({
       type: 'span.model_request_end',
@@ -423,7 +427,7 @@ export class Harness {
       outcome = await this.withStep(run, (signal) =>
         model.stream(request, {
           signal,
-          onDelta: (d) => live.publish({ ...d, session_id: sessionId, model_request_start_id: start.id }),
+          onDelta: (d) => live.publish({ ...d, session_id: sessionId, model_request_start_id: start.id, ...(d.kind === 'text' ? { event_id: messageId } : d.kind === 'thinking' ? { event_id: thinkingId } : {}) }),
         }),
       );
     } catch (e) {
@@ -464,7 +468,8 @@ export class Harness {
     batch.push(spanEnd({ is_error: false, model_usage: turn.usage, ttft_ms: turn.ttftMs === null ? null : Math.round(turn.ttftMs * 10) / 10, model_stop_reason: turn.stopReason }));
     // One atomic batch: a crash leaves either the whole turn or none of it. Keyed, so it is retried
     // in place across a store outage: the answer already streamed is kept, not asked for again.
-    await this.retryStore(run, sessionId, 'store turn', () => store.emitEvents(sessionId, batch, { fence, idempotencyKey: `turn:${start.id}` }));
+    const ids = batch.map((e) => (e.type === 'agent.message' ? messageId : e.type === 'agent.thinking' ? thinkingId : undefined));
+    await this.retryStore(run, sessionId, 'store turn', () => store.emitEvents(sessionId, batch, { fence, idempotencyKey: `turn:${start.id}`, ids }));
   }
 
   private async modelFailed(sessionId: string, fence: Fence, e: ModelError, attempt: number, end: NewEvent, run: Run): Promise<void> {

@@ -2,7 +2,7 @@ import 'server-only';
 import { type Kysely, type RawBuilder, type Transaction, sql } from 'kysely';
 import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
 import { type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
-import { newId } from '~/lib/ids';
+import { ID_PATTERN, newId } from '~/lib/ids';
 import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier';
 import type { SessionAgent } from '~/lib/agent';
 import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
@@ -184,7 +184,12 @@ export class KyselySessionStore implements SessionStore {
       if (to !== undefined) query = query.where('seq', '<=', to);
       // An empty list means "no filter": it is what an absent query parameter parses to.
       if (slice.types && slice.types.length > 0) query = query.where('type', 'in', [...slice.types]);
-      query = query.orderBy('seq', 'asc');
+      const at = slice.processedAt;
+      if (at?.gt !== undefined) query = query.where('processed_at', '>', isoTime('processedAt.gt', at.gt));
+      if (at?.gte !== undefined) query = query.where('processed_at', '>=', isoTime('processedAt.gte', at.gte));
+      if (at?.lt !== undefined) query = query.where('processed_at', '<', isoTime('processedAt.lt', at.lt));
+      if (at?.lte !== undefined) query = query.where('processed_at', '<=', isoTime('processedAt.lte', at.lte));
+      query = query.orderBy('seq', slice.order === 'desc' ? 'desc' : 'asc');
       if (limit !== undefined) query = query.limit(limit);
       return (await query.execute()).map(toStoredEvent);
     });
@@ -206,6 +211,7 @@ export class KyselySessionStore implements SessionStore {
     if (opts.expectLastSeq !== undefined && (!Number.isInteger(opts.expectLastSeq) || opts.expectLastSeq < 0)) {
       throw new InvalidInputError('expectLastSeq: must be a non-negative integer');
     }
+    if (opts.ids?.some((x) => x !== undefined && !ID_PATTERN.event.test(x))) throw new InvalidInputError('ids: each must be an event id (sevt_…)');
     if (opts.fence && opts.fence.sessionId !== id) {
       throw new InvalidInputError(`fence: belongs to session ${opts.fence.sessionId}, not ${id}`);
     }
@@ -246,7 +252,7 @@ export class KyselySessionStore implements SessionStore {
       const processedAt = new Date().toISOString();
       const stored: StoredEvent[] = parsed.map((e, i) => ({
         ...e,
-        id: newId('sevt'),
+        id: opts.ids?.[i] ?? newId('sevt'),
         session_id: id,
         seq: session.last_seq + 1 + i,
         processed_at: processedAt,
@@ -490,6 +496,13 @@ function checkFence(id: string, fence: Fence, session: Pick<SessionRow, 'lease_o
   const sameEpoch = fence.epoch === session.lease_epoch;
   const sameOwner = session.lease_owner === null || session.lease_owner === fence.owner;
   if (!sameEpoch || !sameOwner) throw new StaleFenceError(id, fence.epoch, session.lease_epoch);
+}
+
+/** An ISO time as stored (`toISOString`), so that comparing the text compares the instants. */
+function isoTime(name: string, value: string): string {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new InvalidInputError(`${name}: not a time (${value.slice(0, 40)})`);
+  return new Date(ms).toISOString();
 }
 
 function validateEvent(event: unknown, index: number | null): NewEvent {

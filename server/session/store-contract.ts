@@ -324,6 +324,23 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         expect(seqs(await store.getEvents(id, { from: -4, types: ['agent.message', 'user.message'], limit: 2 }))).toEqual([3, 4]);
       });
 
+      it('reads newest first with order desc: with a limit, the last events of the range', async () => {
+        expect(seqs(await store.getEvents(id, { order: 'desc' }))).toEqual([6, 5, 4, 3, 2, 1]);
+        expect(seqs(await store.getEvents(id, { order: 'desc', to: 4, limit: 2 }))).toEqual([4, 3]);
+        expect(seqs(await store.getEvents(id, { order: 'desc', types: ['user.message'] }))).toEqual([6, 1]);
+      });
+
+      it('bounds by processed_at, and names a bound that is not a time', async () => {
+        await new Promise((r) => setTimeout(r, 5)); // a later millisecond than the batch
+        const later = await store.emitEvent(id, msg('q3'));
+        const all = await store.getEvents(id);
+        const first = all[0]!.processed_at;
+        expect(seqs(await store.getEvents(id, { processedAt: { gte: later.processed_at } }))).toEqual([7]);
+        expect(seqs(await store.getEvents(id, { processedAt: { lt: first } }))).toEqual([]);
+        expect(seqs(await store.getEvents(id, { processedAt: { lte: first } }))).toEqual(range(1, 6));
+        await expect(store.getEvents(id, { processedAt: { gt: 'yesterday' } })).rejects.toThrow(/processedAt.gt: not a time/);
+      });
+
       it('rejects a slice of an unknown session with NotFoundError', async () => {
         await expect(store.getEvents('sesn_01J00000000000000000000000')).rejects.toBeInstanceOf(NotFoundError);
         await expect(store.getEvents('sesn_01J00000000000000000000000', { from: -1 })).rejects.toBeInstanceOf(NotFoundError);

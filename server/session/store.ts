@@ -69,6 +69,10 @@ export interface EventSlice {
   to?: number;
   types?: readonly string[];
   limit?: number;
+  /** `desc`: the newest first (with `limit`, the last ones of the range). Default `asc`. */
+  order?: 'asc' | 'desc';
+  /** Bounds on `processed_at` (ISO timestamps, as the API's `created_at[gt]` … filters). */
+  processedAt?: { gt?: string; gte?: string; lt?: string; lte?: string };
 }
 
 /** Proof of holding a session's lease; every harness append carries it. */
@@ -85,6 +89,11 @@ export interface EmitOptions {
   fence?: Fence;
   /** Rejected with SeqConflictError unless the log currently ends at this seq. */
   expectLastSeq?: number;
+  /**
+   * Ids chosen by the writer, by position in the batch (others are made here): the harness names
+   * an agent.message before it is finished, so live previews carry the id it is stored under.
+   */
+  ids?: readonly (string | undefined)[];
 }
 
 export interface WorkWaiting {

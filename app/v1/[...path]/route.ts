@@ -1,0 +1,16 @@
+import { guardPolicyFromEnv } from '~/server/access/request-guard';
+import { loadConfig } from '~/server/config';
+import { handleRest } from '~/server/rest/handler';
+import { getRuntime } from '~/server/runtime';
+
+export const dynamic = 'force-dynamic';
+
+// Read once from the environment, without the runtime (which may be waiting for its database).
+let limits: { maxBodyBytes: number; policy: ReturnType<typeof guardPolicyFromEnv> } | undefined;
+
+function handler(req: Request) {
+  limits ??= { maxBodyBytes: loadConfig().PADDOCK_MAX_BODY_BYTES, policy: guardPolicyFromEnv() };
+  return handleRest(req, { runtime: getRuntime, ...limits });
+}
+
+export { handler as GET, handler as POST, handler as DELETE, handler as PUT, handler as PATCH };

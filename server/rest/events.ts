@@ -1,0 +1,126 @@
+import 'server-only';
+import { z } from 'zod';
+import { type NewEvent, type StoredEvent, EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
+import { ID_PATTERN } from '~/lib/ids';
+import { checkEventSize } from '~/server/api/limits';
+import { ApiError } from '~/server/rest/api-error';
+import { CommonQuery, Limit, List, Page, parseInput, queryObject } from '~/server/rest/query';
+import type { RestRequest, Route } from '~/server/rest/route-table';
+import { loadSession } from '~/server/rest/session-id';
+import { streamEvents } from '~/server/rest/event-stream';
+import type { Runtime } from '~/server/runtime';
+
+const EventId = z.string().regex(ID_PATTERN.event, 'must be an event id (sevt_…)');
+const results = { content: z.array(ToolResultContent).max(100).optional(), is_error: z.boolean().nullish() };
+
+/** What a client may send, as the API's send params define them. */
+const SendEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('user.message'), content: z.array(UserContent).min(1).max(100) }).strict(),
+  z.object({ type: z.literal('user.interrupt') }).strict(),
+  z.object({ type: z.literal('user.tool_confirmation'), tool_use_id: EventId, result: z.enum(['allow', 'deny']), deny_message: z.string().max(10_000).nullish() }).strict(),
+  z.object({ type: z.literal('user.custom_tool_result'), custom_tool_use_id: EventId, ...results }).strict(),
+  z.object({ type: z.literal('user.tool_result'), tool_use_id: EventId, ...results }).strict(),
+]);
+const SendBody = z.object({ events: z.array(SendEvent).min(1).max(50) }).strict();
+type SendEvent = z.output<typeof SendEvent>;
+
+/**
+ * Answers must answer something: a confirmation a call that asks and has no verdict yet, a custom
+ * result a custom call with no result yet. Checked against the log before anything is stored.
+ */
+async function checkAnswers(rt: Pick<Runtime, 'store'>, sessionId: string, events: readonly SendEvent[]): Promise<void> {
+  const answers = events.filter((e) => e.type !== 'user.message' && e.type !== 'user.interrupt');
+  if (answers.length === 0) return;
+  const log = await rt.store.getEvents(sessionId, {
+    types: ['agent.tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'user.tool_result'],
+  });
+  const byId = new Map(log.map((e) => [e.id, e]));
+  const done = new Set<string>();
+  for (const e of log) {
+    if (e.type === 'user.tool_confirmation' || e.type === 'agent.tool_result' || e.type === 'user.tool_result') done.add(e.tool_use_id);
+    if (e.type === 'user.custom_tool_result') done.add(e.custom_tool_use_id);
+  }
+  answers.forEach((e, i) => {
+    const where = `events[${events.indexOf(e)}]`;
+    const target = e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.tool_use_id;
+    const call: StoredEvent | undefined = byId.get(target);
+    switch (e.type) {
+      case 'user.tool_confirmation':
+        if (call?.type !== 'agent.tool_use' || call.evaluated_permission !== 'ask') throw new ApiError('invalid_request_error', `${where}.tool_use_id: ${target} is not a tool call of this session that waits for confirmation`);
+        break;
+      case 'user.custom_tool_result':
+        if (call?.type !== 'agent.custom_tool_use') throw new ApiError('invalid_request_error', `${where}.custom_tool_use_id: ${target} is not a custom tool call of this session`);
+        break;
+      case 'user.tool_result':
+        throw new ApiError('invalid_request_error', `${where}: no tool call of this session waits for a user.tool_result (its tools run on Paddock's hands; self-hosted environments are not supported)`);
+      default:
+        return;
+    }
+    if (done.has(target) || answers.slice(0, i).some((a) => (a.type === 'user.custom_tool_result' ? a.custom_tool_use_id : 'tool_use_id' in a ? a.tool_use_id : null) === target)) {
+      throw new ApiError('conflict_error', `${where}: ${target} was already answered`);
+    }
+  });
+}
+
+async function send({ rt, params, body }: RestRequest) {
+  const session = await loadSession(rt, params.id);
+  const { events } = parseInput(SendBody, body, 'body');
+  events.forEach((e) => checkEventSize(rt.config, e));
+  if (session.status === 'terminated') throw new ApiError('invalid_request_error', `session ${session.id} is terminated and takes no more events`);
+  if (session.archived_at !== null) throw new ApiError('invalid_request_error', `session ${session.id} is archived and takes no more events`);
+  await checkAnswers(rt, session.id, events);
+  // All stored at once or none.
+  const stored = await rt.store.emitEvents(session.id, events);
+  void rt.harness.wake(session.id);
+  return { data: stored };
+}
+
+const Cursor = z.object({ s: z.number().int().nonnegative(), o: z.enum(['asc', 'desc']) });
+const encodeCursor = (seq: number, order: 'asc' | 'desc') => Buffer.from(JSON.stringify({ s: seq, o: order })).toString('base64url');
+function decodeCursor(page: string, order: 'asc' | 'desc'): number {
+  try {
+    const c = Cursor.parse(JSON.parse(Buffer.from(page, 'base64url').toString('utf8')));
+    if (c.o === order) return c.s;
+  } catch {
+    // answered below
+  }
+  throw new ApiError('invalid_request_error', 'page: not a cursor returned by this list (with this order)');
+}
+
+const ListQuery = z
+  .object({
+    limit: Limit(1000, 100),
+    page: Page,
+    order: z.enum(['asc', 'desc']).default('asc'),
+    types: List(EventTypeSchema),
+    'created_at[gt]': z.iso.datetime({ offset: true }).optional(),
+    'created_at[gte]': z.iso.datetime({ offset: true }).optional(),
+    'created_at[lt]': z.iso.datetime({ offset: true }).optional(),
+    'created_at[lte]': z.iso.datetime({ offset: true }).optional(),
+    ...CommonQuery,
+  })
+  .strict();
+
+async function list({ rt, params, query }: RestRequest) {
+  const session = await loadSession(rt, params.id);
+  const q = parseInput(ListQuery, queryObject(query), 'query');
+  const after = q.page ? decodeCursor(q.page, q.order) : null;
+  const at = { gt: q['created_at[gt]'], gte: q['created_at[gte]'], lt: q['created_at[lt]'], lte: q['created_at[lte]'] };
+  const events = await rt.store.getEvents(session.id, {
+    order: q.order,
+    limit: q.limit + 1,
+    ...(after !== null ? (q.order === 'asc' ? { from: after + 1 } : { to: after - 1 }) : {}),
+    ...(q.types && q.types.length > 0 ? { types: q.types } : {}),
+    processedAt: Object.fromEntries(Object.entries(at).filter(([, v]) => v !== undefined)),
+  });
+  const data = events.slice(0, q.limit);
+  const last = data.at(-1);
+  return { data, next_page: events.length > q.limit && last ? encodeCursor(last.seq, q.order) : null };
+}
+
+/** /v1/sessions/{id}/events. */
+export const eventRoutes: Route[] = [
+  { method: 'GET', path: 'sessions/:id/events', handler: list },
+  { method: 'POST', path: 'sessions/:id/events', handler: send },
+  { method: 'GET', path: 'sessions/:id/events/stream', handler: streamEvents },
+];

@@ -1,0 +1,96 @@
+import 'server-only';
+import { monotonicFactory } from 'ulid';
+import { isStoreUnavailable } from '~/lib/errors';
+import { type GuardPolicy, type Refusal, guardPolicyFromEnv, guardRequest, hasApiKeyHeader } from '~/server/access/request-guard';
+import { readCapped } from '~/server/api/http-handler';
+import { logger } from '~/server/log';
+import { agentRoutes, environmentRoutes } from '~/server/rest/agents';
+import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/rest/api-error';
+import { eventRoutes } from '~/server/rest/events';
+import { type Route, matchRoute } from '~/server/rest/route-table';
+import { sessionRoutes } from '~/server/rest/sessions';
+import type { Runtime } from '~/server/runtime';
+
+const log = logger('rest');
+const ulid = monotonicFactory();
+
+/** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes];
+
+export interface RestDeps {
+  runtime: () => Promise<Runtime>;
+  policy?: GuardPolicy;
+  /** Largest body read (PADDOCK_MAX_BODY_BYTES). */
+  maxBodyBytes: number;
+}
+
+function errorResponse(type: ApiErrorType, message: string, requestId: string, status = new ApiError(type, '').status): Response {
+  return Response.json(errorBody(type, message), { status, headers: { 'request-id': requestId, 'cache-control': 'no-store' } });
+}
+
+/** The request guard's refusals in the API's error shape; a program without a key is told to send one. */
+function refusalResponse(r: Refusal, headers: Headers, requestId: string): Response {
+  if (r.status === 403 && headers.get('origin') === null && !hasApiKeyHeader(headers)) {
+    return errorResponse('authentication_error', 'send an API key: x-api-key or Authorization: Bearer (make one on the settings page)', requestId);
+  }
+  const type: ApiErrorType = r.status === 403 || r.status === 421 ? 'permission_error' : 'invalid_request_error';
+  return errorResponse(type, r.message, requestId, r.status);
+}
+
+/**
+ * The Managed Agents REST API: the request guard, the caller (an API key, or the owner signed in
+ * in a browser), the body cap, then the route. Every answer carries a `request-id`; every error is
+ * `{type: 'error', error: {type, message}}` with the status of its type, and nothing is a bare 500.
+ */
+export async function handleRest(req: Request, deps: RestDeps): Promise<Response> {
+  const requestId = `req_${ulid()}`;
+  const refusal = guardRequest(req, deps.policy ?? guardPolicyFromEnv());
+  if (refusal) return refusalResponse(refusal, req.headers, requestId);
+  const url = new URL(req.url);
+  const segments = url.pathname.replace(/^\/v1\/?/, '').split('/').filter(Boolean).map((s) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  });
+  try {
+    const rt = await deps.runtime();
+    const caller = await rt.access.identify(req.headers);
+    if (caller.kind === 'anonymous') return errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId);
+    const match = matchRoute(REST_ROUTES, req.method, segments);
+    if (!match.route) {
+      const where = `${req.method} ${url.pathname.slice(0, 200)}`;
+      return match.allowed.length > 0
+        ? errorResponse('not_found_error', `${where}: this path takes ${match.allowed.join(', ')}`, requestId, 405)
+        : errorResponse('not_found_error', `${where}: no such endpoint`, requestId);
+    }
+    let body: unknown;
+    if (req.method === 'POST') {
+      const bytes = await readCapped(req, deps.maxBodyBytes);
+      if (bytes === null) return errorResponse('request_too_large', `request body over the limit of ${deps.maxBodyBytes} bytes (PADDOCK_MAX_BODY_BYTES)`, requestId);
+      const text = Buffer.from(bytes).toString('utf8');
+      if (text.trim().length > 0) {
+        try {
+          body = JSON.parse(text) as unknown;
+        } catch {
+          return errorResponse('invalid_request_error', 'body: not valid JSON', requestId);
+        }
+      }
+    }
+    const result = await match.route.handler({ rt, caller, params: match.params, query: url.searchParams, body, headers: req.headers, signal: req.signal, requestId });
+    if (result instanceof Response) {
+      result.headers.set('request-id', requestId);
+      return result;
+    }
+    return Response.json(result, { headers: { 'request-id': requestId, 'cache-control': 'no-store' } });
+  } catch (e) {
+    const api = toApiError(e);
+    if (api) {
+      if (isStoreUnavailable(e)) log.warn('store unavailable', { path: url.pathname });
+      return errorResponse(api.type, api.message, requestId);
+    }
+    log.error('request failed', { method: req.method, path: url.pathname, requestId, error: e instanceof Error ? e.message : String(e) });
+    return errorResponse('api_error', `internal error; request-id ${requestId}`, requestId);
+  }
+}
