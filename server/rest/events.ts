@@ -1,6 +1,6 @@
 import 'server-only';
 import { z } from 'zod';
-import { type NewEvent, type StoredEvent, EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
+import { type StoredEvent, EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
 import { ID_PATTERN } from '~/lib/ids';
 import { checkEventSize } from '~/server/api/limits';
 import { ApiError } from '~/server/rest/api-error';
