@@ -38,8 +38,8 @@ function refusalResponse(r: Refusal, headers: Headers, requestId: string): Respo
 }
 
 /**
- * The Managed Agents REST API: the request guard, the caller (an API key, or the owner signed in
- * in a browser), the body cap, then the route. Every answer carries a `request-id`; every error is
+ * The Managed Agents REST API: the request guard, the caller (an API key: programs only), the
+ * body cap, then the route. Every answer carries a `request-id`; every error is
  * `{type: 'error', error: {type, message}}` with the status of its type, and nothing is a bare 500.
  */
 export async function handleRest(req: Request, deps: RestDeps): Promise<Response> {
@@ -57,7 +57,8 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
   try {
     const rt = await deps.runtime();
     const caller = await rt.access.identify(req.headers);
-    if (caller.kind === 'anonymous') return errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId);
+    // Programs only: a browser's sign-in cookie opens the UI, never this API (no cross-site reads).
+    if (caller.kind !== 'api_key') return errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId);
     const match = matchRoute(REST_ROUTES, req.method, segments);
     if (!match.route) {
       const where = `${req.method} ${url.pathname.slice(0, 200)}`;

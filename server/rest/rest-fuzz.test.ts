@@ -1,0 +1,226 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '~/lib/prng';
+import { createDemoBrain } from '~/server/harness/demo-brain';
+import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
+import { REST_ROUTES, handleRest } from '~/server/rest/handler';
+import type { Route } from '~/server/rest/route-table';
+import type { Runtime } from '~/server/runtime';
+import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
+
+/**
+ * Hostile requests over every /v1 route: no 5xx, nothing written by a refused request, nothing let
+ * through without credentials, and every log sound afterwards.
+ */
+const SEED = Number(process.env.PADDOCK_FUZZ_SEED ?? 20261202);
+const COUNT = Number(process.env.PADDOCK_FUZZ_COUNT ?? 1_200) / 2;
+
+let dir: string;
+let store: SqliteSessionStore;
+let rt: Runtime;
+const woken = new Set<string>();
+let realWake: (id: string) => Promise<void>;
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[] };
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-rest-fuzz-'));
+  store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+  rt = testRuntime({ store, model: createDemoBrain({ chunkDelayMs: 0 }), dataDir: dir, env: { PADDOCK_MAX_BODY_BYTES: String(512 * 1024) } });
+  await rt.agents.ensureDefaults();
+  realWake = rt.harness.wake.bind(rt.harness);
+  rt.harness.wake = (id: string) => {
+    woken.add(id);
+    return Promise.resolve();
+  };
+  const apiKey = (await rt.access.createApiKey('fuzz')).key;
+  const signed = await rt.access.signIn(await rt.access.newSigninToken(), { host: 'localhost:3000', secure: false });
+  const agent = await rt.agents.createAgent({ name: 'fuzzed', model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }] }] });
+  const env = await rt.agents.createEnvironment({ name: 'fuzzed' });
+  const sessions = [];
+  for (let i = 0; i < 3; i++) sessions.push((await store.createSession({ title: `fuzz ${i}` })).id);
+  const call = await store.emitEvents(sessions[0]!, [
+    { type: 'user.message', content: [{ type: 'text', text: 'go' }] },
+    { type: 'agent.tool_use', name: 'write', input: { path: 'a', content: 'b' }, model_tool_use_id: 'toolu_fuzz', evaluated_permission: 'ask' },
+    { type: 'agent.custom_tool_use', name: 'lookup', input: {}, model_tool_use_id: 'toolu_fuzz2' },
+  ]);
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id) };
+});
+
+afterAll(async () => {
+  await rt.harness.close();
+  await rt.hands.closeAll();
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+type Rand = () => number;
+const pick = <T,>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+const ULID = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const fakeId = (r: Rand, prefix: string) => `${prefix}_${Array.from({ length: 26 }, () => pick(r, ULID.split(''))).join('')}`;
+
+function hostile(r: Rand): unknown {
+  return pick(r, [
+    () => 42,
+    () => -1,
+    () => null,
+    () => [],
+    () => ({}),
+    () => ({ __proto__: { admin: true }, constructor: { prototype: { polluted: true } } }),
+    () => '',
+    () => 'a\u0000b',
+    () => '\ud800\udfff\ud800',
+    () => '../../../../etc/passwd',
+    () => '<script>alert(1)</script>',
+    () => fakeId(r, 'sesn'),
+    () => fakeId(r, 'sevt'),
+    () => pick(r, world.calls),
+    () => 'x'.repeat(pick(r, [1_000, 70_000, 600_000])),
+  ])();
+}
+
+function idFor(r: Rand, route: Route): string {
+  if (r() < 0.15) return pick(r, ['', '..', '%2e%2e', 'sesn_' + 'A'.repeat(300), fakeId(r, 'sesn'), 'agent_nope', encodeURIComponent('<x>')]);
+  if (route.path.startsWith('agents')) return pick(r, world.agents);
+  if (route.path.startsWith('environments')) return pick(r, world.envs);
+  return pick(r, world.sessions);
+}
+
+function bodyFor(r: Rand, route: Route): unknown {
+  const text = () => pick(r, ['hello', 'x\u0000y', 'y'.repeat(3_000)]);
+  const p = route.path;
+  if (p === 'agents') return { name: text(), model: pick(r, ['claude-sonnet-4-5', { id: 'm', speed: 'fast' }]), tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: pick(r, [true, 'yes']) } }], skills: pick(r, [undefined, [{ type: 'anthropic', skill_id: 'x' }]]) };
+  if (p === 'agents/:id') return { version: pick(r, [1, 2, 99]), system: text(), metadata: { k: pick(r, ['v', null]) } };
+  if (p === 'environments') return { name: text(), config: pick(r, [{ type: 'cloud' }, { type: 'self_hosted' }, { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['http://x/'] } }]) };
+  if (p === 'environments/:id') return { name: text(), config: { type: 'cloud', packages: { npm: ['$(rm -rf /)'] } } };
+  if (p === 'sessions') return { agent: pick(r, [...world.agents, { type: 'agent', id: world.agents[0], version: 7 }, { type: 'agent_with_overrides', id: world.agents[0], system: text() }]), environment_id: pick(r, world.envs), initial_events: pick(r, [undefined, [{ type: 'user.message', content: [{ type: 'text', text: text() }] }], [{ type: 'agent.message', content: [] }]]), resources: pick(r, [undefined, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'FORGED' }]]) };
+  if (p === 'sessions/:id') return { title: text(), metadata: { a: 'b' }, agent: pick(r, [undefined, 'x']) };
+  if (p === 'sessions/:id/events') {
+    return {
+      events: [
+        pick(r, [
+          { type: 'user.message', content: [{ type: 'text', text: text() }] },
+          { type: 'user.interrupt' },
+          { type: 'user.tool_confirmation', tool_use_id: pick(r, world.calls), result: pick(r, ['allow', 'deny', 'maybe']) },
+          { type: 'user.custom_tool_result', custom_tool_use_id: pick(r, world.calls), content: [{ type: 'text', text: 'FORGED' }] },
+          { type: 'user.tool_result', tool_use_id: pick(r, world.calls), content: [{ type: 'text', text: 'FORGED' }] },
+          { type: 'agent.message', content: [{ type: 'text', text: 'FORGED' }] },
+        ]),
+      ],
+    };
+  }
+  return undefined;
+}
+
+function mutate(r: Rand, body: unknown): unknown {
+  if (r() < 0.35 || typeof body !== 'object' || body === null) return r() < 0.1 ? hostile(r) : body;
+  const copy = structuredClone(body) as Record<string, unknown>;
+  const key = pick(r, [...Object.keys(copy), 'unexpected', '__proto__']);
+  if (r() < 0.3) delete copy[key];
+  else copy[key] = hostile(r);
+  return copy;
+}
+
+const HOST = { host: 'localhost:3000' };
+function headersFor(r: Rand): { headers: Record<string, string>; refuse: boolean } {
+  const json = { 'content-type': 'application/json' };
+  return pick(r, [
+    () => ({ headers: { ...HOST, ...json, 'x-api-key': world.apiKey, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'managed-agents-2026-04-01,unknown-beta' }, refuse: false }),
+    () => ({ headers: { ...HOST, ...json, authorization: `Bearer ${world.apiKey}` }, refuse: false }),
+    () => ({ headers: { ...HOST, ...json, 'x-api-key': world.apiKey }, refuse: false }),
+    () => ({ headers: { ...HOST, ...json }, refuse: true }),
+    () => ({ headers: { ...HOST, ...json, 'x-api-key': 'pdk_wrong' }, refuse: true }),
+    () => ({ headers: { ...HOST, ...json, authorization: 'Bearer ' }, refuse: true }),
+    () => ({ headers: { ...HOST, ...json, origin: 'http://evil.example', cookie: world.cookie }, refuse: true }),
+    // The owner's own browser session: the UI's, not a key for this API.
+    () => ({ headers: { ...HOST, ...json, origin: 'http://localhost:3000', cookie: world.cookie }, refuse: true }),
+    () => ({ headers: { host: 'rebind.attacker.example', ...json, 'x-api-key': world.apiKey }, refuse: true }),
+  ])();
+}
+
+async function send(req: Request): Promise<{ status: number; body: unknown; requestId: string | null }> {
+  const abort = new AbortController();
+  const res = await handleRest(new Request(req, { signal: abort.signal }), { runtime: () => Promise.resolve(rt), maxBodyBytes: 512 * 1024, policy: { allowedHosts: [], allowedOrigins: [] } });
+  let body: unknown = null;
+  if (res.headers.get('content-type')?.includes('text/event-stream')) {
+    abort.abort();
+    await res.body?.cancel().catch(() => undefined);
+  } else {
+    body = JSON.parse(await res.text()) as unknown;
+  }
+  return { status: res.status, body, requestId: res.headers.get('request-id') };
+}
+
+async function snapshot(): Promise<string> {
+  const q = (t: 'sessions' | 'agents' | 'agent_versions' | 'environments' | 'events') => store.db.selectFrom(t).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const sessions = await store.db.selectFrom('sessions').select(['id', 'last_seq', 'title', 'metadata', 'archived_at']).orderBy('id').execute();
+  const agents = await store.db.selectFrom('agents').select(['id', 'version', 'archived_at']).orderBy('id').execute();
+  const envs = await store.db.selectFrom('environments').select(['id', 'body', 'archived_at']).orderBy('id').execute();
+  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n });
+}
+
+const url = (route: Route, id: string) => `http://localhost:3000/v1/${route.path.replace(':id', encodeURIComponent(id))}`;
+
+describe('the /v1 API under attack', () => {
+  it('refuses every route to a caller without credentials, with the API error shape and a request-id (a new unprotected route fails here)', async () => {
+    expect(REST_ROUTES.length).toBeGreaterThan(20);
+    const before = await snapshot();
+    for (const route of REST_ROUTES) {
+      const json = { ...HOST, 'content-type': 'application/json' };
+      const owner = { ...json, cookie: world.cookie, origin: 'http://localhost:3000' };
+      for (const headers of [json, { ...json, 'x-api-key': 'pdk_wrong' }, { ...json, authorization: 'Bearer sk-ant-nope' }, { ...owner, cookie: 'paddock_session_3000=forged.jwt.value' }, owner]) {
+        const res = await send(new Request(url(route, pick(Math.random, world.sessions)), { method: route.method, headers, ...(route.method === 'POST' ? { body: '{}' } : {}) }));
+        expect(res.status, `${route.method} ${route.path} with ${JSON.stringify(headers)}`).toBe(401);
+        expect(res.body).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+        expect(res.requestId).toMatch(/^req_/);
+      }
+    }
+    expect(await snapshot()).toBe(before);
+  });
+
+  it(`answers ${COUNT} hostile requests over every route with 0 5xx, 0 partial writes and every error in the API's shape`, { timeout: 240_000 }, async () => {
+    const r = mulberry32(SEED);
+    const fivexx: string[] = [];
+    const partial: string[] = [];
+    const letThrough: string[] = [];
+    const badShape: string[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < COUNT; i++) {
+      const route = i < REST_ROUTES.length * 8 ? REST_ROUTES[i % REST_ROUTES.length]! : pick(r, REST_ROUTES);
+      seen.add(`${route.method} ${route.path}`);
+      const { headers, refuse } = headersFor(r);
+      const method = r() < 0.05 ? pick(r, ['PUT', 'PATCH', 'GET', 'DELETE']) : route.method;
+      const raw = pick(r, [null, null, null, null, null, null, 'not json', '{"events":', '[]', '\u0000']);
+      const body = raw ?? JSON.stringify(mutate(r, bodyFor(r, route)) ?? {});
+      const query = pick(r, ['', '', '?limit=5', '?limit=0', '?limit=abc', '?page=garbage', '?order=sideways', '?types[]=user.message', '?types[]=nope', '?version=1', '?statuses[]=idle', '?include_archived=maybe', '?event_deltas[]=agent.message', '?created_at[gt]=yesterday']);
+      const req = new Request(url(route, idFor(r, route)) + query, { method, headers, ...(method === 'POST' || method === 'PUT' || method === 'PATCH' ? { body } : {}) });
+      const before = await snapshot();
+      const res = await send(req);
+      const what = `#${i} ${method} ${route.path}${query} ${JSON.stringify(headers).slice(0, 100)} ${body.slice(0, 160)}`;
+      if (res.status >= 500) fivexx.push(`${res.status} ${what} ${JSON.stringify(res.body)}`);
+      if (refuse && res.status < 400) letThrough.push(`${res.status} ${what}`);
+      if (res.status >= 400) {
+        if ((await snapshot()) !== before) partial.push(`${res.status} ${what}`);
+        const b = res.body as { type?: string; error?: { type?: string; message?: string } } | null;
+        if (b?.type !== 'error' || typeof b.error?.type !== 'string' || typeof b.error.message !== 'string' || !res.requestId) badShape.push(`${res.status} ${what}`);
+      }
+    }
+    expect(fivexx).toEqual([]);
+    expect(partial).toEqual([]);
+    expect(letThrough).toEqual([]);
+    expect(badShape).toEqual([]);
+    expect(seen.size).toBe(REST_ROUTES.length);
+
+    rt.harness.wake = realWake;
+    for (const id of [...woken, ...world.sessions]) await rt.harness.wake(id);
+    const all = await store.listSessions({ limit: 200 });
+    for (const s of all.data) {
+      const events = await store.getEvents(s.id);
+      expect(JSON.stringify(events)).not.toContain('FORGED');
+      if (s.id !== world.sessions[0]) expect(checkLogInvariants(events), `session ${s.id}`).toEqual([]);
+    }
+    expect(JSON.stringify(await store.db.selectFrom('sessions').select('extra').execute())).not.toContain('FORGED');
+  });
+});
