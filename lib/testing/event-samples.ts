@@ -1,0 +1,88 @@
+import type { EventType, NewEventOf } from '~/lib/events';
+
+/** One valid payload per event type. A type added to the union without a sample fails to compile. */
+export const EVENT_SAMPLES: { [T in EventType]: NewEventOf<T> } = {
+  'user.message': {
+    type: 'user.message',
+    content: [
+      { type: 'text', text: 'Fix the failing test.' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' }, title: 'Notes', context: null },
+      { type: 'document', source: { type: 'file', file_id: 'file_123' } },
+    ],
+  },
+  'user.interrupt': { type: 'user.interrupt' },
+  'user.tool_confirmation': { type: 'user.tool_confirmation', tool_use_id: 'sevt_01TOOLUSE', result: 'deny', deny_message: 'not on main' },
+  'user.tool_result': {
+    type: 'user.tool_result',
+    tool_use_id: 'sevt_01TOOLUSE',
+    content: [{ type: 'text', text: 'ok from the browser hand' }],
+    is_error: false,
+  },
+  'user.custom_tool_result': {
+    type: 'user.custom_tool_result',
+    custom_tool_use_id: 'sevt_01CUSTOM',
+    content: [{ type: 'text', text: '42' }],
+    is_error: null,
+  },
+  'user.file_edit': { type: 'user.file_edit', hand: 'browser-1', path: 'src/index.js', content: 'console.log(1);\n' },
+  'agent.message': { type: 'agent.message', content: [{ type: 'text', text: 'Done.' }, { type: 'redacted' }] },
+  'agent.thinking': { type: 'agent.thinking', content: [{ type: 'thinking', thinking: 'Let me look.', signature: 'sig-abc' }] },
+  'agent.tool_use': {
+    type: 'agent.tool_use',
+    name: 'bash',
+    input: { command: 'npm test', nested: { a: [1, 2, null] } },
+    model_tool_use_id: 'toolu_01ABC',
+    hand: 'sandbox-1',
+  },
+  'agent.tool_result': {
+    type: 'agent.tool_result',
+    tool_use_id: 'sevt_01TOOLUSE',
+    content: [
+      { type: 'text', text: 'exit 1' },
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: null },
+    ],
+    is_error: true,
+    hand: 'sandbox-1',
+  },
+  'agent.mcp_tool_use': {
+    type: 'agent.mcp_tool_use',
+    name: 'search_issues',
+    mcp_server_name: 'github',
+    input: { q: 'is:open' },
+    model_tool_use_id: 'toolu_01MCP',
+  },
+  'agent.mcp_tool_result': {
+    type: 'agent.mcp_tool_result',
+    mcp_tool_use_id: 'sevt_01MCPUSE',
+    content: [{ type: 'text', text: '[]' }],
+    is_error: false,
+  },
+  'agent.custom_tool_use': { type: 'agent.custom_tool_use', name: 'lookup_order', input: { order: '1234' }, model_tool_use_id: 'toolu_01CUSTOM' },
+  'agent.thread_context_compacted': { type: 'agent.thread_context_compacted' },
+  'session.status_running': { type: 'session.status_running' },
+  'session.status_idle': { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: ['sevt_01TOOLUSE'] }, stop_details: null },
+  'session.status_rescheduled': { type: 'session.status_rescheduled', attempt: 2, retry_in_ms: 1500 },
+  'session.status_terminated': { type: 'session.status_terminated' },
+  'session.error': {
+    type: 'session.error',
+    error: { type: 'model_overloaded_error', message: 'Overloaded', retry_status: { type: 'retrying' } },
+  },
+  'span.model_request_start': { type: 'span.model_request_start', model: 'claude-sonnet-4-5' },
+  'span.model_request_end': {
+    type: 'span.model_request_end',
+    model_request_start_id: 'sevt_01START',
+    is_error: false,
+    model_usage: { input_tokens: 1200, output_tokens: 80, cache_creation_input_tokens: 1000, cache_read_input_tokens: 0 },
+    ttft_ms: 312.5,
+    duration_ms: 2100,
+    model_stop_reason: 'tool_use',
+  },
+  'hand.provisioned': { type: 'hand.provisioned', hand: 'sandbox-1', kind: 'sandbox' },
+  'hand.released': { type: 'hand.released', hand: 'sandbox-1' },
+  'hand.lost': { type: 'hand.lost', hand: 'browser-1', reason: 'no live tab answered within 30s' },
+  'hand.reattached': { type: 'hand.reattached', hand: 'remote-2', reattach_ms: 14 },
+  'hand.suspended': { type: 'hand.suspended', hand: 'sandbox-1', reason: 'idle' },
+  'hand.resumed': { type: 'hand.resumed', hand: 'sandbox-1', resume_ms: 180 },
+};
