@@ -306,3 +306,25 @@ export const SessionUpdateParams = z
     metadata: MetadataPatch.nullish(),
   })
   .strict();
+
+/** Hosts of the package registries a `limited` environment with `allow_package_managers` may reach. */
+export const PACKAGE_MANAGER_HOSTS = ['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org', 'deb.debian.org', 'security.debian.org', 'crates.io', 'static.crates.io', 'index.crates.io', 'rubygems.org', 'proxy.golang.org'];
+
+/** The hosts an environment's hands may reach (its `limited` networking); none for anything else. */
+export function environmentHosts(config: EnvironmentConfig): string[] {
+  if (config.type !== 'cloud' || config.networking.type !== 'limited') return [];
+  return [...config.networking.allowed_hosts, ...(config.networking.allow_package_managers ? PACKAGE_MANAGER_HOSTS : [])];
+}
+
+/**
+ * Why a session cannot run in this environment here, or null. Paddock's hands are sandboxes that
+ * reach only listed hosts, and it installs no packages yet: asking for either is refused by name
+ * rather than quietly run without.
+ */
+export function unsupportedEnvironment(config: EnvironmentConfig): string | null {
+  if (config.type === 'self_hosted') return 'is self_hosted, which Paddock does not run yet (its hands are sandboxes on this server): use a cloud environment';
+  if (config.networking.type === 'unrestricted') return 'asks for unrestricted networking, which Paddock\'s sandboxed hands do not have: use limited networking with allowed_hosts';
+  const asked = Object.entries(config.packages).filter(([k, v]) => k !== 'type' && Array.isArray(v) && v.length > 0).map(([k]) => k);
+  if (asked.length > 0) return `lists packages (${asked.join(', ')}), which Paddock does not install into hands yet: install them from a command, with allow_package_managers`;
+  return null;
+}

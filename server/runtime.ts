@@ -4,6 +4,7 @@ import { type Config, loadConfig } from '~/server/config';
 import { prepareDataDir } from '~/server/data-dir';
 import { Access } from '~/server/access/access';
 import { AgentStore } from '~/server/agents/agent-store';
+import { environmentHosts } from '~/lib/agent';
 import { SYSTEM_PROMPT } from '~/server/harness/context';
 import { KyselyAccessStore } from '~/server/access/access-store';
 import type { HandKind } from '~/lib/hand';
@@ -101,7 +102,7 @@ export function modelFromConfig(config: Config): ModelClient {
 }
 
 /** The hand provisioners this server offers, and the default kind a session gets. */
-export function createHands(config: Config, store: SessionStore, live: LiveBus): HandRegistry {
+export function createHands(config: Config, store: SessionStore, live: LiveBus, agents: AgentStore): HandRegistry {
   const local = createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits });
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
     memory: createMemoryProvisioner(),
@@ -120,6 +121,7 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus):
     provisioners,
     defaultKind,
     allowedDomains: config.PADDOCK_HAND_ALLOWED_DOMAINS,
+    environmentHosts: async (id) => environmentHosts((await agents.getEnvironment(id)).config),
     remoteEndpoints: config.PADDOCK_REMOTE_HANDS,
     pool,
     browserTimeouts: { callTimeoutMs: config.PADDOCK_BROWSER_CALL_TIMEOUT_MS },
@@ -151,7 +153,8 @@ async function startRuntime(): Promise<Runtime> {
     ? await openPostgresStore({ url: config.DATABASE_URL })
     : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
   const live = new LiveBus(store.liveRelay);
-  const hands = createHands(config, store, live);
+  const agents = agentsFor(config, store);
+  const hands = createHands(config, store, live, agents);
   const model = modelFromConfig(config);
   const harness = new Harness({
     store,
@@ -169,7 +172,6 @@ async function startRuntime(): Promise<Runtime> {
   log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
   const access = accessFor(config, store);
   await announceSignIn(config, access);
-  const agents = agentsFor(config, store);
   await agents.ensureDefaults();
   return { config, store, harness, live, hands, access, agents };
 }

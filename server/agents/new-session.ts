@@ -1,6 +1,6 @@
 import 'server-only';
 import type { z } from 'zod';
-import { DEFAULT_ENVIRONMENT_ID, type SessionAgent, SessionCreateParams, normalizeModel, sessionAgentOf } from '~/lib/agent';
+import { DEFAULT_ENVIRONMENT_ID, type SessionAgent, SessionCreateParams, normalizeModel, sessionAgentOf, unsupportedEnvironment } from '~/lib/agent';
 import { InvalidInputError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
@@ -42,9 +42,8 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
   const envId = p.environment_id ?? DEFAULT_ENVIRONMENT_ID;
   const environment = await deps.agents.getEnvironment(envId);
   if (environment.archived_at !== null) throw new InvalidInputError(`environment_id: ${envId} is archived`);
-  if (environment.config.type === 'self_hosted') {
-    throw new InvalidInputError(`environment_id: ${envId} is self_hosted, which Paddock does not run yet (its hands are sandboxes on this server): use a cloud environment`);
-  }
+  const unsupported = unsupportedEnvironment(environment.config);
+  if (unsupported) throw new InvalidInputError(`environment_id: ${envId} ${unsupported}`);
   const session = await deps.store.createSession({
     ...(p.title ? { title: p.title } : {}),
     ...(p.metadata ? { metadata: p.metadata } : {}),

@@ -72,6 +72,18 @@ describe('hand registry', () => {
     expect(progress.map((d) => d.kind === 'hand' && d.phase)).toEqual(['starting', 'ready']);
   });
 
+  it("gives a sandbox hand its environment's hosts (limited networking) besides the server's and the session's own", async () => {
+    const specs: unknown[] = [];
+    const p: Provisioner = { provision: (id, spec) => (specs.push(spec), Promise.resolve(new MemoryHand(id))) };
+    const reg = new HandRegistry({ store, live, provisioners: { sandbox: p }, defaultKind: 'sandbox', allowedDomains: ['server.example'], environmentHosts: (id) => Promise.resolve(id === 'env_web' ? ['api.example.com', '*.cdn.example'] : []) });
+    const s = await store.createSession({ environment_id: 'env_web', metadata: { allowed_domains: 'own.example' } });
+    await reg.resolve({ sessionId: s.id, signal: new AbortController().signal, emit: (e, key) => store.emitEvent(s.id, e, { idempotencyKey: key }) }, undefined);
+    expect(specs).toEqual([{ kind: 'sandbox', allowedDomains: ['server.example', 'own.example', 'api.example.com', '*.cdn.example'] }]);
+    const other = await store.createSession({ environment_id: 'env_default' });
+    await reg.resolve({ sessionId: other.id, signal: new AbortController().signal, emit: (e, key) => store.emitEvent(other.id, e, { idempotencyKey: key }) }, undefined);
+    expect(specs[1]).toEqual({ kind: 'sandbox', allowedDomains: ['server.example'] });
+  });
+
   it('routes a named hand, refuses an unknown one, and a second provision becomes current', async () => {
     const { p } = countingProvisioner();
     const reg = new HandRegistry({ store, live, provisioners: { sandbox: p, memory: createMemoryProvisioner() }, defaultKind: 'sandbox' });

@@ -84,6 +84,8 @@ export interface HandRegistryOptions {
   defaultKind: HandKind;
   /** Extra hosts sandbox hands may reach, on top of a session's own `allowed_domains`. */
   allowedDomains?: string[];
+  /** A session's environment's hosts (its `limited` networking): what its sandbox hands may reach. */
+  environmentHosts?: (environmentId: string) => Promise<string[]>;
   /** Operator-configured remote endpoints the brain may attach by name (tokens stay here). */
   remoteEndpoints?: Record<string, { url: string; token?: string }>;
   pool?: WarmPool | null;
@@ -527,9 +529,10 @@ export class HandRegistry {
       case 'local': {
         const session = await this.o.store.getSession(sessionId);
         const own = (session?.metadata.allowed_domains ?? '').split(',').map((d) => d.trim()).filter(Boolean);
+        const env = session?.environment_id && this.o.environmentHosts ? await this.o.environmentHosts(session.environment_id) : [];
         return {
           kind: request.kind,
-          allowedDomains: [...new Set([...(this.o.allowedDomains ?? []), ...own])],
+          allowedDomains: [...new Set([...(this.o.allowedDomains ?? []), ...own, ...env])],
           ...(request.resources ? { resources: request.resources } : {}),
         };
       }

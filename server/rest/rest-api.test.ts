@@ -223,6 +223,18 @@ describe('the Managed Agents API through the official SDK', () => {
     await expect(client.beta.sessions.retrieve(made[2]!)).rejects.toBeInstanceOf(Anthropic.NotFoundError);
   });
 
+  it('refuses a session in an environment its hands cannot honour, naming what, and lists the hosts a limited one allows', async () => {
+    const open = await client.beta.environments.create({ name: 'open', config: { type: 'cloud', networking: { type: 'unrestricted' } } });
+    await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: open.id })).rejects.toThrow(/environment_id: .* unrestricted networking/);
+    const pkgs = await client.beta.environments.create({ name: 'pkgs', config: { type: 'cloud', packages: { pip: ['pandas'] } } });
+    await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: pkgs.id })).rejects.toThrow(/packages \(pip\)/);
+    const hosted = await client.beta.environments.create({ name: 'self', config: { type: 'self_hosted' } });
+    await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: hosted.id })).rejects.toThrow(/self_hosted/);
+    await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_nope' })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', resources: [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'ghp_secret' }] })).rejects.toThrow(/authorization_token/);
+    expect((await client.beta.sessions.list()).data).toEqual([]);
+  });
+
   it('answers no key, a wrong key, an unknown id and a malformed body with the API error types and a request-id', async () => {
     const wrong = new Anthropic({ apiKey: 'pdk_wrong', baseURL: server.url, maxRetries: 0 });
     const denied = await wrong.beta.agents.list().catch((e: unknown) => e);
