@@ -180,6 +180,51 @@ describe('the Managed Agents API through the official SDK', () => {
     expect(events.indexOf(message!)).toBeGreaterThan(events.indexOf(deltas.at(-1) as never));
   });
 
+  it('resumes a stream after a server restart from the last event the client saw (Last-Event-ID): no gap, no duplicate', async () => {
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
+    const say = (text: string) => rt.store.emitEvent(session.id, { type: 'agent.message', content: [{ type: 'text', text }] });
+    /** Reads SSE frames until `n` events arrived; returns them and the last id line. */
+    async function read(base: string, n: number, lastId?: string) {
+      const res = await fetch(`${base}/v1/sessions/${session.id}/events/stream`, { headers: { 'x-api-key': KEY, ...(lastId ? { 'last-event-id': lastId } : {}) } });
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      const frames: Array<{ id?: string; event: string; data: { type: string; content?: Array<{ text: string }> } }> = [];
+      while (frames.length < n) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let cut;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const raw = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          const f = Object.fromEntries(raw.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
+          expect(f.event, 'every frame names its event').toBeTruthy();
+          frames.push({ ...(f.id ? { id: f.id } : {}), event: f.event!, data: JSON.parse(f.data!) as never });
+        }
+      }
+      await reader.cancel();
+      return frames;
+    }
+    await say('before');
+    const live = read(server.url, 2);
+    await new Promise((r) => setTimeout(r, 100));
+    await say('one');
+    await say('two');
+    const first = await live;
+    expect(first.map((f) => f.data.content?.[0]?.text)).toEqual(['one', 'two']); // live from when it opened
+    expect(first.every((f) => f.event === 'agent.message')).toBe(true);
+
+    // The server goes away; three more events land meanwhile; the client comes back to a new one.
+    await server.close();
+    await say('three');
+    await say('four');
+    await say('five');
+    server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
+    const resumed = await read(server.url, 3, first.at(-1)!.id);
+    expect(resumed.map((f) => f.data.content?.[0]?.text)).toEqual(['three', 'four', 'five']);
+  });
+
   it('pages through a history of over 100 events both ways, filtered by type', async () => {
     const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
     // Stored directly: the history is what is paged, not how it was made.
