@@ -27,7 +27,7 @@ async function untilIdle(sessionId: string): Promise<Anthropic.Beta.Sessions.Bet
 test('the official SDK runs an agent on a sandbox hand: approval, a custom tool through toolRunner, paging, usage and errors', async () => {
   const agent = await client.beta.agents.create({
     name: 'Release helper',
-    model: 'claude-sonnet-4-5',
+    model: 'claude-sonnet-5-5',
     system: 'You help with releases.',
     tools: [
       { type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }] },

@@ -56,8 +56,8 @@ async function streamUntil(sessionId: string, until: (e: { type: string }) => bo
 
 describe('the Managed Agents API through the official SDK', () => {
   it('creates, versions, lists and archives agents, with the version check', async () => {
-    const agent = await client.beta.agents.create({ name: 'Coder', model: 'claude-sonnet-4-5', system: 'Be brief.', tools: [{ type: 'agent_toolset_20260401' }] });
-    expect(agent).toMatchObject({ type: 'agent', version: 1, name: 'Coder', model: { id: 'claude-sonnet-4-5' }, system: 'Be brief.' });
+    const agent = await client.beta.agents.create({ name: 'Coder', model: 'claude-sonnet-5-5', system: 'Be brief.', tools: [{ type: 'agent_toolset_20260401' }] });
+    expect(agent).toMatchObject({ type: 'agent', version: 1, name: 'Coder', model: { id: 'claude-sonnet-5-5' }, system: 'Be brief.' });
     const v2 = await client.beta.agents.update(agent.id, { version: 1, system: 'Be very brief.' });
     expect(v2.version).toBe(2);
     await expect(client.beta.agents.update(agent.id, { version: 1, name: 'stale' })).rejects.toBeInstanceOf(Anthropic.ConflictError);
@@ -91,7 +91,7 @@ describe('the Managed Agents API through the official SDK', () => {
   it('runs a session: a call that asks is confirmed, a custom tool is answered by toolRunner, and the idle session has its usage', async () => {
     const agent = await client.beta.agents.create({
       name: 'Asker',
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-5-5',
       tools: [
         { type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }] },
         { type: 'custom', name: 'lookup_order', description: 'Looks an order up', input_schema: { type: 'object', properties: { order: { type: 'string' } } } },
@@ -242,7 +242,7 @@ describe('the Managed Agents API through the official SDK', () => {
   });
 
   it('lists sessions in pages both ways, filtered by agent and status, and updates, archives and deletes them', async () => {
-    const agent = await client.beta.agents.create({ name: 'Lister', model: 'claude-sonnet-4-5' });
+    const agent = await client.beta.agents.create({ name: 'Lister', model: 'claude-sonnet-5-5' });
     const made = [];
     for (let i = 0; i < 5; i++) made.push((await client.beta.sessions.create({ agent: agent.id, environment_id: 'env_default', title: `s${i}` })).id);
     await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
@@ -295,7 +295,7 @@ describe('the Managed Agents API through the official SDK', () => {
     expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
     expect((missing as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { type: 'not_found_error' } });
 
-    const bad = await client.beta.agents.create({ name: 'x', model: 'claude-sonnet-4-5', skills: [{ type: 'anthropic', skill_id: 'pdf' }] }).catch((e: unknown) => e);
+    const bad = await client.beta.agents.create({ name: 'x', model: 'claude-sonnet-5-5', skills: [{ type: 'anthropic', skill_id: 'pdf' }] }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(Anthropic.BadRequestError);
     expect((bad as InstanceType<typeof Anthropic.APIError>).message).toMatch(/skills/);
 

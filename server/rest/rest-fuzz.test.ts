@@ -37,7 +37,7 @@ beforeAll(async () => {
   };
   const apiKey = (await rt.access.createApiKey('fuzz')).key;
   const signed = await rt.access.signIn(await rt.access.newSigninToken(), { host: 'localhost:3000', secure: false });
-  const agent = await rt.agents.createAgent({ name: 'fuzzed', model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }] }] });
+  const agent = await rt.agents.createAgent({ name: 'fuzzed', model: 'claude-sonnet-5-5', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }] }] });
   const env = await rt.agents.createEnvironment({ name: 'fuzzed' });
   const sessions = [];
   for (let i = 0; i < 3; i++) sessions.push((await store.createSession({ title: `fuzz ${i}` })).id);
@@ -91,7 +91,7 @@ function idFor(r: Rand, route: Route): string {
 function bodyFor(r: Rand, route: Route): unknown {
   const text = () => pick(r, ['hello', 'x\u0000y', 'y'.repeat(3_000)]);
   const p = route.path;
-  if (p === 'agents') return { name: text(), model: pick(r, ['claude-sonnet-4-5', { id: 'm', speed: 'fast' }]), tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: pick(r, [true, 'yes']) } }], skills: pick(r, [undefined, [{ type: 'anthropic', skill_id: 'x' }]]) };
+  if (p === 'agents') return { name: text(), model: pick(r, ['claude-sonnet-5-5', { id: 'm', speed: 'fast' }]), tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: pick(r, [true, 'yes']) } }], skills: pick(r, [undefined, [{ type: 'anthropic', skill_id: 'x' }]]) };
   if (p === 'agents/:id') return { version: pick(r, [1, 2, 99]), system: text(), metadata: { k: pick(r, ['v', null]) } };
   if (p === 'environments') return { name: text(), config: pick(r, [{ type: 'cloud' }, { type: 'self_hosted' }, { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['http://x/'] } }]) };
   if (p === 'environments/:id') return { name: text(), config: { type: 'cloud', packages: { npm: ['$(rm -rf /)'] } } };
