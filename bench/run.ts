@@ -19,6 +19,7 @@ import { percentile, ratePerSecond, summarize } from '~/bench/stats';
 import { buildLog, userMessage } from '~/bench/fixtures';
 import { Rows, ms, perSec, printTable } from '~/bench/table';
 import { runBrowserBench } from '~/bench/browser';
+import { runApiTurnBench } from '~/bench/api-turn';
 import { runHandsBench } from '~/bench/hands';
 import { runScaleBench } from '~/bench/scale';
 import { runSoakBench } from '~/bench/soak';
@@ -151,8 +152,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,ttft,browser,scale,soak,hands,lifecycle (default: all) runs only some tables. */
-const PARTS = ['store', 'ttft', 'browser', 'scale', 'soak', 'hands', 'lifecycle'] as const;
+/** PADDOCK_BENCH_PARTS=store,ttft,api,browser,scale,soak,hands,lifecycle (default: all) runs only some tables. */
+const PARTS = ['store', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -163,6 +164,7 @@ async function main(): Promise<void> {
   const runs: Record<Part, () => Promise<void>> = {
     store: storePart,
     ttft: async () => printTable(await runTtftBench()),
+    api: async () => printTable(await runApiTurnBench()),
     browser: async () => printTable(await runBrowserBench()),
     scale: async () => printTable(await runScaleBench()),
     soak: async () => printTable(await runSoakBench()),
