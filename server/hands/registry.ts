@@ -151,7 +151,7 @@ export class HandRegistry {
     progress('starting', 'provisioning');
     const t0 = performance.now();
     try {
-      const pooled = this.o.pool?.take(spec) ?? null;
+      const pooled = (await this.o.pool?.take(spec, scope.signal)) ?? null;
       // A pooled hand was started unnamed: from now on its errors say the session's name for it.
       if (isSuspendable(pooled)) pooled.rename(entry.id);
       entry.hand = pooled ?? (await provisioner.provision(entry.id, spec, { signal: scope.signal, onProgress: (p, d) => progress(p, d) }));
