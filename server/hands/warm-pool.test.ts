@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Hand } from '~/lib/hand';
 import { MemoryHand } from '~/server/hands/memory-hand';
 import type { Provisioner } from '~/server/hands/provisioner';
 import { WarmPool } from '~/server/hands/warm-pool';
