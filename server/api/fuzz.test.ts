@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '~/lib/prng';
+import { type Rand, fakeId, pick } from '~/server/api/testing/fuzz-random';
 import { appRouter } from '~/server/api/root';
 import { SAME_ORIGIN, answeredStatus, httpApi } from '~/server/api/testing/http';
 import { handleSignIn, handleSignOut } from '~/server/access/auth-routes';
@@ -76,10 +77,6 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-type Rand = () => number;
-const pick = <T,>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-const ULID = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-const fakeId = (r: Rand, prefix: string) => `${prefix}_${Array.from({ length: 26 }, () => pick(r, ULID.split(''))).join('')}`;
 
 function hostileValue(r: Rand): unknown {
   const big = () => 'x'.repeat(pick(r, [1_000, 70_000, 300_000, 1_500_000]));

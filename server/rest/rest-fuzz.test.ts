@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '~/lib/prng';
+import { type Rand, fakeId, pick } from '~/server/api/testing/fuzz-random';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
@@ -56,10 +57,6 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-type Rand = () => number;
-const pick = <T,>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-const ULID = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-const fakeId = (r: Rand, prefix: string) => `${prefix}_${Array.from({ length: 26 }, () => pick(r, ULID.split(''))).join('')}`;
 
 function hostile(r: Rand): unknown {
   return pick(r, [
