@@ -323,7 +323,13 @@ describe('database faults: every store call may fail, before or after its commit
         await expect
           .poll(
             async () => {
-              const settled = await Promise.all(ids.map(async (id) => (await own.getEvents(id)).filter((e) => e.type === 'agent.message').length >= ask && (await own.sessionsNeedingWork(50)).length === 0));
+              const settled = await Promise.all(
+                ids.map(async (id) => {
+                  const events = await own.getEvents(id);
+                  // (needing no work alone is not enough: a harness holding the lease is not listed)
+                  return events.filter((e) => e.type === 'agent.message').length >= ask && events.at(-1)?.type === 'session.status_idle' && (await own.sessionsNeedingWork(50)).length === 0;
+                }),
+              );
               return settled.every(Boolean);
             },
             { timeout: 30_000, interval: 100 },
