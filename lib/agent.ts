@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { UserContent } from '~/lib/events';
-import { AgentToolParams, type AgentTool } from '~/lib/toolset';
+import { AgentToolsParams, type AgentTool } from '~/lib/toolset';
 
 /**
  * Agents and environments as the Managed Agents API defines them (`@anthropic-ai/sdk`
@@ -60,7 +60,7 @@ const agentFields = {
   metadata: Metadata.optional(),
   model: ModelParams,
   system: z.string().max(100_000).nullish(),
-  tools: z.array(AgentToolParams).max(128).optional(),
+  tools: AgentToolsParams.optional(),
   mcp_servers: z.array(McpServerParams).max(20).optional(),
   // Skills are refused until supported: the API error names the field.
   skills: z.array(SkillParams).max(0, 'skills are not supported by Paddock yet').optional(),

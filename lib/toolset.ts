@@ -78,6 +78,35 @@ export const CustomToolParams = z
 export const AgentToolParams = z.discriminatedUnion('type', [AgentToolsetParams, McpToolsetParams, CustomToolParams]);
 export type AgentToolParams = z.input<typeof AgentToolParams>;
 
+/**
+ * An agent's `tools`: each name means one tool. One toolset at most, each of its configs names a
+ * tool of the toolset once, and a custom tool may not take a name the toolset (or another custom
+ * tool) has: the model would be given two tools of one name.
+ */
+export const AgentToolsParams = z
+  .array(AgentToolParams)
+  .max(128)
+  .superRefine((tools, ctx) => {
+    const builtIn = new Set<string>(ToolName.options);
+    const customNames = new Set<string>();
+    let toolsets = 0;
+    tools.forEach((t, i) => {
+      if (t.type === 'agent_toolset_20260401') {
+        if (++toolsets > 1) ctx.addIssue({ code: 'custom', path: [i], message: 'at most one agent_toolset_20260401 per agent' });
+        const seen = new Set<string>();
+        (t.configs ?? []).forEach((c, j) => {
+          if (!builtIn.has(c.name)) ctx.addIssue({ code: 'custom', path: [i, 'configs', j, 'name'], message: `not a tool of the toolset (${[...builtIn].join(', ')})` });
+          else if (seen.has(c.name)) ctx.addIssue({ code: 'custom', path: [i, 'configs', j, 'name'], message: `${c.name} is configured twice` });
+          seen.add(c.name);
+        });
+      } else if (t.type === 'custom') {
+        if (builtIn.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `${t.name} is a toolset tool's name: pick another` });
+        else if (customNames.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `two custom tools are named ${t.name}` });
+        customNames.add(t.name);
+      }
+    });
+  });
+
 // ── the stored (normalized) shapes ──────────────────────────────────────────
 export interface ToolConfig {
   name: ToolsetToolName | PaddockToolName;

@@ -70,6 +70,17 @@ describe.each(['sqlite', 'postgres'] as const)('agent store on %s', (kind) => {
     await expect(agents.getAgent('agent_nope')).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('refuses tools that would give the model two tools of one name', async () => {
+    const custom = (name: string) => ({ type: 'custom', name, description: 'd', input_schema: { type: 'object' } });
+    const toolset = { type: 'agent_toolset_20260401' };
+    await expect(agents.createAgent({ name: 'x', model: 'm', tools: [toolset, custom('bash')] })).rejects.toThrow(/tools\.1\.name: bash is a toolset tool's name/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', tools: [custom('lookup'), custom('lookup')] })).rejects.toThrow(/two custom tools are named lookup/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', tools: [toolset, toolset] })).rejects.toThrow(/at most one agent_toolset/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', tools: [{ ...toolset, configs: [{ name: 'bash', enabled: false }, { name: 'bash' }] }] })).rejects.toThrow(/bash is configured twice/);
+    const ok = await agents.createAgent({ name: 'x', model: 'm', tools: [toolset, custom('lookup')] });
+    await expect(agents.updateAgent(ok.id, { tools: [toolset, custom('read')] })).rejects.toThrow(/read is a toolset tool's name/);
+  });
+
   it('archives agents out of the default list and pages through them', async () => {
     const made = [];
     for (let i = 0; i < 5; i++) made.push(await agents.createAgent({ name: `a${i}`, model: 'm' }));
