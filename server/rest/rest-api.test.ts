@@ -257,6 +257,11 @@ describe('the Managed Agents API through the official SDK', () => {
     for await (const s of client.beta.sessions.list({ agent_id: agent.id, statuses: ['idle'] })) all.push(s.id);
     expect(all).toHaveLength(5);
 
+    // A session keeps the agent version it was created with; new sessions get the new one.
+    await client.beta.agents.update(agent.id, { version: 1, system: 'changed' });
+    expect((await client.beta.sessions.retrieve(made[0]!)).agent).toMatchObject({ version: 1, system: null });
+    expect((await client.beta.sessions.create({ agent: agent.id, environment_id: 'env_default' })).agent).toMatchObject({ version: 2, system: 'changed' });
+    expect((await client.beta.sessions.create({ agent: { type: 'agent', id: agent.id, version: 1 }, environment_id: 'env_default' })).agent.version).toBe(1);
     const updated = await client.beta.sessions.update(made[0]!, { title: 'renamed', metadata: { team: 'a' } });
     expect(updated).toMatchObject({ title: 'renamed', metadata: { team: 'a' } });
     expect((await client.beta.sessions.update(made[0]!, { metadata: { team: null } })).metadata).toEqual({});
