@@ -110,7 +110,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
           </div>
         </section>
         <section className="chat">
-          {events === null ? <p className="muted">Loading…</p> : <Conversation items={items} streaming={streaming} />}
+          {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} />}
           <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} />
         </section>
       </div>
