@@ -1,0 +1,155 @@
+import type { Page } from '@playwright/test';
+import { expect, test } from '~/e2e/auth';
+import { enqueue, recordedRequests, resetFake } from '~/e2e/fake';
+
+/** Screenshots for a person to look at (not compared): the pages at desktop and phone width. */
+const SHOTS = process.env.E2E_SHOTS_DIR ?? '/tmp/shots';
+const WIDTHS = [1280, 390] as const;
+
+async function shoot(page: Page, name: string): Promise<void> {
+  const size = page.viewportSize();
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true });
+  }
+  if (size) await page.setViewportSize(size);
+}
+
+test.beforeEach(async () => {
+  await resetFake();
+});
+
+/** Creates an agent in the UI whose bash asks first; returns its name. */
+async function createAskingAgent(page: Page, name: string): Promise<void> {
+  await page.goto('/agents');
+  await expect(page.getByTestId('agent-row').filter({ hasText: 'Default agent' })).toBeVisible();
+  await page.getByTestId('new-agent').click();
+  const form = page.getByTestId('agent-form');
+  await form.getByTestId('agent-name').fill(name);
+  await form.getByTestId('agent-model').fill('claude-e2e-model');
+  await form.getByTestId('agent-system').fill('You run shell commands when asked.');
+  await form.getByTestId('policy-bash').selectOption('always_ask');
+  await form.getByTestId('save-agent').click();
+  await expect(page.getByTestId('agent-form')).toHaveCount(0);
+  const row = page.getByTestId('agent-row').filter({ hasText: name });
+  await expect(row).toContainText('asks before bash');
+  await expect(row.getByTestId('agent-version')).toHaveText('v1');
+}
+
+async function startSessionWith(page: Page, agentName: string): Promise<string> {
+  await page.goto('/');
+  const picker = page.getByTestId('new-session-agent');
+  await expect(picker.locator('option', { hasText: agentName })).toHaveCount(1);
+  await picker.selectOption({ label: `${agentName} (v1)` });
+  await expect(page.getByTestId('new-session-environment')).toHaveValue('env_default');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  return page.url().split('/s/')[1]!;
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByTestId('composer-input').fill(text);
+  await page.getByTestId('send').click();
+}
+
+test('an agent whose bash asks first: the call waits for Allow, then runs and the answer appears', async ({ page }) => {
+  await createAskingAgent(page, 'Careful shell');
+  await shoot(page, 'agents');
+  // The editor too, with the tools and their policies.
+  await page.getByTestId('agent-row').filter({ hasText: 'Careful shell' }).getByTestId('edit-agent').click();
+  await expect(page.getByTestId('policy-bash')).toHaveValue('always_ask');
+  await shoot(page, 'agent-form');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'text', text: 'Running it.' }, { kind: 'tool_use', name: 'bash', input: { command: 'echo approved-$((40+2))' } }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'The command printed approved-42.' }] },
+  );
+  await startSessionWith(page, 'Careful shell');
+  await send(page, 'run the echo');
+
+  const call = page.getByTestId('tool-call');
+  await expect(call.getByTestId('tool-confirm')).toBeVisible();
+  await expect(call).toContainText('waiting for your approval');
+  await expect(page.getByTestId('status')).toHaveText('idle');
+  // Nothing ran: the model was asked once and no result exists yet.
+  expect((await recordedRequests()).filter((r) => r.path === '/v1/messages')).toHaveLength(1);
+  await expect(call.getByTestId('tool-result')).toHaveCount(0);
+  await shoot(page, 'prompt');
+
+  await call.getByTestId('tool-allow').click();
+  await expect(call.getByTestId('tool-verdict')).toHaveText('You allowed this call.');
+  await expect(call.getByTestId('tool-result')).toContainText('approved-42');
+  await expect(page.getByTestId('agent-message').last()).toHaveText('The command printed approved-42.');
+  await expect(page.getByTestId('status')).toHaveText('idle');
+  await expect(page.locator('[data-type="user.tool_confirmation"]')).toContainText('allowed');
+
+  // The session ran the agent's own model and system prompt.
+  const first = (await recordedRequests()).find((r) => r.path === '/v1/messages')!.body as { model?: string; system?: unknown } | null;
+  expect(first?.model).toBe('claude-e2e-model');
+  expect(JSON.stringify(first?.system)).toContain('You run shell commands when asked.');
+});
+
+test('a denied call never runs: the model gets the owner\'s message', async ({ page }) => {
+  await createAskingAgent(page, 'Denied shell');
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'bash', input: { command: 'touch should-not-exist' } }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'Understood, I will not.' }] },
+  );
+  await startSessionWith(page, 'Denied shell');
+  await send(page, 'make a file');
+  const call = page.getByTestId('tool-call');
+  await call.getByTestId('tool-deny').click();
+  await call.getByTestId('deny-message').fill('not in this repo');
+  await call.getByTestId('tool-deny-send').click();
+  await expect(call.getByTestId('tool-verdict')).toHaveText('You denied this call: not in this repo');
+  await expect(page.getByTestId('agent-message').last()).toHaveText('Understood, I will not.');
+  await expect(call.getByTestId('tool-result')).toContainText('not in this repo');
+  const second = (await recordedRequests()).filter((r) => r.path === '/v1/messages')[1]!.body;
+  expect(JSON.stringify(second?.messages)).toContain('not in this repo');
+});
+
+test('creates and edits an environment; the default one cannot be deleted', async ({ page }) => {
+  await page.goto('/environments');
+  const defaultRow = page.getByTestId('environment-row').filter({ hasText: 'Default environment' });
+  await expect(defaultRow).toBeVisible();
+  await expect(defaultRow.getByTestId('delete-environment')).toHaveCount(0);
+
+  await page.getByTestId('new-environment').click();
+  const form = page.getByTestId('environment-form');
+  await form.getByTestId('environment-name').fill('Web tools');
+  await form.getByTestId('network-limited').check();
+  await form.getByTestId('allowed-hosts').fill('api.github.com\n*.npmjs.org');
+  await form.getByTestId('allow-package-managers').check();
+  await form.getByTestId('packages-npm').fill('left-pad typescript');
+  await form.getByTestId('packages-pip').fill('requests');
+  await shoot(page, 'environment-form');
+  await form.getByTestId('save-environment').click();
+  const row = page.getByTestId('environment-row').filter({ hasText: 'Web tools' });
+  await expect(row).toContainText('network: api.github.com, *.npmjs.org + package managers');
+  await expect(row).toContainText('npm: left-pad typescript');
+  await expect(row).toContainText('pip: requests');
+  await shoot(page, 'environments');
+
+  // A bad host is refused, naming what is wrong; nothing changes.
+  await row.getByTestId('edit-environment').click();
+  await page.getByTestId('allowed-hosts').fill('https://example.com/path');
+  await page.getByTestId('save-environment').click();
+  await expect(page.getByTestId('environment-form-error')).toContainText('must be a host name');
+  await page.getByTestId('network-unrestricted').check();
+  await page.getByTestId('save-environment').click();
+  await expect(row).toContainText('network: unrestricted');
+
+  // It is offered for new sessions, and a session made with it says so.
+  await page.goto('/');
+  await page.getByTestId('new-session-environment').selectOption({ label: 'Web tools' });
+  await shoot(page, 'home');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+
+  await page.goto('/environments');
+  page.once('dialog', (d) => void d.accept());
+  await page.getByTestId('environment-row').filter({ hasText: 'Web tools' }).getByTestId('delete-environment').click();
+  await expect(page.getByTestId('environment-row').filter({ hasText: 'Web tools' })).toHaveCount(0);
+});
