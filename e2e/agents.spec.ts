@@ -69,9 +69,11 @@ test('an agent whose bash asks first: the call waits for Allow, then runs and th
   await startSessionWith(page, 'Careful shell');
   await send(page, 'run the echo');
 
+  await expect(page.getByTestId('session-agent')).toHaveText('agent: Careful shell v1 · model: claude-e2e-model · environment: env_default');
   const call = page.getByTestId('tool-call');
   await expect(call.getByTestId('tool-confirm')).toBeVisible();
   await expect(call).toContainText('waiting for your approval');
+  await expect(page.getByTestId('approval-banner')).toHaveText('A tool call waits for your approval ↓');
   await expect(page.getByTestId('status')).toHaveText('idle');
   // Nothing ran: the model was asked once and no result exists yet.
   expect((await recordedRequests()).filter((r) => r.path === '/v1/messages')).toHaveLength(1);
@@ -80,6 +82,7 @@ test('an agent whose bash asks first: the call waits for Allow, then runs and th
 
   await call.getByTestId('tool-allow').click();
   await expect(call.getByTestId('tool-verdict')).toHaveText('You allowed this call.');
+  await expect(page.getByTestId('approval-banner')).toHaveCount(0);
   await expect(call.getByTestId('tool-result')).toContainText('approved-42');
   await expect(page.getByTestId('agent-message').last()).toHaveText('The command printed approved-42.');
   await expect(page.getByTestId('status')).toHaveText('idle');
