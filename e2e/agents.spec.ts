@@ -156,3 +156,45 @@ test('creates and edits an environment; the default one cannot be deleted', asyn
   await page.getByTestId('environment-row').filter({ hasText: 'Web tools' }).getByTestId('delete-environment').click();
   await expect(page.getByTestId('environment-row').filter({ hasText: 'Web tools' })).toHaveCount(0);
 });
+
+test('a custom tool made in the editor: its call waits for the client\'s result', async ({ page }) => {
+  await page.goto('/agents');
+  await page.getByTestId('new-agent').click();
+  const form = page.getByTestId('agent-form');
+  await form.getByTestId('agent-name').fill('With lookup');
+  await form.getByTestId('add-custom-tool').click();
+  const tool = form.getByTestId('custom-tool');
+  await tool.getByLabel('Name').fill('lookup');
+  await tool.getByLabel('Description').fill('Looks a word up in the client\'s dictionary.');
+  // A schema that is not JSON is named, and nothing is saved.
+  await tool.getByLabel('Input schema (JSON)').fill('{ "type": "object", ');
+  await form.getByTestId('save-agent').click();
+  await expect(page.getByTestId('agent-form-error')).toHaveText('custom tool lookup: the input schema is not valid JSON');
+  await tool.getByLabel('Input schema (JSON)').fill('{ "type": "object", "properties": { "word": { "type": "string" } }, "required": ["word"] }');
+  await form.getByTestId('save-agent').click();
+  const row = page.getByTestId('agent-row').filter({ hasText: 'With lookup' });
+  await expect(row).toContainText('custom: lookup');
+  // An edit is a new version; the custom tool is kept as it was.
+  await row.getByTestId('edit-agent').click();
+  await expect(page.getByTestId('custom-tool').getByLabel('Name')).toHaveValue('lookup');
+  await page.getByTestId('agent-form').getByLabel('Description').first().fill('answers words');
+  await page.getByTestId('save-agent').click();
+  await expect(row.getByTestId('agent-version')).toHaveText('v2');
+  await expect(row).toContainText('answers words');
+  await expect(row).toContainText('custom: lookup');
+
+  await enqueue({ kind: 'message', steps: [{ kind: 'tool_use', name: 'lookup', input: { word: 'paddock' } }] });
+  await page.goto('/');
+  await page.getByTestId('new-session-agent').selectOption({ label: 'With lookup (v2)' });
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  await send(page, 'what is a paddock?');
+  const call = page.getByTestId('custom-tool-call');
+  await expect(call).toContainText("waiting for the client's result");
+  await expect(call).toContainText('"word": "paddock"');
+  await expect(page.getByTestId('status')).toHaveText('idle');
+  // The model saw the tool as the agent defines it.
+  const first = (await recordedRequests()).find((r) => r.path === '/v1/messages')!.body as { tools?: { name: string; input_schema?: unknown }[] } | null;
+  expect(first?.tools?.find((t) => t.name === 'lookup')?.input_schema).toEqual({ type: 'object', properties: { word: { type: 'string' } }, required: ['word'] });
+});

@@ -1,6 +1,6 @@
 'use client';
 import { useMutation } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
 import type { Agent } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
 import { type AgentToolParams, CUSTOM_TOOL_NAME, PADDOCK_TOOLS, TOOLSET_TOOLS, type ToolConfig, toolsetConfig } from '~/lib/toolset';
@@ -73,6 +73,10 @@ export function AgentForm({ agent, defaultModel, onDone, onCancel }: { agent: Ag
   const [tools, setTools] = useState(() => initialTools(agent));
   const [custom, setCustom] = useState(() => initialCustom(agent));
   const [formError, setFormError] = useState<string | null>(null);
+  // A new agent starts on the default agent's model, which may arrive after the form opened.
+  useEffect(() => {
+    if (!agent && defaultModel) setModel((m) => m || defaultModel);
+  }, [agent, defaultModel]);
   const create = useMutation(trpc.agents.create.mutationOptions({ onSuccess: onDone }));
   const update = useMutation(trpc.agents.update.mutationOptions({ onSuccess: onDone }));
   const pending = create.isPending || update.isPending;
