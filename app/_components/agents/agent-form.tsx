@@ -44,9 +44,11 @@ const EMPTY_SCHEMA = '{\n  "type": "object",\n  "properties": {}\n}';
 
 /** Builds the agent's `tools[]` from the form; a custom tool's schema that is not JSON is named. */
 function toolsParams(agent: Agent | null, rows: Record<ToolName, ToolRow>, custom: CustomRow[]): AgentToolParams[] {
+  // Every tool shown is written out; the default (for tools a later Paddock adds) stays what it was.
+  const before = agent?.tools.find((t) => t.type === 'agent_toolset_20260401');
   const toolset: AgentToolParams = {
     type: 'agent_toolset_20260401',
-    default_config: { enabled: false, permission_policy: { type: 'always_allow' } },
+    default_config: before?.default_config ?? { enabled: true, permission_policy: { type: 'always_allow' } },
     configs: TOOL_NAMES.map((name) => ({ ...(rows[name].stored ?? {}), name, type: name, enabled: rows[name].enabled, permission_policy: { type: rows[name].policy } })),
   };
   // MCP toolsets are not edited here: kept as they are.

@@ -5,14 +5,16 @@ import { AgentForm } from '~/app/_components/agents/agent-form';
 import { timeAgo } from '~/app/_components/time';
 import { DEFAULT_AGENT_ID, type Agent } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
+import { PADDOCK_TOOLS, TOOLSET_TOOLS, toolsetConfig } from '~/lib/toolset';
 
 /** A one-line account of what an agent may do: enabled tools, the ones that ask, custom tools. */
 function toolSummary(a: Agent): string {
-  const set = a.tools.find((t) => t.type === 'agent_toolset_20260401');
-  const enabled = set ? set.configs.filter((c) => c.enabled) : [];
-  const asking = enabled.filter((c) => c.permission_policy.type !== 'always_allow').map((c) => c.name);
+  const names = [...TOOLSET_TOOLS, ...PADDOCK_TOOLS];
+  // Each tool as the harness sees it: its own config, else the toolset's default.
+  const enabled = names.map((n) => toolsetConfig(a.tools, n)).filter((c) => c?.enabled === true);
+  const asking = enabled.filter((c) => c?.permission_policy.type !== 'always_allow').map((c) => c?.name);
   const custom = a.tools.filter((t) => t.type === 'custom').map((t) => t.name);
-  const parts = [set ? `${set.configs.length === 0 && set.default_config.enabled ? 'all' : enabled.length} toolset tools` : 'no toolset'];
+  const parts = [enabled.length === names.length ? 'all toolset tools' : `${enabled.length} of ${names.length} toolset tools`];
   if (asking.length > 0) parts.push(`asks before ${asking.join(', ')}`);
   if (custom.length > 0) parts.push(`custom: ${custom.join(', ')}`);
   return parts.join(' · ');
