@@ -144,12 +144,20 @@ test('creates and edits an environment; the default one cannot be deleted', asyn
   await page.getByTestId('save-environment').click();
   await expect(row).toContainText('network: unrestricted');
 
-  // It is offered for new sessions, and a session made with it says so.
+  // A limited environment without packages (what sandboxed hands can honour) is offered for new
+  // sessions, and a session made with it says so.
+  await page.getByTestId('new-environment').click();
+  await page.getByTestId('environment-name').fill('Docs only');
+  await page.getByTestId('allowed-hosts').fill('docs.python.org');
+  await page.getByTestId('save-environment').click();
+  await expect(page.getByTestId('environment-row').filter({ hasText: 'Docs only' })).toContainText('network: docs.python.org');
   await page.goto('/');
-  await page.getByTestId('new-session-environment').selectOption({ label: 'Web tools' });
+  await page.getByTestId('new-session-environment').selectOption({ label: 'Docs only' });
   await shoot(page, 'home');
   await page.getByTestId('new-session').click();
   await page.waitForURL(/\/s\/sesn_/);
+  await expect(page.getByTestId('session-agent')).toContainText(/environment: env_\w+/);
+  await expect(page.getByTestId('session-agent')).not.toContainText('env_default');
 
   await page.goto('/environments');
   page.once('dialog', (d) => void d.accept());
