@@ -105,7 +105,7 @@ test('a denied call never runs: the model gets the owner\'s message', async ({ p
   const call = page.getByTestId('tool-call');
   await call.getByTestId('tool-deny').click();
   await call.getByTestId('deny-message').fill('not in this repo');
-  await call.getByTestId('tool-deny-send').click();
+  await call.getByTestId('deny-message').press('Enter');
   await expect(call.getByTestId('tool-verdict')).toHaveText('You denied this call: not in this repo');
   await expect(page.getByTestId('agent-message').last()).toHaveText('Understood, I will not.');
   await expect(call.getByTestId('tool-result')).toContainText('not in this repo');

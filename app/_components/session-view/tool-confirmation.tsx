@@ -50,6 +50,9 @@ export function ToolConfirmation({ sessionId, call }: { sessionId: string; call:
           value={message}
           maxLength={2000}
           onChange={(e) => setMessage(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !send.isPending) verdict('deny');
+          }}
           autoFocus
         />
       )}
