@@ -16,6 +16,8 @@ export default async function OwnerLayout({ children }: { children: ReactNode })
         </Link>
         <span className="tagline">agent sessions that survive anything</span>
         <nav className="topnav">
+          <Link href="/agents">Agents</Link>
+          <Link href="/environments">Environments</Link>
           <Link href="/settings">Settings</Link>
         </nav>
       </header>

@@ -74,7 +74,13 @@ export class AgentStore {
   }
 
   async getAgent(id: string, version?: number): Promise<Agent> {
-    const row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    let row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    // The built-in default exists whenever it is asked for, even on a database no runtime booted
+    // (a test's, or one an instance reaches before its start made them).
+    if (!row && id === DEFAULT_AGENT_ID) {
+      await this.ensureDefaults();
+      row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    }
     if (!row) throw new NotFoundError('agent', id);
     const v = await this.db
       .selectFrom('agent_versions')
@@ -181,7 +187,11 @@ export class AgentStore {
   }
 
   async getEnvironment(id: string): Promise<Environment> {
-    const row = await this.db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst();
+    let row = await this.db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row && id === DEFAULT_ENVIRONMENT_ID) {
+      await this.ensureDefaults();
+      row = await this.db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst();
+    }
     if (!row) throw new NotFoundError('environment', id);
     return { ...(JSON.parse(row.body) as Environment), archived_at: row.archived_at };
   }

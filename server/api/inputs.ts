@@ -18,6 +18,13 @@ export const SendableEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('user.interrupt') }),
   // The size cap is a setting (PADDOCK_MAX_FILE_WRITE_BYTES), checked in the procedure.
   z.object({ type: z.literal('user.file_edit'), hand: z.string().min(1).max(100), path: z.string().min(1).max(4096), content: z.string() }),
+  // The owner's verdict on a call whose policy asks first; checked against the log in the procedure.
+  z.object({
+    type: z.literal('user.tool_confirmation'),
+    tool_use_id: z.string().regex(ID_PATTERN.event, 'must be the id of an agent.tool_use event (sevt_…)'),
+    result: z.enum(['allow', 'deny']),
+    deny_message: z.string().max(10_000).nullish(),
+  }),
 ]);
 
 export const TabId = z.string().min(8).max(64).regex(/^[\w-]+$/, 'must be a tab id');
@@ -36,3 +43,8 @@ export const TabResult = z.object({
   content: z.array(ToolResultContent).max(100),
   is_error: z.boolean().optional(),
 });
+
+export const AgentId = z.string().regex(/^agent_[A-Za-z0-9]{1,64}$/, 'must be an agent id (agent_…)');
+export const EnvironmentId = z.string().regex(/^env_[A-Za-z0-9]{1,64}$/, 'must be an environment id (env_…)');
+/** A page cursor as the agent store hands it out (`next_page`). */
+export const PageCursor = z.string().max(200).nullish();

@@ -1,5 +1,7 @@
 import 'server-only';
+import { agentsRouter } from '~/server/api/routers/agents';
 import { apiKeysRouter } from '~/server/api/routers/api-keys';
+import { environmentsRouter } from '~/server/api/routers/environments';
 import { eventsRouter } from '~/server/api/routers/events';
 import { handsRouter } from '~/server/api/routers/hands';
 import { sessionsRouter } from '~/server/api/routers/sessions';
@@ -10,6 +12,8 @@ export const appRouter = createTRPCRouter({
   events: eventsRouter,
   hands: handsRouter,
   apiKeys: apiKeysRouter,
+  agents: agentsRouter,
+  environments: environmentsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -6,6 +6,7 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { StoreOutageBanner } from '~/app/_components/session-view/store-outage-banner';
+import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID } from '~/lib/agent';
 import { forgetSession, mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { timeAgo } from '~/app/_components/time';
@@ -14,6 +15,11 @@ export function SessionList() {
   const trpc = useTRPC();
   const router = useRouter();
   const list = useQuery(trpc.sessions.list.queryOptions({ limit: 100 }, { refetchInterval: 5_000 }));
+  // What a new session runs: the built-in defaults are preselected (and work even if these lists fail).
+  const agents = useQuery(trpc.agents.list.queryOptions({ limit: 100 }));
+  const environments = useQuery(trpc.environments.list.queryOptions({ limit: 100 }));
+  const [agentId, setAgentId] = useState(DEFAULT_AGENT_ID);
+  const [environmentId, setEnvironmentId] = useState(DEFAULT_ENVIRONMENT_ID);
   const mirrored = useLiveQuery(() => mirror().sessions.orderBy('updated_at').reverse().limit(100).toArray(), []);
   const create = useMutation(
     trpc.sessions.create.mutationOptions({
@@ -50,9 +56,35 @@ export function SessionList() {
       <BrainBadge />
       <div className="list-head">
         <h1>Sessions</h1>
-        <button type="button" className="primary" data-testid="new-session" disabled={!hydrated || create.isPending || offline} onClick={() => create.mutate({})}>
-          {create.isPending ? 'Starting…' : 'New session'}
-        </button>
+        <div className="new-session">
+          <label>
+            <span className="muted small">agent</span>
+            <select data-testid="new-session-agent" value={agentId} onChange={(e) => setAgentId(e.target.value)}>
+              {(agents.data?.data ?? []).some((a) => a.id === DEFAULT_AGENT_ID) ? null : <option value={DEFAULT_AGENT_ID}>Default agent</option>}
+              {(agents.data?.data ?? []).map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name} (v{a.version})
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            <span className="muted small">environment</span>
+            <select data-testid="new-session-environment" value={environmentId} onChange={(e) => setEnvironmentId(e.target.value)}>
+              {(environments.data?.data ?? []).some((e) => e.id === DEFAULT_ENVIRONMENT_ID) ? null : <option value={DEFAULT_ENVIRONMENT_ID}>Default environment</option>}
+              {(environments.data?.data ?? [])
+                .filter((e) => e.config.type === 'cloud')
+                .map((e) => (
+                  <option key={e.id} value={e.id}>
+                    {e.name}
+                  </option>
+                ))}
+            </select>
+          </label>
+          <button type="button" className="primary" data-testid="new-session" disabled={!hydrated || create.isPending || offline} onClick={() => create.mutate({ agentId, environmentId })}>
+            {create.isPending ? 'Starting…' : 'New session'}
+          </button>
+        </div>
       </div>
       {create.error && <p className="error">Could not start a session: {create.error.message}</p>}
       {remove.error && <p className="error">Could not delete the session: {remove.error.message}</p>}

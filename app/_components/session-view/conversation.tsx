@@ -2,7 +2,8 @@
 import { useEffect, useRef, useState } from 'react';
 import type { ToolResultContent } from '~/lib/events';
 import { unreachable } from '~/lib/unreachable';
-import type { Item } from '~/app/_components/session-view/derive';
+import { type Item, awaitsConfirmation } from '~/app/_components/session-view/derive';
+import { ToolConfirmation } from '~/app/_components/session-view/tool-confirmation';
 import type { Streaming } from '~/app/_components/session-view/use-session-log';
 
 function resultText(content: readonly ToolResultContent[] | undefined): string {
@@ -12,7 +13,7 @@ function resultText(content: readonly ToolResultContent[] | undefined): string {
 /** Items rendered at first; older ones load on demand (a long session paints instantly). */
 const WINDOW = 80;
 
-export function Conversation({ items, streaming }: { items: Item[]; streaming: Streaming }) {
+export function Conversation({ sessionId, items, streaming }: { sessionId: string; items: Item[]; streaming: Streaming }) {
   const [all, setAll] = useState(false);
   const shown = all || items.length <= WINDOW ? items : items.slice(-WINDOW);
   const ref = useRef<HTMLDivElement>(null);
@@ -38,7 +39,7 @@ export function Conversation({ items, streaming }: { items: Item[]; streaming: S
         </button>
       )}
       {shown.map((item) => (
-        <ItemView key={item.kind === 'tool' ? item.call.use.id : item.event.id} item={item} />
+        <ItemView key={item.kind === 'tool' || item.kind === 'custom' ? item.call.use.id : item.event.id} sessionId={sessionId} item={item} />
       ))}
       {Object.entries(streaming).map(([startId, s]) => (
         <div key={startId} className="msg agent streaming" data-testid="streaming">
@@ -52,7 +53,7 @@ export function Conversation({ items, streaming }: { items: Item[]; streaming: S
   );
 }
 
-function ItemView({ item }: { item: Item }) {
+function ItemView({ sessionId, item }: { sessionId: string; item: Item }) {
   switch (item.kind) {
     case 'user':
       return (
@@ -79,6 +80,7 @@ function ItemView({ item }: { item: Item }) {
       const { use, result } = item.call;
       const hand = (result?.type === 'agent.tool_result' ? result.hand : undefined) ?? use.hand;
       const bash = use.name === 'bash' && typeof use.input.command === 'string';
+      const asking = awaitsConfirmation(item.call);
       return (
         <div className={`tool ${result?.is_error ? 'tool-error' : ''}`} data-testid="tool-call">
           <div className="tool-head">
@@ -88,7 +90,7 @@ function ItemView({ item }: { item: Item }) {
                 on {hand}
               </span>
             )}
-            <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : 'running…'}</span>
+            <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : asking ? 'waiting for your approval' : 'running…'}</span>
           </div>
           {bash ? (
             <pre className="terminal">
@@ -106,6 +108,25 @@ function ItemView({ item }: { item: Item }) {
                 </pre>
               )}
             </>
+          )}
+          {use.evaluated_permission === 'ask' && <ToolConfirmation sessionId={sessionId} call={item.call} />}
+        </div>
+      );
+    }
+    case 'custom': {
+      const { use, result } = item.call;
+      return (
+        <div className={`tool tool-custom ${result?.is_error ? 'tool-error' : ''}`} data-testid="custom-tool-call">
+          <div className="tool-head">
+            <span className="mono">{use.name}</span>
+            <span className="muted small">custom tool</span>
+            <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : "waiting for the client's result"}</span>
+          </div>
+          <pre className="tool-input">{JSON.stringify(use.input, null, 2)}</pre>
+          {result && (
+            <pre className="tool-result" data-testid="custom-tool-result">
+              {resultText(result.content)}
+            </pre>
           )}
         </div>
       );

@@ -1,12 +1,25 @@
 import type { StoredEvent, StoredEventOf } from '~/lib/events';
 
-export type ToolCall = { use: StoredEventOf<'agent.tool_use'>; result: StoredEventOf<'agent.tool_result'> | StoredEventOf<'user.tool_result'> | null };
+export type ToolCall = {
+  use: StoredEventOf<'agent.tool_use'>;
+  result: StoredEventOf<'agent.tool_result'> | StoredEventOf<'user.tool_result'> | null;
+  /** The owner's verdict on a call whose policy asks first (the first one counts). */
+  confirmation: StoredEventOf<'user.tool_confirmation'> | null;
+};
+/** A custom tool's call: the client's program answers it, not Paddock. */
+export type CustomCall = { use: StoredEventOf<'agent.custom_tool_use'>; result: StoredEventOf<'user.custom_tool_result'> | null };
+
+/** A call still waiting for the owner to allow or deny it. */
+export function awaitsConfirmation(call: ToolCall): boolean {
+  return call.use.evaluated_permission === 'ask' && call.confirmation === null && call.result === null;
+}
 
 export type Item =
   | { kind: 'user'; event: StoredEventOf<'user.message'> }
   | { kind: 'agent'; event: StoredEventOf<'agent.message'> }
   | { kind: 'thinking'; event: StoredEventOf<'agent.thinking'> }
   | { kind: 'tool'; call: ToolCall }
+  | { kind: 'custom'; call: CustomCall }
   | { kind: 'interrupt'; event: StoredEventOf<'user.interrupt'> }
   | { kind: 'error'; event: StoredEventOf<'session.error'> }
   | { kind: 'rescheduled'; event: StoredEventOf<'session.status_rescheduled'> };
@@ -15,6 +28,7 @@ export type Item =
 export function conversation(events: readonly StoredEvent[]): Item[] {
   const items: Item[] = [];
   const calls = new Map<string, ToolCall>();
+  const customCalls = new Map<string, CustomCall>();
   for (const e of events) {
     switch (e.type) {
       case 'user.message':
@@ -27,7 +41,7 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
         if ((e.content ?? []).length > 0) items.push({ kind: 'thinking', event: e });
         break;
       case 'agent.tool_use': {
-        const call: ToolCall = { use: e, result: null };
+        const call: ToolCall = { use: e, result: null, confirmation: null };
         calls.set(e.id, call);
         items.push({ kind: 'tool', call });
         break;
@@ -36,6 +50,22 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'user.tool_result': {
         const call = calls.get(e.tool_use_id);
         if (call) call.result = e;
+        break;
+      }
+      case 'user.tool_confirmation': {
+        const call = calls.get(e.tool_use_id);
+        if (call && call.confirmation === null) call.confirmation = e;
+        break;
+      }
+      case 'agent.custom_tool_use': {
+        const call: CustomCall = { use: e, result: null };
+        customCalls.set(e.id, call);
+        items.push({ kind: 'custom', call });
+        break;
+      }
+      case 'user.custom_tool_result': {
+        const call = customCalls.get(e.custom_tool_use_id);
+        if (call && call.result === null) call.result = e;
         break;
       }
       case 'user.interrupt':
@@ -47,7 +77,27 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'session.status_rescheduled':
         items.push({ kind: 'rescheduled', event: e });
         break;
+      // Not part of the conversation as a person reads it: the timeline and the IDE show them.
+      case 'user.file_edit':
+      case 'agent.mcp_tool_use':
+      case 'agent.mcp_tool_result':
+      case 'agent.thread_context_compacted':
+      case 'session.status_running':
+      case 'session.status_idle':
+      case 'session.status_terminated':
+      case 'span.model_request_start':
+      case 'span.model_request_end':
+      case 'hand.provisioned':
+      case 'hand.reattached':
+      case 'hand.released':
+      case 'hand.lost':
+      case 'hand.suspended':
+      case 'hand.resumed':
+        break;
       default:
+        // Exhaustive at compile time (a new event type has to be placed here or above), yet an
+        // event of a newer server that this page does not know is skipped, never a crash.
+        e satisfies never;
         break;
     }
   }

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { Composer } from '~/app/_components/session-view/composer';
 import { Conversation } from '~/app/_components/session-view/conversation';
-import { awaitingAgent, conversation, currentStatus } from '~/app/_components/session-view/derive';
+import { awaitingAgent, awaitsConfirmation, conversation, currentStatus } from '~/app/_components/session-view/derive';
 import { StoreOutageBanner } from '~/app/_components/session-view/store-outage-banner';
 import { Timeline } from '~/app/_components/session-view/timeline';
 import dynamic from 'next/dynamic';
@@ -28,6 +28,8 @@ export function SessionView({ sessionId }: { sessionId: string }) {
     trpc.sessions.get.queryOptions({ id: sessionId }, { retry: (_count, err) => storeUnavailable(err), retryDelay: (n) => Math.min(5_000, 500 * 2 ** n) }),
   );
   const mirrored = useLiveQuery(() => mirror().sessions.get(sessionId), [sessionId]);
+  // The offline demo brain answers whatever the agent names: then its banner is what is true.
+  const brain = useQuery(trpc.sessions.brain.queryOptions(undefined, { staleTime: Infinity }));
   const { events, streaming, handProgress, connection, error, storeOutage } = useSessionLog(sessionId);
   // Whether this tab serves as the session's browser hand; remembered so a reload re-attaches.
   const [browserEnabled, setBrowserEnabled] = useState(false);
@@ -55,6 +57,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
   const outage = storeOutage ?? (storeUnavailable(session.failureReason) ? (session.failureReason?.message ?? null) : null);
   const log = useMemo(() => events ?? [], [events]);
   const items = useMemo(() => conversation(log), [log]);
+  const asking = items.filter((i) => i.kind === 'tool' && awaitsConfirmation(i.call)).length;
   const status = currentStatus(log);
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
@@ -80,7 +83,21 @@ export function SessionView({ sessionId }: { sessionId: string }) {
         </span>
         <span className="mono muted small">{sessionId}</span>
       </div>
-      <BrainBadge />
+      {session.data?.agent && brain.data?.isDemo === false ? (
+        // The session's own agent (the version it was made with) says which model answers.
+        <span className="brain" data-testid="session-agent">
+          agent: {session.data.agent.name} v{session.data.agent.version} · model: {session.data.agent.model.id}
+          {session.data.environment_id ? ` · environment: ${session.data.environment_id}` : ''}
+        </span>
+      ) : (
+        <BrainBadge />
+      )}
+      {asking > 0 && (
+        // On a phone the chat is below the IDE: say so at the top, and take the reader there.
+        <button type="button" className="approval-banner" data-testid="approval-banner" onClick={() => document.querySelector('[data-testid=tool-confirm]')?.scrollIntoView({ block: 'center' })}>
+          {asking === 1 ? 'A tool call waits for your approval' : `${asking} tool calls wait for your approval`} ↓
+        </button>
+      )}
       {outage !== null && connection !== 'offline' && <StoreOutageBanner detail={outage} />}
       {(connection === 'offline' || (session.isError && !notFound)) && (
         <p className="offline-banner" data-testid="offline-banner">
@@ -110,7 +127,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
           </div>
         </section>
         <section className="chat">
-          {events === null ? <p className="muted">Loading…</p> : <Conversation items={items} streaming={streaming} />}
+          {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} />}
           <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} />
         </section>
       </div>

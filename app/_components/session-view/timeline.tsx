@@ -21,6 +21,10 @@ function detail(e: StoredEvent): string {
       return e.name;
     case 'agent.tool_result':
       return e.is_error ? 'error' : 'ok';
+    case 'agent.custom_tool_use':
+      return `${e.name} (the client answers)`;
+    case 'user.tool_confirmation':
+      return e.result === 'allow' ? 'allowed' : `denied${e.deny_message ? `: ${e.deny_message}` : ''}`;
     case 'session.status_idle':
       return e.stop_reason.type;
     case 'session.error':

@@ -9,6 +9,7 @@ import type { UserContent } from '~/lib/events';
 import { DEFAULT_TITLE, type SessionStore } from '~/server/session/store';
 import { followWithDeltas } from '~/server/api/follow';
 import { checkEventSize, checkFileWrite } from '~/server/api/limits';
+import { acceptToolConfirmation } from '~/server/api/tool-confirmation';
 
 const log = logger('events');
 
@@ -39,7 +40,10 @@ export const eventsRouter = createTRPCRouter({
       checkEventSize(ctx.runtime.config, input.event);
       if (input.event.type === 'user.file_edit') checkFileWrite(ctx.runtime.config, input.event.content);
       const key = input.idempotencyKey ? `send:${input.idempotencyKey}` : undefined;
-      const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
+      const stored =
+        input.event.type === 'user.tool_confirmation'
+          ? await acceptToolConfirmation(ctx.runtime, input.sessionId, input.event)
+          : await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
       void ctx.runtime.harness.wake(input.sessionId);
       if (stored.type === 'user.message' && stored.seq === 1) {
         // Best effort: the message is stored, so the send must succeed even if naming fails (a

@@ -1,13 +1,26 @@
 import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { SessionId } from '~/server/api/inputs';
+import { DEFAULT_AGENT_ID } from '~/lib/agent';
+import { createSessionFor } from '~/server/agents/new-session';
+import { AgentId, EnvironmentId, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
 
 export const sessionsRouter = createTRPCRouter({
+  /**
+   * A session runs an agent in an environment; with none named, the built-in defaults (so a bare
+   * "New session" works on a fresh server). Goes through the same path as the REST API.
+   */
   create: protectedProcedure
-    .input(z.object({ title: z.string().trim().min(1).max(200).optional() }).default({}))
-    .mutation(({ ctx, input }) => ctx.runtime.store.createSession(input.title ? { title: input.title } : {})),
+    .input(z.object({ title: z.string().trim().min(1).max(200).optional(), agentId: AgentId.optional(), environmentId: EnvironmentId.optional() }).default({}))
+    .mutation(async ({ ctx, input }) => {
+      const { session, hasWork } = await createSessionFor(
+        { store: ctx.runtime.store, agents: ctx.runtime.agents },
+        { agent: input.agentId ?? DEFAULT_AGENT_ID, ...(input.environmentId ? { environment_id: input.environmentId } : {}), ...(input.title ? { title: input.title } : {}) },
+      );
+      if (hasWork) void ctx.runtime.harness.wake(session.id);
+      return session;
+    }),
 
   list: protectedProcedure
     .input(z.object({ limit: z.number().int().min(1).max(200).default(50), cursor: z.string().max(200).nullish() }).default({ limit: 50 }))

@@ -1,0 +1,39 @@
+import 'server-only';
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { AgentCreateParams, AgentUpdateParams, DEFAULT_AGENT_ID } from '~/lib/agent';
+import { AgentId, PageCursor } from '~/server/api/inputs';
+import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
+
+/**
+ * Agents as the Managed Agents API defines them (versioned: an update writes a new version; a
+ * session keeps the version it was made with). The store validates again; zod here makes a bad
+ * field a BAD_REQUEST naming it before anything is read.
+ */
+export const agentsRouter = createTRPCRouter({
+  list: protectedProcedure
+    .input(z.object({ limit: z.number().int().min(1).max(100).default(50), page: PageCursor, includeArchived: z.boolean().default(false) }).default({ limit: 50, includeArchived: false }))
+    .query(({ ctx, input }) => ctx.runtime.agents.listAgents({ limit: input.limit, page: input.page ?? null, includeArchived: input.includeArchived })),
+
+  get: protectedProcedure
+    .input(z.object({ id: AgentId, version: z.number().int().positive().optional() }))
+    .query(({ ctx, input }) => ctx.runtime.agents.getAgent(input.id, input.version)),
+
+  create: protectedProcedure.input(AgentCreateParams).mutation(({ ctx, input }) => ctx.runtime.agents.createAgent(input)),
+
+  /** `version` (optional) is the one the editor read: a stale one is a CONFLICT, never a lost update. */
+  update: protectedProcedure.input(AgentUpdateParams.extend({ id: AgentId })).mutation(({ ctx, input }) => {
+    const { id, ...params } = input;
+    return ctx.runtime.agents.updateAgent(id, params);
+  }),
+
+  archive: protectedProcedure.input(z.object({ id: AgentId })).mutation(({ ctx, input }) => {
+    // A session made without naming an agent runs the default one: it has to stay usable.
+    if (input.id === DEFAULT_AGENT_ID) throw new TRPCError({ code: 'CONFLICT', message: 'the default agent cannot be archived: sessions made without an agent run it' });
+    return ctx.runtime.agents.archiveAgent(input.id);
+  }),
+
+  versions: protectedProcedure
+    .input(z.object({ id: AgentId, limit: z.number().int().min(1).max(100).default(20), page: PageCursor }))
+    .query(({ ctx, input }) => ctx.runtime.agents.listAgentVersions(input.id, { limit: input.limit, page: input.page ?? null })),
+});

@@ -1,0 +1,31 @@
+import 'server-only';
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { DEFAULT_ENVIRONMENT_ID, EnvironmentCreateParams, EnvironmentUpdateParams } from '~/lib/agent';
+import { EnvironmentId, PageCursor } from '~/server/api/inputs';
+import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
+
+/** Environments: where a session's hands run (networking, packages). The default one always exists. */
+export const environmentsRouter = createTRPCRouter({
+  list: protectedProcedure
+    .input(z.object({ limit: z.number().int().min(1).max(100).default(50), page: PageCursor, includeArchived: z.boolean().default(false) }).default({ limit: 50, includeArchived: false }))
+    .query(({ ctx, input }) => ctx.runtime.agents.listEnvironments({ limit: input.limit, page: input.page ?? null, includeArchived: input.includeArchived })),
+
+  get: protectedProcedure.input(z.object({ id: EnvironmentId })).query(({ ctx, input }) => ctx.runtime.agents.getEnvironment(input.id)),
+
+  create: protectedProcedure.input(EnvironmentCreateParams).mutation(({ ctx, input }) => ctx.runtime.agents.createEnvironment(input)),
+
+  update: protectedProcedure.input(EnvironmentUpdateParams.extend({ id: EnvironmentId })).mutation(({ ctx, input }) => {
+    const { id, ...params } = input;
+    return ctx.runtime.agents.updateEnvironment(id, params);
+  }),
+
+  archive: protectedProcedure.input(z.object({ id: EnvironmentId })).mutation(({ ctx, input }) => {
+    // A session made without naming an environment gets the default one: it has to stay usable.
+    if (input.id === DEFAULT_ENVIRONMENT_ID) throw new TRPCError({ code: 'CONFLICT', message: 'the default environment cannot be archived: sessions made without one use it' });
+    return ctx.runtime.agents.archiveEnvironment(input.id);
+  }),
+
+  /** The store refuses the default (CONFLICT); sessions keep the id of a deleted one. */
+  delete: protectedProcedure.input(z.object({ id: EnvironmentId })).mutation(({ ctx, input }) => ctx.runtime.agents.deleteEnvironment(input.id)),
+});
