@@ -428,6 +428,7 @@ describe('the sweeper', () => {
     await makeHarness().wake(s.id);
     const first = messages()[0]!.body!;
     expect(first.model).toBe('claude-agent-model');
+    expect((await store.getEvents(s.id, { types: ['span.model_request_start'] }))[0]).toMatchObject({ model: 'claude-agent-model' });
     expect(JSON.stringify(first.system)).toContain('You are the test agent.');
     const names = (first.tools as Array<{ name: string }>).map((t) => t.name);
     expect(names).toContain('write');

@@ -402,9 +402,11 @@ export class Harness {
     // A session runs the agent version it was created with; one without is on the built-in default.
     // Read before the span starts, so a failed read leaves no half-begun turn behind.
     const agent = (await store.getSession(sessionId))?.agent ?? null;
-    const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: model.label }, { fence });
+    // The span names what is asked: the agent's model, or the demo brain's label (never mistaken for Claude).
+    const asked = agent && !model.isDemo ? agent.model.id : null;
+    const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: asked ?? model.label }, { fence });
     const request = buildContext(events, {
-      model: agent && !model.isDemo ? agent.model.id : model.model,
+      model: asked ?? model.model,
       maxTokens: this.o.maxTokens ?? 8192,
       system: agent?.system ?? SYSTEM_PROMPT,
       tools: agent ? toolSpecsFor(agent.tools) : BRAIN_TOOLS,
