@@ -6,7 +6,7 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { StoreOutageBanner } from '~/app/_components/session-view/store-outage-banner';
-import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID } from '~/lib/agent';
+import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, unsupportedEnvironment } from '~/lib/agent';
 import { forgetSession, mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { timeAgo } from '~/app/_components/time';
@@ -73,10 +73,11 @@ export function SessionList() {
             <select data-testid="new-session-environment" value={environmentId} onChange={(e) => setEnvironmentId(e.target.value)}>
               {(environments.data?.data ?? []).some((e) => e.id === DEFAULT_ENVIRONMENT_ID) ? null : <option value={DEFAULT_ENVIRONMENT_ID}>Default environment</option>}
               {(environments.data?.data ?? [])
-                .filter((e) => e.config.type === 'cloud')
-                .map((e) => (
-                  <option key={e.id} value={e.id}>
-                    {e.name}
+                .map((e) => ({ e, why: unsupportedEnvironment(e.config) }))
+                .map(({ e, why }) => (
+                  // Offered but not choosable: the server would refuse a session there, saying why.
+                  <option key={e.id} value={e.id} disabled={why !== null} title={why ? `This environment ${why}` : undefined}>
+                    {why ? `${e.name} (not runnable here)` : e.name}
                   </option>
                 ))}
             </select>
