@@ -33,7 +33,7 @@ test('the agent writes and runs JavaScript in the tab, a runaway script is stopp
 
   const script = "const fs = require('fs');\nfs.writeFileSync('out.txt', 'written by node');\nconsole.log('hello from quickjs', 6 * 7);\n";
   await enqueue(
-    { kind: 'message', steps: [{ kind: 'tool_use', name: 'write', input: { path: 'hello.js', content: script } }] },
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'write', input: { file_path: 'hello.js', content: script } }] },
     { kind: 'message', steps: [{ kind: 'tool_use', name: 'bash', input: { command: 'node hello.js && cat out.txt' } }] },
     { kind: 'message', steps: [{ kind: 'tool_use', name: 'bash', input: { command: "node -e 'while (true) {}'" } }] },
     { kind: 'message', steps: [{ kind: 'text', text: 'All done in your tab.' }] },

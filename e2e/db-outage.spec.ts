@@ -56,11 +56,11 @@ test('PostgreSQL stops mid-answer: the page shows the outage, refuses a send vis
       kind: 'message',
       steps: [
         { kind: 'text', text: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' '), chunks: 60 },
-        { kind: 'tool_use', name: 'write', input: { path: 'note.md', content: 'alpha' }, id: 'toolu_e2e_w1' },
+        { kind: 'tool_use', name: 'write', input: { file_path: 'note.md', content: 'alpha' }, id: 'toolu_e2e_w1' },
       ],
       chunkDelayMs: 50,
     },
-    { kind: 'message', steps: [{ kind: 'tool_use', name: 'read', input: { path: 'note.md' }, id: 'toolu_e2e_r1' }] },
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'read', input: { file_path: 'note.md' }, id: 'toolu_e2e_r1' }] },
     { kind: 'message', steps: [{ kind: 'text', text: 'The note says alpha, written across the outage.' }] },
   );
   await page.getByTestId('composer-input').fill('write a note and read it back');

@@ -63,7 +63,7 @@ test.describe('offline engine', () => {
       "console.log('lines:', lines.length, lines.map((l) => l.toUpperCase()));",
       "fs.writeFileSync('from-node.txt', lines.join('+'));",
     ].join('\n');
-    expect((await run(page, 'write', { path: 'cjs.js', content: cjs })).text).toBe(`wrote ${cjs.length} bytes to cjs.js`);
+    expect((await run(page, 'write', { file_path: 'cjs.js', content: cjs })).text).toBe(`wrote ${cjs.length} bytes to cjs.js`);
     const first = await bash(page, 'node cjs.js && cat from-node.txt');
     expect(first.text).toBe("lines: 2 [ 'ALPHA', 'BETA' ]\nalpha+beta\nexit code: 0");
 
@@ -75,7 +75,7 @@ test.describe('offline engine', () => {
       "const text = await readFile('from-node.txt', 'utf8');",
       'console.log(basename(import.meta.filename), text.split("+").length);',
     ].join('\n');
-    await run(page, 'write', { path: 'mod.mjs', content: esm });
+    await run(page, 'write', { file_path: 'mod.mjs', content: esm });
     const second = await bash(page, 'node mod.mjs');
     expect(second.text).toBe('mod.mjs 2\nexit code: 0');
 
@@ -129,17 +129,24 @@ test.describe('offline engine', () => {
 
   test('file tools follow paddock-hand conventions and stay inside the workspace', async ({ page }) => {
     await open(page, `engine=offline&session=${session('tools')}`);
-    expect((await run(page, 'write', { path: 'src/a.ts', content: 'export const a = 1;\nexport const b = 2;\n' })).text).toBe('wrote 40 bytes to src/a.ts');
-    expect((await run(page, 'read', { path: 'src/a.ts', start_line: 2, end_line: 2 })).text).toBe('export const b = 2;');
-    expect((await run(page, 'edit', { path: 'src/a.ts', old_text: 'b = 2', new_text: 'b = 3' })).text).toBe('edited src/a.ts');
-    expect((await run(page, 'edit', { path: 'src/a.ts', old_text: 'export', new_text: 'x' })).text).toBe(
-      'error: edit: old_text occurs more than once in src/a.ts; include more context',
+    expect((await run(page, 'write', { file_path: 'src/a.ts', content: 'export const a = 1;\nexport const b = 2;\n' })).text).toBe('wrote 40 bytes to src/a.ts');
+    expect((await run(page, 'read', { file_path: 'src/a.ts', view_range: [2, 2] })).text).toBe('export const b = 2;');
+    expect((await run(page, 'edit', { file_path: 'src/a.ts', old_string: 'b = 2', new_string: 'b = 3' })).text).toBe('edited src/a.ts');
+    expect((await run(page, 'edit', { file_path: 'src/a.ts', old_string: 'export', new_string: 'x' })).text).toBe(
+      'error: edit: old_string occurs 2 times in src/a.ts; include more context to make it unique, or set replace_all',
     );
-    expect((await run(page, 'edit', { path: 'src/a.ts', old_text: 'nope', new_text: 'x' })).text).toBe('error: edit: old_text not found in src/a.ts');
+    expect((await run(page, 'edit', { file_path: 'src/a.ts', old_string: 'nope', new_string: 'x' })).text).toBe('error: edit: old_string not found in src/a.ts');
     expect((await run(page, 'glob', { pattern: '**/*.ts' })).text).toBe('src/a.ts');
     expect((await run(page, 'grep', { pattern: 'b = \\d' })).text).toBe('src/a.ts:2: export const b = 3;');
-    expect((await run(page, 'read', { path: '../etc/passwd' })).text).toBe('error: path ../etc/passwd is outside the workspace');
-    expect((await run(page, 'read', { path: 'missing.txt' })).text).toBe('error: read: no such file: missing.txt');
+    expect((await run(page, 'edit', { file_path: 'src/a.ts', old_string: 'export', new_string: 'export', replace_all: true })).text).toBe('edited src/a.ts (2 replacements)');
+    expect((await run(page, 'read', { file_path: 'src/a.ts', view_range: [2, -1] })).text).toBe('export const b = 3;\n');
+    expect((await run(page, 'glob', { pattern: '*.ts', path: 'src' })).text).toBe('src/a.ts');
+    expect((await run(page, 'glob', { pattern: '*', path: '../' })).text).toBe('error: path ../ is outside the workspace');
+    // Paddock's old input names (calls stored in logs before the rename) still work.
+    expect((await run(page, 'read', { path: 'src/a.ts', start_line: 1, end_line: 1 })).text).toBe('export const a = 1;');
+    expect((await run(page, 'edit', { path: 'src/a.ts', old_text: 'a = 1', new_text: 'a = 1' })).text).toBe('edited src/a.ts');
+    expect((await run(page, 'read', { file_path: '../etc/passwd' })).text).toBe('error: path ../etc/passwd is outside the workspace');
+    expect((await run(page, 'read', { file_path: 'missing.txt' })).text).toBe('error: read: no such file: missing.txt');
     expect((await bash(page, 'exit 3')).text).toBe('exit code: 3');
     expect((await bash(page, 'sleep 5; echo never', 300)).text).toBe('killed by SIGKILL after timeout of 300 ms');
     const cancelled = await page.evaluate(async () => {

@@ -46,8 +46,8 @@ test('streams text into the page before the answer is stored', async ({ page }) 
 
 test('runs a tool round trip and shows the call with its result', async ({ page }) => {
   await enqueue(
-    { kind: 'message', steps: [{ kind: 'text', text: 'Writing the file.' }, { kind: 'tool_use', name: 'write', input: { path: 'notes/hello.md', content: '# Hello' } }] },
-    { kind: 'message', steps: [{ kind: 'tool_use', name: 'read', input: { path: 'notes/hello.md' } }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'Writing the file.' }, { kind: 'tool_use', name: 'write', input: { file_path: 'notes/hello.md', content: '# Hello' } }] },
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'read', input: { file_path: 'notes/hello.md' } }] },
     { kind: 'message', steps: [{ kind: 'text', text: 'The file says Hello.' }] },
   );
   await newSession(page);

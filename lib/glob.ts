@@ -52,3 +52,20 @@ export function formatGlobHits(hits: string[], pattern: string, cap: number): st
   if (hits.length <= cap) return hits.join('\n');
   return `${hits.slice(0, cap).join('\n')}\n[glob: ${hits.length - cap} more matches not shown; narrow the pattern]`;
 }
+
+/**
+ * How glob walks for `pattern` under the folder `base` (workspace-relative, '' = the workspace):
+ * the pattern is relative to `base`; the walk starts at `start` (workspace-relative) and yields
+ * workspace-relative paths, of which `matches` keeps the hits (answers stay workspace-relative,
+ * so they can be passed to read as they are).
+ */
+export function globPlan(base: string, pattern: string): { start: string; matches: (rel: string) => boolean; skip: (name: string) => boolean } {
+  const re = globToRegExp(pattern.replace(/^\.\//, ''));
+  const root = globRoot(pattern);
+  const prefix = base === '' ? '' : `${base}/`;
+  return {
+    start: root === '' ? base : `${prefix}${root}`,
+    matches: (rel) => rel.startsWith(prefix) && re.test(rel.slice(prefix.length)),
+    skip: skipUnlessNamed(`${base}/${pattern}`),
+  };
+}

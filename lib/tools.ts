@@ -1,5 +1,6 @@
 import { type AgentTool, type CustomTool, routeTool } from '~/lib/toolset';
 import type { ToolSpec } from '~/lib/hand';
+import { toInputSchema } from '~/lib/tool-inputs';
 
 /**
  * The tool set the brain sees. It is fixed (it does not change as hands come and go) so the
@@ -16,61 +17,27 @@ export function isHandTool(name: string): name is HandToolName {
   return (HAND_TOOLS as readonly string[]).includes(name);
 }
 
+const HAND_TOOL_DESCRIPTIONS: Record<HandToolName, string> = {
+  bash: 'Run a shell command in the workspace. Returns stdout, stderr and the exit code.',
+  read: 'Read a text file from the workspace, optionally only a range of lines (view_range).',
+  write: 'Create or overwrite a file in the workspace with the given content.',
+  edit: 'Replace text in a file: old_string must occur exactly once (or set replace_all to replace every occurrence).',
+  glob: 'List workspace files matching a glob pattern such as "src/**/*.ts", optionally only under a folder (path). Answers are paths relative to the workspace.',
+  grep: 'Search file contents for a regular expression; returns path:line: text matches.',
+};
+
+/** A hand tool's spec: its input schema derived from the one zod schema every hand parses with. */
+function handTool(name: HandToolName): ToolSpec {
+  const schema = toInputSchema(name);
+  return {
+    name,
+    description: HAND_TOOL_DESCRIPTIONS[name],
+    input_schema: { ...schema, properties: { ...schema.properties, ...handArg } },
+  };
+}
+
 export const BRAIN_TOOLS: readonly ToolSpec[] = [
-  {
-    name: 'bash',
-    description: 'Run a shell command in the workspace. Returns stdout, stderr and the exit code.',
-    input_schema: {
-      type: 'object',
-      properties: {
-        command: { type: 'string', description: 'The command line.' },
-        timeout_ms: { type: 'integer', description: 'Kill the command after this long (default 120000).' },
-        ...handArg,
-      },
-      required: ['command'],
-    },
-  },
-  {
-    name: 'read',
-    description: 'Read a text file from the workspace, optionally a line range (1-based, inclusive).',
-    input_schema: {
-      type: 'object',
-      properties: { path: { type: 'string' }, start_line: { type: 'integer' }, end_line: { type: 'integer' }, ...handArg },
-      required: ['path'],
-    },
-  },
-  {
-    name: 'write',
-    description: 'Create or overwrite a file in the workspace with the given content.',
-    input_schema: {
-      type: 'object',
-      properties: { path: { type: 'string' }, content: { type: 'string' }, ...handArg },
-      required: ['path', 'content'],
-    },
-  },
-  {
-    name: 'edit',
-    description: 'Replace one exact, unique occurrence of old_text with new_text in a file.',
-    input_schema: {
-      type: 'object',
-      properties: { path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' }, ...handArg },
-      required: ['path', 'old_text', 'new_text'],
-    },
-  },
-  {
-    name: 'glob',
-    description: 'List workspace files matching a glob pattern such as "src/**/*.ts".',
-    input_schema: { type: 'object', properties: { pattern: { type: 'string' }, ...handArg }, required: ['pattern'] },
-  },
-  {
-    name: 'grep',
-    description: 'Search file contents for a regular expression; returns path:line: text matches.',
-    input_schema: {
-      type: 'object',
-      properties: { pattern: { type: 'string' }, path: { type: 'string', description: 'Folder or file to search (default: all).' }, ...handArg },
-      required: ['pattern'],
-    },
-  },
+  ...HAND_TOOLS.map(handTool),
   {
     name: 'provision',
     description:

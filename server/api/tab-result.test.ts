@@ -102,7 +102,7 @@ describe('browser hands belong to their session owner', () => {
   });
 
   it('refuses heartbeats and claims without the secret attach returned to that tab', async () => {
-    fake.enqueue(toolUseResponse('read', { path: 'a.txt' }), textResponse('done'));
+    fake.enqueue(toolUseResponse('read', { file_path: 'a.txt' }), textResponse('done'));
     const s = await owner().sessions.create({});
     const { hand, tabSecret } = await owner().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-owner001', engine: 'offline' });
     expect(await code(owner().hands.heartbeat({ sessionId: s.id, hand, tabId: 'tab-owner001', tabSecret: 'guess' }))).toBe('FORBIDDEN');
@@ -122,7 +122,7 @@ describe('browser hands belong to their session owner', () => {
   });
 
   it('refuses a forged result for a server-side call still running, and the model sees the real output', async () => {
-    fake.enqueue(toolUseResponse('write', { path: 'x.txt', content: 'real output' }), textResponse('done'));
+    fake.enqueue(toolUseResponse('write', { file_path: 'x.txt', content: 'real output' }), textResponse('done'));
     const s = await owner().sessions.create({});
     // The brain's call runs on a server-side hand; then a tab of the forger's own joins the session.
     await send(s.id, 'go');
@@ -145,7 +145,7 @@ describe('browser hands belong to their session owner', () => {
   });
 
   it('accepts a result only from the tab that claimed the call, stores a retried answer once, and refuses one after the answer', async () => {
-    fake.enqueue(toolUseResponse('read', { path: 'a.txt' }), textResponse('done'));
+    fake.enqueue(toolUseResponse('read', { file_path: 'a.txt' }), textResponse('done'));
     const s = await owner().sessions.create({});
     const a = await owner().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-aaaaaaaa', engine: 'offline' });
     const b = await owner().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-bbbbbbbb', engine: 'offline' });
@@ -169,7 +169,7 @@ describe('browser hands belong to their session owner', () => {
   });
 
   it('fails a claimed call whose tab never answers after the call deadline, naming the hand, and the session settles', async () => {
-    fake.enqueue(toolUseResponse('read', { path: 'a.txt' }), textResponse('carried on'));
+    fake.enqueue(toolUseResponse('read', { file_path: 'a.txt' }), textResponse('carried on'));
     const s = await owner().sessions.create({});
     const t = await owner().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-silent01', engine: 'offline' });
     const beat = setInterval(() => void owner().hands.heartbeat({ sessionId: s.id, hand: t.hand, tabId: 'tab-silent01', tabSecret: t.tabSecret }), 100);

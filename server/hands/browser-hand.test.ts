@@ -98,7 +98,7 @@ describe('browser hand bridge', () => {
     fake.enqueue(
       toolUseResponse('bash', { command: 'sleep forever' }),
       toolUseResponse('provision', { kind: 'memory' }),
-      toolUseResponse('write', { path: 'x.txt', content: 'saved' }),
+      toolUseResponse('write', { file_path: 'x.txt', content: 'saved' }),
       textResponse('continued elsewhere'),
     );
     const s = await api().sessions.create({});
@@ -126,7 +126,7 @@ describe('browser hand bridge', () => {
   });
 
   it('a call nobody picks up fails after the claim timeout and the hand is lost', async () => {
-    fake.enqueue(toolUseResponse('read', { path: 'a' }), textResponse('ok'));
+    fake.enqueue(toolUseResponse('read', { file_path: 'a' }), textResponse('ok'));
     const s = await api().sessions.create({});
     const { hand, tabSecret } = await api().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-silent01', engine: 'offline' });
     // Heartbeats keep coming, but the tab never claims anything.

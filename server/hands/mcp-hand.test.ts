@@ -42,36 +42,59 @@ describe('mcp hand over @modelcontextprotocol/server-filesystem (stdio)', () => 
   });
 
   it('writes a file into a new folder, then reads it whole and as a line range', async () => {
-    expect(await hand.execute('write', { path: 'src/notes.txt', content: 'one\ntwo\nthree\nfour' }, ctx())).toMatch(/src\/notes\.txt/);
+    expect(await hand.execute('write', { file_path: 'src/notes.txt', content: 'one\ntwo\nthree\nfour' }, ctx())).toMatch(/src\/notes\.txt/);
     expect(fs.readFileSync(path.join(dir, 'src/notes.txt'), 'utf8')).toBe('one\ntwo\nthree\nfour');
-    expect(await hand.execute('read', { path: 'src/notes.txt' }, ctx())).toBe('one\ntwo\nthree\nfour');
-    expect(await hand.execute('read', { path: './src/notes.txt', start_line: 2, end_line: 3 }, ctx())).toBe('two\nthree');
-    expect(await hand.execute('read', { path: 'src/notes.txt', start_line: 3 }, ctx())).toBe('three\nfour');
+    expect(await hand.execute('read', { file_path: 'src/notes.txt' }, ctx())).toBe('one\ntwo\nthree\nfour');
+    expect(await hand.execute('read', { file_path: './src/notes.txt', view_range: [2, 3] }, ctx())).toBe('two\nthree');
+    expect(await hand.execute('read', { file_path: 'src/notes.txt', view_range: [3, -1] }, ctx())).toBe('three\nfour');
   });
 
   it('edits one exact, unique occurrence and refuses text that is absent or repeated', async () => {
-    await hand.execute('write', { path: 'e.txt', content: 'alpha beta\n  gamma\nbeta' }, ctx());
-    await expect(hand.execute('edit', { path: 'e.txt', old_text: 'alpha', new_text: 'ALPHA' }, ctx())).resolves.toMatch(/edited e\.txt/);
+    await hand.execute('write', { file_path: 'e.txt', content: 'alpha beta\n  gamma\nbeta' }, ctx());
+    await expect(hand.execute('edit', { file_path: 'e.txt', old_string: 'alpha', new_string: 'ALPHA' }, ctx())).resolves.toMatch(/edited e\.txt/);
     expect(fs.readFileSync(path.join(dir, 'e.txt'), 'utf8')).toBe('ALPHA beta\n  gamma\nbeta');
     // server-filesystem alone would match "gamma" ignoring indentation; the contract is exact.
-    await expect(hand.execute('edit', { path: 'e.txt', old_text: 'gamma\nbeta\n', new_text: 'x' }, ctx())).rejects.toThrow(/not found/);
-    await expect(hand.execute('edit', { path: 'e.txt', old_text: 'beta', new_text: 'x' }, ctx())).rejects.toThrow(/more than once/);
+    await expect(hand.execute('edit', { file_path: 'e.txt', old_string: 'gamma\nbeta\n', new_string: 'x' }, ctx())).rejects.toThrow(/not found/);
+    await expect(hand.execute('edit', { file_path: 'e.txt', old_string: 'beta', new_string: 'x' }, ctx())).rejects.toThrow(/occurs 2 times in e.txt/);
     expect(fs.readFileSync(path.join(dir, 'e.txt'), 'utf8')).toBe('ALPHA beta\n  gamma\nbeta');
   });
 
   it('globs files relative to the workspace', async () => {
-    await hand.execute('write', { path: 'lib/a.ts', content: 'export const a = 1;' }, ctx());
-    await hand.execute('write', { path: 'lib/deep/b.ts', content: 'export const b = 2;' }, ctx());
+    await hand.execute('write', { file_path: 'lib/a.ts', content: 'export const a = 1;' }, ctx());
+    await hand.execute('write', { file_path: 'lib/deep/b.ts', content: 'export const b = 2;' }, ctx());
     expect(await hand.execute('glob', { pattern: '**/*.ts' }, ctx())).toBe('lib/a.ts\nlib/deep/b.ts');
     expect(await hand.execute('glob', { pattern: 'lib/**' }, ctx())).toBe('lib/a.ts\nlib/deep/b.ts'); // files, not folders
     expect(await hand.execute('glob', { pattern: '*.nothing' }, ctx())).toMatch(/no files match/);
   });
 
   it('greps file contents as path:line: text', async () => {
-    await hand.execute('write', { path: 'g/x.ts', content: 'const x = 1;\nlet y = 2;\nconst z = 3;' }, ctx());
+    await hand.execute('write', { file_path: 'g/x.ts', content: 'const x = 1;\nlet y = 2;\nconst z = 3;' }, ctx());
     expect(await hand.execute('grep', { pattern: '^const \\w', path: 'g' }, ctx())).toBe('g/x.ts:1: const x = 1;\ng/x.ts:3: const z = 3;');
     expect(await hand.execute('grep', { pattern: 'let', path: 'g/x.ts' }, ctx())).toBe('g/x.ts:2: let y = 2;');
     await expect(hand.execute('grep', { pattern: '(' }, ctx())).rejects.toThrow(/invalid pattern/);
+  });
+
+  it('replaces every occurrence with replace_all, even when the new text contains the old', async () => {
+    await hand.execute('write', { file_path: 'r.txt', content: 'a-a\na' }, ctx());
+    expect(await hand.execute('edit', { file_path: 'r.txt', old_string: 'a', new_string: 'aa', replace_all: true }, ctx())).toBe('edited r.txt (3 replacements)');
+    expect(fs.readFileSync(path.join(dir, 'r.txt'), 'utf8')).toBe('aa-aa\naa');
+    await expect(hand.execute('edit', { file_path: 'r.txt', old_string: 'zz', new_string: 'y', replace_all: true }, ctx())).rejects.toThrow('edit: old_string not found in r.txt');
+  });
+
+  it('globs under a path inside the workspace and refuses one outside it', async () => {
+    await hand.execute('write', { file_path: 'p/q/c.ts', content: '' }, ctx());
+    await hand.execute('write', { file_path: 'p/d.ts', content: '' }, ctx());
+    expect(await hand.execute('glob', { pattern: '**/*.ts', path: 'p' }, ctx())).toBe('p/d.ts\np/q/c.ts');
+    expect(await hand.execute('glob', { pattern: '*.ts', path: 'p/q' }, ctx())).toBe('p/q/c.ts');
+    await expect(hand.execute('glob', { pattern: '*', path: '../' }, ctx())).rejects.toThrow('glob: path ../ is outside the workspace');
+    await expect(hand.execute('glob', { pattern: '*', path: '/etc' }, ctx())).rejects.toThrow(/outside the workspace/);
+  });
+
+  it("still takes Paddock's old input names, as calls stored before the rename carry them", async () => {
+    expect(await hand.execute('write', { path: 'old.txt', content: 'one\ntwo\nthree' }, ctx())).toBe('wrote 13 bytes to old.txt');
+    expect(await hand.execute('read', { path: 'old.txt', start_line: 2, end_line: 2 }, ctx())).toBe('two');
+    expect(await hand.execute('edit', { path: 'old.txt', old_text: 'two', new_text: '2' }, ctx())).toBe('edited old.txt');
+    expect(await hand.execute('read', { path: 'old.txt', start_line: 2 }, ctx())).toBe('2\nthree');
   });
 
   it('refuses bash, saying the hand has no shell and what it offers', async () => {
@@ -81,10 +104,10 @@ describe('mcp hand over @modelcontextprotocol/server-filesystem (stdio)', () => 
   });
 
   it('refuses a path outside the allowed folder as a tool error and keeps working', async () => {
-    await expect(hand.execute('read', { path: '../../etc/passwd' }, ctx())).rejects.toMatchObject({ name: 'ToolError', message: expect.stringMatching(/^read: .*outside allowed/i) as unknown });
-    await expect(hand.execute('write', { path: '/etc/paddock-test', content: 'x' }, ctx())).rejects.toMatchObject({ name: 'ToolError' });
-    await expect(hand.execute('read', { path: 'missing.txt' }, ctx())).rejects.toMatchObject({ name: 'ToolError' });
-    expect(await hand.execute('read', { path: 'src/notes.txt', end_line: 1 }, ctx())).toBe('one');
+    await expect(hand.execute('read', { file_path: '../../etc/passwd' }, ctx())).rejects.toMatchObject({ name: 'ToolError', message: expect.stringMatching(/^read: .*outside allowed/i) as unknown });
+    await expect(hand.execute('write', { file_path: '/etc/paddock-test', content: 'x' }, ctx())).rejects.toMatchObject({ name: 'ToolError' });
+    await expect(hand.execute('read', { file_path: 'missing.txt' }, ctx())).rejects.toMatchObject({ name: 'ToolError' });
+    expect(await hand.execute('read', { file_path: 'src/notes.txt', view_range: [1, 1] }, ctx())).toBe('one');
   });
 });
 
@@ -103,7 +126,7 @@ describe('mcp hand loss (stdio)', () => {
       expect(pid).toBeTypeOf('number');
       // Freeze the server so the call is surely in flight when the kill lands.
       process.kill(pid!, 'SIGSTOP');
-      const call = hand.execute('read', { path: 'x.txt' }, ctx());
+      const call = hand.execute('read', { file_path: 'x.txt' }, ctx());
       const settled = call.then(
         () => Date.now(),
         () => Date.now(),
@@ -116,7 +139,7 @@ describe('mcp hand loss (stdio)', () => {
       await annotate(`in-flight call rejected ${ms} ms after SIGKILL`);
       expect(ms).toBeLessThan(2000);
       await expect(hand.lost).resolves.toMatch(/connection closed/);
-      await expect(hand.execute('read', { path: 'x.txt' }, ctx())).rejects.toThrow(/hand fs-kill was lost/);
+      await expect(hand.execute('read', { file_path: 'x.txt' }, ctx())).rejects.toThrow(/hand fs-kill was lost/);
     } finally {
       await hand.close();
     }
@@ -129,7 +152,7 @@ describe('mcp hand loss (stdio)', () => {
     await hand.close(); // idempotent
     const outcome = await Promise.race([hand.lost, new Promise((r) => setTimeout(() => r('pending'), 300))]);
     expect(outcome).toBe('pending');
-    await expect(hand.execute('read', { path: 'x' }, ctx())).rejects.toThrow(/closed/);
+    await expect(hand.execute('read', { file_path: 'x' }, ctx())).rejects.toThrow(/closed/);
   });
 });
 

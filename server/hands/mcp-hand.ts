@@ -3,14 +3,12 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
-import { describeZodError } from '~/lib/events';
 import { type ExecuteContext, type Hand, type HandKind, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
-import { SKIPPED_DIRS, globToRegExp } from '~/lib/glob';
-import { findOnce } from '~/lib/text-edits';
+import { SKIPPED_DIRS, globPlan } from '~/lib/glob';
+import { checkViewRange, countOccurrences, editedText, lineRange } from '~/lib/text-edits';
 import { logger } from '~/server/log';
-import { FileToolInputs } from '~/lib/tool-inputs';
+import { parseToolInput, type ToolInput } from '~/lib/tool-inputs';
 import { grepRegExp } from '~/lib/grep-lines';
 
 /**
@@ -292,12 +290,6 @@ const GREP_MAX_FILES = 2000;
 const GREP_MAX_MATCHES = 1000;
 const GREP_CONCURRENCY = 8;
 
-function parse<T>(schema: z.ZodType<T>, tool: string, input: unknown): T {
-  const r = schema.safeParse(input);
-  if (!r.success) throw new ToolError(`${tool}: invalid input: ${describeZodError(r.error)}`);
-  return r.data;
-}
-
 const lf = (s: string) => s.replace(/\r\n/g, '\n');
 
 interface TreeEntry {
@@ -361,6 +353,13 @@ class FilesystemAdapter {
     return this.path.resolve(this.root, p);
   }
 
+  /** A workspace-relative folder (`''` = the served folder itself); one outside it is refused. */
+  private confined(tool: string, p: string): string {
+    const r = this.rel(this.abs(p));
+    if (this.path.isAbsolute(r) || r === '..' || r.startsWith('../')) throw new ToolError(`${tool}: path ${p} is outside the workspace`);
+    return r === '.' ? '' : r;
+  }
+
   private rel(p: string): string {
     if (!this.root) return p;
     const r = this.path.relative(this.root, p);
@@ -393,17 +392,15 @@ class FilesystemAdapter {
   async run(name: string, input: unknown, ctx: ExecuteContext): Promise<string> {
     switch (name) {
       case 'read': {
-        const { path: p, start_line, end_line } = parse(FileToolInputs.read, name, input);
-        if (end_line !== undefined && start_line !== undefined && end_line < start_line) {
-          throw new ToolError(`read: end_line ${end_line} is before start_line ${start_line}`);
-        }
+        const { file_path: p, view_range } = parseToolInput('read', input);
+        checkViewRange(view_range);
+        const end = view_range?.[1] ?? -1;
         // `head` saves reading a large file's tail; the start of the range is sliced here.
-        const text = await this.via(name, this.readTool, { path: this.abs(p), ...(end_line ? { head: end_line } : {}) }, ctx);
-        if (start_line === undefined) return text;
-        return text.split('\n').slice(start_line - 1).join('\n');
+        const text = await this.via(name, this.readTool, { path: this.abs(p), ...(end !== -1 ? { head: end } : {}) }, ctx);
+        return view_range === undefined ? text : lineRange(text, [view_range[0]!, -1]);
       }
       case 'write': {
-        const { path: p, content } = parse(FileToolInputs.write, name, input);
+        const { file_path: p, content } = parseToolInput('write', input);
         const abs = this.abs(p);
         // write_file does not create parent folders; the brain's contract does.
         const dir = this.path.dirname(abs);
@@ -414,27 +411,38 @@ class FilesystemAdapter {
         return `wrote ${Buffer.byteLength(content)} bytes to ${this.rel(abs)}`;
       }
       case 'edit': {
-        const { path: p, old_text, new_text } = parse(FileToolInputs.edit, name, input);
+        const { file_path: p, old_string, new_string, replace_all } = parseToolInput('edit', input);
         const abs = this.abs(p);
         // edit_file replaces the first match and falls back to whitespace-insensitive
-        // matching; the contract is one exact, unique occurrence, so check that first.
+        // matching; the contract is one exact, unique occurrence (or every one with
+        // replace_all), so count first.
         const text = lf(await this.via(name, this.readTool, { path: abs }, ctx));
-        findOnce(text, lf(old_text), p);
-        await this.via(name, 'edit_file', { path: abs, edits: [{ oldText: old_text, newText: new_text }] }, ctx);
-        return `edited ${this.rel(abs)}`;
+        const count = countOccurrences(text, lf(old_string), p, replace_all);
+        if (count === 1) {
+          await this.via(name, 'edit_file', { path: abs, edits: [{ oldText: old_string, newText: new_string }] }, ctx);
+        } else {
+          // Repeated edit_file edits could match inside text an earlier one inserted: replace
+          // here and write the whole file (with LF line ends, as edit_file writes them).
+          await this.via(name, 'write_file', { path: abs, content: text.split(lf(old_string)).join(new_string) }, ctx);
+        }
+        return editedText(this.rel(abs), count);
       }
       case 'glob': {
-        const { pattern } = parse(FileToolInputs.glob, name, input);
+        const { pattern, path: dir } = parseToolInput('glob', input);
         if (!this.root) throw new ToolError('glob: this hand did not say which folder it serves');
+        // The folder to search, confined to the served one (server-filesystem would also allow
+        // its other allowed directories; the contract is the workspace).
+        const baseRel = dir === undefined ? '' : this.confined('glob', dir);
         // A walk rather than search_files: that one also lists folders, and the contract is
         // files, matched the way every other hand matches globs.
-        const re = globToRegExp(pattern.replace(/^\.\//, ''));
-        const skip = SKIPPED_DIRS.filter((d) => !pattern.includes(d));
-        const hits = (await this.listFiles('glob', this.root, skip, ctx)).map((f) => this.rel(f)).filter((f) => re.test(f));
+        const plan = globPlan(baseRel, pattern);
+        const skip = SKIPPED_DIRS.filter((d) => plan.skip(d));
+        const start = plan.start === '' ? this.root : this.path.resolve(this.root, plan.start);
+        const hits = (await this.listFiles('glob', start, skip, ctx)).map((f) => this.rel(f)).filter((f) => plan.matches(f));
         return hits.length > 0 ? hits.join('\n') : `no files match ${pattern}`;
       }
       case 'grep':
-        return this.grep(parse(FileToolInputs.grep, name, input), ctx);
+        return this.grep(parseToolInput('grep', input), ctx);
       default:
         throw new ToolError(`unknown tool ${name}`);
     }
@@ -456,7 +464,7 @@ class FilesystemAdapter {
   }
 
   /** server-filesystem has no content search: list the files, read them, match here. */
-  private async grep({ pattern, path: scope }: z.infer<typeof FileToolInputs.grep>, ctx: ExecuteContext): Promise<string> {
+  private async grep({ pattern, path: scope }: ToolInput<'grep'>, ctx: ExecuteContext): Promise<string> {
     const re = grepRegExp(pattern);
     const base = scope ? this.abs(scope) : this.root;
     if (!base) throw new ToolError('grep: this hand did not say which folder it serves; give a path');

@@ -1,12 +1,10 @@
 import 'server-only';
-import type { z } from 'zod';
 import { type ExecuteContext, type Hand, NEVER_LOST, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
-import { describeZodError } from '~/lib/events';
 import { globToRegExp } from '~/lib/glob';
 import type { Provisioner } from '~/server/hands/provisioner';
-import { lineRange, replaceOnce } from '~/lib/text-edits';
-import { FileToolInputs } from '~/lib/tool-inputs';
+import { checkViewRange, editedText, lineRange, replaceText } from '~/lib/text-edits';
+import { parseToolInput } from '~/lib/tool-inputs';
 import { grepRegExp } from '~/lib/grep-lines';
 
 /**
@@ -30,10 +28,10 @@ function normalise(p: string): string {
   return parts.join('/');
 }
 
-function parse<T>(schema: z.ZodType<T>, tool: string, input: unknown): T {
-  const r = schema.safeParse(input);
-  if (!r.success) throw new ToolError(`${tool}: invalid input: ${describeZodError(r.error)}`);
-  return r.data;
+/** A folder to search under: `''` is the workspace itself; `..` out of it is refused. */
+function normaliseDir(p: string): string {
+  if (p.split('/').every((seg) => seg === '' || seg === '.')) return '';
+  return normalise(p);
 }
 
 export class MemoryHand implements Hand {
@@ -58,32 +56,39 @@ export class MemoryHand implements Hand {
   private run(name: string, input: unknown): string {
     switch (name) {
       case 'read': {
-        const { path, start_line, end_line } = parse(FileToolInputs.read, name, input);
-        const text = this.files.get(normalise(path));
-        if (text === undefined) throw new ToolError(`read: no such file: ${path}`);
-        return lineRange(text, start_line, end_line);
+        const { file_path, view_range } = parseToolInput('read', input);
+        checkViewRange(view_range);
+        const text = this.files.get(normalise(file_path));
+        if (text === undefined) throw new ToolError(`read: no such file: ${file_path}`);
+        return lineRange(text, view_range);
       }
       case 'write': {
-        const { path, content } = parse(FileToolInputs.write, name, input);
-        this.files.set(normalise(path), content);
-        return `wrote ${Buffer.byteLength(content)} bytes to ${normalise(path)}`;
+        const { file_path, content } = parseToolInput('write', input);
+        this.files.set(normalise(file_path), content);
+        return `wrote ${Buffer.byteLength(content)} bytes to ${normalise(file_path)}`;
       }
       case 'edit': {
-        const { path, old_text, new_text } = parse(FileToolInputs.edit, name, input);
-        const key = normalise(path);
+        const { file_path, old_string, new_string, replace_all } = parseToolInput('edit', input);
+        const key = normalise(file_path);
         const text = this.files.get(key);
-        if (text === undefined) throw new ToolError(`edit: no such file: ${path}`);
-        this.files.set(key, replaceOnce(text, old_text, new_text, path));
-        return `edited ${key}`;
+        if (text === undefined) throw new ToolError(`edit: no such file: ${file_path}`);
+        const edited = replaceText(text, old_string, new_string, file_path, replace_all);
+        this.files.set(key, edited.text);
+        return editedText(key, edited.count);
       }
       case 'glob': {
-        const { pattern } = parse(FileToolInputs.glob, name, input);
-        const re = globToRegExp(pattern);
-        const hits = [...this.files.keys()].filter((k) => re.test(k)).sort();
+        const { pattern, path } = parseToolInput('glob', input);
+        const scope = path === undefined ? '' : normaliseDir(path);
+        // The pattern is matched below `path`, as on every other hand; hits are workspace-relative.
+        const re = globToRegExp(pattern.replace(/^\.\//, ''));
+        const hits = [...this.files.keys()]
+          .filter((k) => scope === '' || k.startsWith(`${scope}/`))
+          .filter((k) => re.test(scope === '' ? k : k.slice(scope.length + 1)))
+          .sort();
         return hits.length > 0 ? hits.join('\n') : `no files match ${pattern}`;
       }
       case 'grep': {
-        const { pattern, path } = parse(FileToolInputs.grep, name, input);
+        const { pattern, path } = parseToolInput('grep', input);
         const re = grepRegExp(pattern);
         const scope = path ? normalise(path) : '';
         const out: string[] = [];

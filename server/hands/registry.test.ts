@@ -127,9 +127,9 @@ describe('hand registry', () => {
     const a = await scopeFor();
     const b = await scopeFor();
     const src = await reg.resolve(a, undefined);
-    await src.hand!.execute('write', { path: 'wip.txt', content: 'half done' }, { callId: 'c1', signal: a.signal });
+    await src.hand!.execute('write', { file_path: 'wip.txt', content: 'half done' }, { callId: 'c1', signal: a.signal });
     const moved = await reg.transfer(a, src.id, b);
-    expect(await moved.hand!.execute('read', { path: 'wip.txt' }, { callId: 'c2', signal: b.signal })).toBe('half done');
+    expect(await moved.hand!.execute('read', { file_path: 'wip.txt' }, { callId: 'c2', signal: b.signal })).toBe('half done');
     expect(await handEvents(a.sessionId)).toMatchObject([{ type: 'hand.provisioned' }, { type: 'hand.released', hand: 'memory-1', transferred_to: { session_id: b.sessionId, hand: 'memory-1' } }]);
     expect(await handEvents(b.sessionId)).toMatchObject([{ type: 'hand.provisioned', hand: 'memory-1', transferred_from: { session_id: a.sessionId, hand: 'memory-1' } }]);
     await expect(reg.resolve(a, 'memory-1')).rejects.toThrow(/released/);

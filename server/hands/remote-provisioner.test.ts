@@ -161,7 +161,7 @@ describe('remote provisioner with paddock-hand over HTTP', () => {
     expect(out).toContain('hi');
     expect(out).toContain('exit code: 0');
     // A new call id: paddock-hand answers a repeated id from its cache (retries run once).
-    await hand.execute('write', { path: 'a.txt', content: 'from the brain' }, { ...ctx, callId: 'call-2' });
+    await hand.execute('write', { file_path: 'a.txt', content: 'from the brain' }, { ...ctx, callId: 'call-2' });
     expect(fs.readFileSync(path.join(dir, 'a.txt'), 'utf8')).toBe('from the brain');
   });
 });

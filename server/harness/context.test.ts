@@ -104,7 +104,7 @@ function longSession(): { log: Log; requestPoints: number[] } {
     log.think('plan');
     log.say('Looking around.');
     a = log.toolUse('toolu_A', 'bash', { command: 'ls' });
-    b = log.toolUse('toolu_B', 'read', { path: 'package.json' });
+    b = log.toolUse('toolu_B', 'read', { file_path: 'package.json' });
   });
   log.result(b, '{"name":"x"}');
   log.result(a, 'command not found', { isError: true });
@@ -113,7 +113,7 @@ function longSession(): { log: Log; requestPoints: number[] } {
   ask();
   let c!: StoredEvent;
   log.turn(() => {
-    c = log.toolUse('toolu_C', 'write', { path: 'a.txt', content: 'hi' });
+    c = log.toolUse('toolu_C', 'write', { file_path: 'a.txt', content: 'hi' });
   });
   log.result(c, 'wrote a.txt', { by: 'user' });
   ask();
@@ -194,7 +194,7 @@ describe('buildContext: history', () => {
       log.think('I should list files');
       log.say('Let me look.');
       log.toolUse('toolu_01A', 'bash', { command: 'ls' });
-      log.toolUse('toolu_01B', 'read', { path: 'README.md' });
+      log.toolUse('toolu_01B', 'read', { file_path: 'README.md' });
     });
     const req = log.build();
     expect(req.messages).toHaveLength(2);
@@ -204,7 +204,7 @@ describe('buildContext: history', () => {
         { type: 'thinking', thinking: 'I should list files', signature: 'sig-I should list files' },
         { type: 'text', text: 'Let me look.' },
         { type: 'tool_use', id: 'toolu_01A', name: 'bash', input: { command: 'ls' } },
-        { type: 'tool_use', id: 'toolu_01B', name: 'read', input: { path: 'README.md' } },
+        { type: 'tool_use', id: 'toolu_01B', name: 'read', input: { file_path: 'README.md' } },
       ],
     });
   });
@@ -310,7 +310,7 @@ describe('buildContext: history', () => {
     log.user('go');
     let a!: StoredEvent;
     log.turn(() => {
-      a = log.toolUse('toolu_A', 'read', { path: 'empty.txt' });
+      a = log.toolUse('toolu_A', 'read', { file_path: 'empty.txt' });
     });
     log.result(a, '');
     const json = JSON.stringify(log.build().messages);

@@ -126,11 +126,11 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
           kind: 'message',
           steps: [
             { kind: 'text', text: 'Writing the note now, slowly enough to outlive a database restart.', chunks: 20 },
-            { kind: 'tool_use', name: 'write', input: { path: 'note.md', content: 'alpha' }, id: 'toolu_w1' },
+            { kind: 'tool_use', name: 'write', input: { file_path: 'note.md', content: 'alpha' }, id: 'toolu_w1' },
           ],
           chunkDelayMs: 50,
         },
-        toolUseResponse('read', { path: 'note.md' }, { id: 'toolu_r1' }),
+        toolUseResponse('read', { file_path: 'note.md' }, { id: 'toolu_r1' }),
         textResponse('The note says alpha.'),
       );
       const streaming = firstDelta(s.id);
@@ -176,7 +176,7 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
 
       // ── 3: the database goes away while the model thinks (before its first byte) ───────────
       fake.enqueue(
-        toolUseResponse('edit', { path: 'note.md', old_text: 'alpha', new_text: 'beta' }, { id: 'toolu_e1' }),
+        toolUseResponse('edit', { file_path: 'note.md', old_string: 'alpha', new_string: 'beta' }, { id: 'toolu_e1' }),
         textResponse('Now it says beta.', { delayMs: 600 }),
       );
       const retriesBefore3 = harness.storeRetries;

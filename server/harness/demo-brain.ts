@@ -68,9 +68,9 @@ function respond(request: ModelRequest): TurnBlock[] {
   const said = blocks.map((b) => (b.type === 'text' ? b.text : '')).join('\n').trim();
   const toolId = `toolu_demo_${request.messages.length}`;
   const write = /^write\s+(\S+?)\s*:\s*([\s\S]*)$/i.exec(said);
-  if (write) return [{ type: 'text', text: `Writing ${write[1]}.` }, { type: 'tool_use', id: toolId, name: 'write', input: { path: write[1], content: write[2] } }];
+  if (write) return [{ type: 'text', text: `Writing ${write[1]}.` }, { type: 'tool_use', id: toolId, name: 'write', input: { file_path: write[1], content: write[2] } }];
   const read = /^read\s+(\S+)\s*$/i.exec(said);
-  if (read) return [{ type: 'text', text: `Reading ${read[1]}.` }, { type: 'tool_use', id: toolId, name: 'read', input: { path: read[1] } }];
+  if (read) return [{ type: 'text', text: `Reading ${read[1]}.` }, { type: 'tool_use', id: toolId, name: 'read', input: { file_path: read[1] } }];
   if (/^(files|ls)\s*$/i.test(said)) return [{ type: 'text', text: 'Listing files.' }, { type: 'tool_use', id: toolId, name: 'glob', input: { pattern: '**/*' } }];
   return [{ type: 'text', text: `${HELP}\n\nYou said: ${said.length > 0 ? said : '(nothing)'}` }];
 }

@@ -102,16 +102,16 @@ describe('harness against the Messages API (real SDK, fake server)', () => {
   it('runs a multi-step tool conversation to an idle end_turn', async () => {
     const id = await sessionWith(
       'make a note',
-      toolUseResponse('write', { path: 'n.md', content: 'alpha beta' }, { text: 'Writing.', id: 'toolu_w1' }),
+      toolUseResponse('write', { file_path: 'n.md', content: 'alpha beta' }, { text: 'Writing.', id: 'toolu_w1' }),
       {
         kind: 'message',
         steps: [
           { kind: 'thinking', thinking: 'check and fix it', signature: 'sig-1' },
-          { kind: 'tool_use', name: 'read', input: { path: 'n.md' }, id: 'toolu_r1' },
-          { kind: 'tool_use', name: 'edit', input: { path: 'n.md', old_text: 'beta', new_text: 'gamma' }, id: 'toolu_e1' },
+          { kind: 'tool_use', name: 'read', input: { file_path: 'n.md' }, id: 'toolu_r1' },
+          { kind: 'tool_use', name: 'edit', input: { file_path: 'n.md', old_string: 'beta', new_string: 'gamma' }, id: 'toolu_e1' },
         ],
       },
-      toolUseResponse('read', { path: 'n.md' }, { id: 'toolu_r2' }),
+      toolUseResponse('read', { file_path: 'n.md' }, { id: 'toolu_r2' }),
       textResponse('Done: the note says alpha gamma.'),
     );
     await makeHarness().wake(id);
@@ -336,7 +336,7 @@ describe('wake() after a crash', () => {
       { type: 'span.model_request_start' },
     ]);
     await store.emitEvents(s.id, [
-      { type: 'agent.tool_use', name: 'write', input: { path: 'a', content: 'x' }, model_tool_use_id: 'toolu_1', hand: 'memory-1' },
+      { type: 'agent.tool_use', name: 'write', input: { file_path: 'a', content: 'x' }, model_tool_use_id: 'toolu_1', hand: 'memory-1' },
       { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
     ]);
     fake.enqueue(textResponse('finished'));
@@ -347,8 +347,28 @@ describe('wake() after a crash', () => {
     expect(JSON.stringify(messages()[0]!.body!.messages)).toContain('"tool_use_id":"toolu_1"');
   });
 
+  it("runs a pending call stored with Paddock's old input names (a session resumed after the rename) on the hand", async () => {
+    const s = await store.createSession({});
+    const [, , start] = await store.emitEvents(s.id, [
+      { type: 'user.message', content: [{ type: 'text', text: 'q' }] },
+      { type: 'session.status_running' },
+      { type: 'span.model_request_start' },
+    ]);
+    await store.emitEvents(s.id, [
+      { type: 'agent.tool_use', name: 'write', input: { path: 'old.md', content: 'kept' }, model_tool_use_id: 'toolu_old', hand: 'memory-1' },
+      { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+    ]);
+    fake.enqueue(textResponse('finished'));
+    await makeHarness().wake(s.id);
+    const events = await store.getEvents(s.id);
+    assertWellFormed(events);
+    const result = events.find((e) => e.type === 'agent.tool_result');
+    expect(result).toMatchObject({ content: [{ type: 'text', text: 'wrote 4 bytes to old.md' }] });
+    expect(result).not.toMatchObject({ is_error: true });
+  });
+
   it('two harnesses waking one session at once produce one answer per turn and one result per call', async () => {
-    const id = await sessionWith('race', toolUseResponse('write', { path: 'a', content: 'x' }), textResponse('ok'));
+    const id = await sessionWith('race', toolUseResponse('write', { file_path: 'a', content: 'x' }), textResponse('ok'));
     const a = makeHarness();
     const b = makeHarness();
     await Promise.all([a.wake(id), b.wake(id), a.wake(id), b.wake(id)]);
@@ -422,7 +442,7 @@ describe('the sweeper', () => {
       tools: normalizeTools([{ type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }, { name: 'grep', enabled: false }] }, { type: 'custom', name: 'lookup', description: 'Look up a thing', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }]),
       mcp_servers: [], skills: [] as [], execution_identity: null, multiagent: null,
     };
-    fake.enqueue(toolUseResponse('write', { path: 'x', content: 'y' }, { id: 'toolu_ask' }), toolUseResponse('lookup', { q: 'a' }, { id: 'toolu_custom' }), toolUseResponse('grep', { pattern: 'a' }, { id: 'toolu_off' }), textResponse('ok'));
+    fake.enqueue(toolUseResponse('write', { file_path: 'x', content: 'y' }, { id: 'toolu_ask' }), toolUseResponse('lookup', { q: 'a' }, { id: 'toolu_custom' }), toolUseResponse('grep', { pattern: 'a' }, { id: 'toolu_off' }), textResponse('ok'));
     const s = await store.createSession({ agent });
     await store.emitEvent(s.id, { type: 'user.message', content: [{ type: 'text', text: 'go' }] });
     await makeHarness().wake(s.id);

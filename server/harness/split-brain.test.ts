@@ -101,8 +101,8 @@ class ScriptedModel implements ModelClient {
         parallel === 'yes'
           ? [
               { type: 'text', text: `step ${done}: write and read at once` },
-              { type: 'tool_use', id: id(), name: 'write', input: { path: file, content: `${tag} step ${done}` } },
-              { type: 'tool_use', id: id(), name: 'read', input: { path: file } },
+              { type: 'tool_use', id: id(), name: 'write', input: { file_path: file, content: `${tag} step ${done}` } },
+              { type: 'tool_use', id: id(), name: 'read', input: { file_path: file } },
             ]
           : [{ type: 'tool_use', id: id(), name: done % 2 === 0 ? 'write' : 'read', input: done % 2 === 0 ? { path: file, content: tag! } : { path: `notes/${done - 1}.txt` } }];
     } else {

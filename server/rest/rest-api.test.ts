@@ -98,7 +98,7 @@ describe('the Managed Agents API through the official SDK', () => {
       ],
     });
     fake.enqueue(
-      toolUseResponse('write', { path: 'notes.txt', content: 'hello' }, { text: 'Writing.' }),
+      toolUseResponse('write', { file_path: 'notes.txt', content: 'hello' }, { text: 'Writing.' }),
       toolUseResponse('lookup_order', { order: '1234' }),
       textResponse('Order 1234 shipped.', { usage: { input_tokens: 50, output_tokens: 7, cache_read_input_tokens: 40 } }),
     );

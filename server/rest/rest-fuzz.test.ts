@@ -44,7 +44,7 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) sessions.push((await store.createSession({ title: `fuzz ${i}` })).id);
   const call = await store.emitEvents(sessions[0]!, [
     { type: 'user.message', content: [{ type: 'text', text: 'go' }] },
-    { type: 'agent.tool_use', name: 'write', input: { path: 'a', content: 'b' }, model_tool_use_id: 'toolu_fuzz', evaluated_permission: 'ask' },
+    { type: 'agent.tool_use', name: 'write', input: { file_path: 'a', content: 'b' }, model_tool_use_id: 'toolu_fuzz', evaluated_permission: 'ask' },
     { type: 'agent.custom_tool_use', name: 'lookup', input: {}, model_tool_use_id: 'toolu_fuzz2' },
   ]);
   world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id) };

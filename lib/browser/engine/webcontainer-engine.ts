@@ -2,7 +2,7 @@ import 'client-only';
 import type { WebContainer } from '@webcontainer/api';
 import { ToolError } from '~/lib/hand';
 import type { BrowserEngine, EngineExecuteOptions, EngineTool, StartEngineOptions } from '~/lib/browser/engine/types';
-import { bashTimeout, formatBashResult, WorkspaceTools, type BashEnd, type EntryKind, type ToolFs } from '~/lib/browser/engine/workspace-tools';
+import { bashCall, formatBashResult, WorkspaceTools, type BashEnd, type EntryKind, type ToolFs } from '~/lib/browser/engine/workspace-tools';
 import { Listeners } from '~/lib/browser/engine/listeners';
 
 /**
@@ -138,9 +138,7 @@ class WebContainerEngine implements BrowserEngine {
   }
 
   private async bash(input: Record<string, unknown>, opts: EngineExecuteOptions): Promise<string> {
-    const command = input.command;
-    if (typeof command !== 'string') throw new ToolError('bash: command must be a string');
-    const timeout = bashTimeout(input);
+    const { command, timeout } = bashCall(input);
     if (opts.signal.aborted) throw new ToolError('bash: cancelled before it started');
     const proc = await this.wc.spawn('jsh', ['-c', command], { cwd: this.dir, terminal: { cols: 200, rows: 50 } });
     this.running.add(proc);

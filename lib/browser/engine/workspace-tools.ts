@@ -1,8 +1,9 @@
 import 'client-only';
 import { ToolError } from '~/lib/hand';
 import { joinPosix, relativeInside, resolvePosix } from '~/lib/browser/engine/posix-path';
-import { formatGlobHits, globRoot, globToRegExp, skipUnlessNamed } from '~/lib/glob';
-import { checkLineRange, lineRange, replaceOnce } from '~/lib/text-edits';
+import { formatGlobHits, globPlan, skipUnlessNamed } from '~/lib/glob';
+import { checkViewRange, editedText, lineRange, replaceText } from '~/lib/text-edits';
+import { parseToolInput } from '~/lib/tool-inputs';
 import { grepFiles, grepRegExp } from '~/lib/grep-lines';
 
 /**
@@ -76,17 +77,14 @@ export class WorkspaceTools {
   }
 
   async read(input: Record<string, unknown>): Promise<string> {
-    const p = str(input, 'path', 'read');
-    const start = optInt(input, 'start_line', 'read');
-    const end = optInt(input, 'end_line', 'read');
+    const { file_path: p, view_range } = parseToolInput('read', input);
     const { abs } = await this.resolve(p);
-    checkLineRange(start, end);
-    return lineRange(await this.readText('read', p, abs), start, end);
+    checkViewRange(view_range);
+    return lineRange(await this.readText('read', p, abs), view_range);
   }
 
   async write(input: Record<string, unknown>): Promise<string> {
-    const p = str(input, 'path', 'write');
-    const content = str(input, 'content', 'write');
+    const { file_path: p, content } = parseToolInput('write', input);
     const { abs, rel } = await this.resolve(p);
     if (rel === '') throw new ToolError(`write: path ${p} names the workspace root, not a file`);
     if ((await this.fs.stat(abs))?.kind === 'dir') throw new ToolError(`write: ${p} is a directory`);
@@ -99,35 +97,36 @@ export class WorkspaceTools {
   }
 
   async edit(input: Record<string, unknown>): Promise<string> {
-    const p = str(input, 'path', 'edit');
-    const oldText = str(input, 'old_text', 'edit');
-    const newText = str(input, 'new_text', 'edit');
+    const { file_path: p, old_string, new_string, replace_all } = parseToolInput('edit', input);
     const { abs, rel } = await this.resolve(p);
-    if (oldText === '') throw new ToolError('edit: old_text is empty');
-    const edited = replaceOnce(await this.readText('edit', p, abs), oldText, newText, p);
+    const edited = replaceText(await this.readText('edit', p, abs), old_string, new_string, p, replace_all);
     try {
-      await this.fs.writeText(abs, edited);
+      await this.fs.writeText(abs, edited.text);
     } catch (e) {
       throw fsError('edit', p, e);
     }
-    return `edited ${rel}`;
+    return editedText(rel, edited.count);
   }
 
   async glob(input: Record<string, unknown>): Promise<string> {
-    const pattern = str(input, 'pattern', 'glob');
-    const re = globToRegExp(pattern.replace(/^\.\//, ''));
-    const root = globRoot(pattern);
-    const start = root ? await this.resolve(root) : { abs: this.root, rel: '' };
+    const { pattern, path: dir } = parseToolInput('glob', input);
+    const base = dir === undefined ? { abs: this.root, rel: '' } : await this.resolve(dir);
+    if (dir !== undefined) {
+      const info = await this.fs.stat(base.abs);
+      if (info === null) throw new ToolError(`glob: no such folder: ${dir}`);
+      if (info.kind !== 'dir') throw new ToolError(`glob: ${dir} is not a folder`);
+    }
+    const plan = globPlan(base.rel, pattern);
+    const start = plan.start === base.rel ? base : await this.resolve(plan.start);
     const hits: string[] = [];
-    for await (const rel of this.walk(start.abs, start.rel, skipUnlessNamed(pattern))) {
-      if (re.test(rel)) hits.push(rel);
+    for await (const rel of this.walk(start.abs, start.rel, plan.skip)) {
+      if (plan.matches(rel)) hits.push(rel);
     }
     return formatGlobHits(hits, pattern, TOOL_LIMITS.globResults);
   }
 
   async grep(input: Record<string, unknown>): Promise<string> {
-    const pattern = str(input, 'pattern', 'grep');
-    const p = optStr(input, 'path', 'grep');
+    const { pattern, path: p } = parseToolInput('grep', input);
     const re = grepRegExp(pattern);
     const scope = p ? await this.resolve(p) : { abs: this.root, rel: '' };
     const info = await this.fs.stat(scope.abs);
@@ -202,12 +201,15 @@ export class WorkspaceTools {
 
 // ── bash result conventions (as paddock-hand) ──────────────────────────────
 
-/** Validates `timeout_ms` with paddock-hand's messages; returns the effective timeout. */
-export function bashTimeout(input: Record<string, unknown>): number {
-  const t = input.timeout_ms ?? TOOL_LIMITS.defaultTimeoutMs;
-  if (typeof t !== 'number' || !Number.isInteger(t) || t <= 0) throw new ToolError('bash: timeout_ms must be a positive integer');
+/**
+ * A bash call's command and effective timeout, with paddock-hand's messages. The toolset's
+ * `restart` is accepted and changes nothing: every command already runs in a fresh shell.
+ */
+export function bashCall(input: Record<string, unknown>): { command: string; timeout: number } {
+  const { command, timeout_ms } = parseToolInput('bash', input);
+  const t = timeout_ms ?? TOOL_LIMITS.defaultTimeoutMs;
   if (t > TOOL_LIMITS.maxTimeoutMs) throw new ToolError(`bash: timeout_ms ${t} is over the maximum of ${TOOL_LIMITS.maxTimeoutMs}`);
-  return t;
+  return { command, timeout: t };
 }
 
 export type BashEnd = { kind: 'exit'; code: number } | { kind: 'timeout'; timeoutMs: number } | { kind: 'cancelled' };
@@ -236,23 +238,6 @@ export function capOutput(text: string, cap: number): string {
 }
 
 // ── helpers ────────────────────────────────────────────────────────────────
-
-function str(input: Record<string, unknown>, key: string, tool: string): string {
-  const v = input[key];
-  if (typeof v !== 'string') throw new ToolError(`${tool}: ${key} must be a string`);
-  return v;
-}
-
-function optStr(input: Record<string, unknown>, key: string, tool: string): string | undefined {
-  return input[key] === undefined || input[key] === null ? undefined : str(input, key, tool);
-}
-
-function optInt(input: Record<string, unknown>, key: string, tool: string): number | undefined {
-  const v = input[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new ToolError(`${tool}: ${key} must be an integer`);
-  return v;
-}
 
 /** The errno code of an error from a virtual fs ("ENOENT: no such file…" or `.code`). */
 export function errnoOf(e: unknown): string | undefined {

@@ -82,13 +82,13 @@ export const handsRouter = createTRPCRouter({
   }),
 
   readFile: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath })).query(async ({ ctx, input }) => ({
-    content: await runOnHand(ctx.runtime, input.sessionId, input.hand, 'read', { path: input.path }),
+    content: await runOnHand(ctx.runtime, input.sessionId, input.hand, 'read', { file_path: input.path }),
   })),
 
   /** A user's edit from the IDE: written to the hand, and recorded so the brain sees it. */
   writeFile: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath, content: z.string() })).mutation(async ({ ctx, input }) => {
     checkFileWrite(ctx.runtime.config, input.content);
-    await runOnHand(ctx.runtime, input.sessionId, input.hand, 'write', { path: input.path, content: input.content });
+    await runOnHand(ctx.runtime, input.sessionId, input.hand, 'write', { file_path: input.path, content: input.content });
     return ctx.runtime.store.emitEvent(input.sessionId, { type: 'user.file_edit', hand: input.hand, path: input.path, content: input.content });
   }),
 });

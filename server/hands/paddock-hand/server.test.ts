@@ -70,13 +70,21 @@ describe('paddock-hand over stdio', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['bash', 'edit', 'glob', 'grep', 'read', 'write']);
     const bash = tools.find((t) => t.name === 'bash');
     expect(bash?.inputSchema.required).toEqual(['command']);
-    expect(Object.keys(bash?.inputSchema.properties ?? {})).toEqual(['command', 'timeout_ms']);
+    expect(Object.keys(bash?.inputSchema.properties ?? {})).toEqual(['command', 'timeout_ms', 'restart']);
+    // The toolset's names are listed; Paddock's old ones (still accepted) never are.
+    const props = (name: string) => Object.keys(tools.find((t) => t.name === name)?.inputSchema.properties ?? {});
+    expect(props('read')).toEqual(['file_path', 'view_range']);
+    expect(props('edit')).toEqual(['file_path', 'old_string', 'new_string', 'replace_all']);
+    expect(props('glob')).toEqual(['pattern', 'path']);
+    expect(tools.find((t) => t.name === 'edit')?.inputSchema.required).toEqual(['file_path', 'old_string', 'new_string']);
 
-    const wrote = await client.callTool({ name: 'write', arguments: { path: 'notes/a.md', content: 'hello\nworld\n', hand: 'sandbox-1' } });
+    const wrote = await client.callTool({ name: 'write', arguments: { file_path: 'notes/a.md', content: 'hello\nworld\n', hand: 'sandbox-1' } });
     expect(wrote.isError).toBeFalsy();
     expect(text(wrote)).toBe('wrote 12 bytes to notes/a.md');
-    const read = await client.callTool({ name: 'read', arguments: { path: 'notes/a.md', start_line: 2 } });
+    const read = await client.callTool({ name: 'read', arguments: { file_path: 'notes/a.md', view_range: [2, -1] } });
     expect(text(read)).toBe('world\n');
+    const old = await client.callTool({ name: 'read', arguments: { path: 'notes/a.md', start_line: 1, end_line: 1 } });
+    expect(text(old)).toBe('hello');
     expect(readFileSync(path.join(workspace, 'notes/a.md'), 'utf8')).toBe('hello\nworld\n');
   });
 });
@@ -114,15 +122,15 @@ describe('paddock-hand over Streamable HTTP', () => {
 
   it('returns a tool failure as an isError result, not a protocol error', async () => {
     const client = await httpClient((await httpHand()).url);
-    const missing = await client.callTool({ name: 'read', arguments: { path: 'nope.txt' } });
+    const missing = await client.callTool({ name: 'read', arguments: { file_path: 'nope.txt' } });
     expect(missing.isError).toBe(true);
     expect(text(missing)).toBe('read: no such file: nope.txt');
-    const escape = await client.callTool({ name: 'write', arguments: { path: '../x', content: '' } });
+    const escape = await client.callTool({ name: 'write', arguments: { file_path: '../x', content: '' } });
     expect(escape.isError).toBe(true);
     expect(text(escape)).toBe('path ../x is outside the workspace');
-    const invalid = await client.callTool({ name: 'edit', arguments: { path: 'a' } });
+    const invalid = await client.callTool({ name: 'edit', arguments: { file_path: 'a' } });
     expect(invalid.isError).toBe(true);
-    expect(text(invalid)).toMatch(/old_text/);
+    expect(text(invalid)).toMatch(/old_string/);
   });
 
   it('returns the first result to a retried call id without running the command again', async () => {

@@ -5,12 +5,13 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   isInitializeRequest,
+  ListToolsRequestSchema,
   type CallToolResult,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import { BRAIN_TOOLS } from '~/lib/tools';
+import { TOOL_INPUTS, toInputSchema } from '~/lib/tool-inputs';
 import { type HandLimits, runTool, Workspace } from '~/server/hands/paddock-hand/tools';
 
 /**
@@ -22,19 +23,12 @@ import { type HandLimits, runTool, Workspace } from '~/server/hands/paddock-hand
 /** The request `_meta` key under which a caller names its call, making retries idempotent. */
 export const CALL_ID_META_KEY = 'paddock/call_id';
 
-const Path = z.string().min(1).max(4096);
-/** Zod shapes of the tool inputs; unknown keys (the brain's `hand` argument) are stripped. */
-const INPUTS = {
-  bash: {
-    command: z.string().min(1).describe('The command line.'),
-    timeout_ms: z.number().int().positive().optional().describe('Kill the command after this long (default 120000).'),
-  },
-  read: { path: Path, start_line: z.number().int().positive().optional(), end_line: z.number().int().positive().optional() },
-  write: { path: Path, content: z.string() },
-  edit: { path: Path, old_text: z.string().min(1), new_text: z.string() },
-  glob: { pattern: z.string().min(1) },
-  grep: { pattern: z.string().min(1), path: z.string().optional().describe('Folder or file to search (default: all).') },
-} as const;
+/**
+ * The tool inputs: the shared zod schemas (lib/tool-inputs.ts), which also take Paddock's old
+ * names as aliases. They are preprocessing schemas, which the SDK cannot list (it would advertise
+ * an empty object), so `tools/list` is answered below with the canonical JSON Schemas.
+ */
+const INPUTS = TOOL_INPUTS;
 
 /** How often a running bash call reports progress (when asked), so clients can keep waiting. */
 const PROGRESS_EVERY_MS = 10_000;
@@ -135,6 +129,14 @@ export function createPaddockHandServer({ workspace, limits, calls = new CallMem
       }
     });
   }
+  // Replaces the SDK's own tools/list handler (set by the first registerTool): it lists only plain
+  // object schemas and would show these as taking no arguments.
+  const listed = (Object.keys(INPUTS) as ToolName[]).map((name) => ({
+    name,
+    description: BRAIN_TOOLS.find((t) => t.name === name)?.description ?? name,
+    inputSchema: toInputSchema(name),
+  }));
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   return server;
 }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Workspace } from '~/server/hands/paddock-hand/tools';
+import { runTool, Workspace } from '~/server/hands/paddock-hand/tools';
 import { eventually, running } from '~/server/hands/testing/processes';
 
 let base: string;
@@ -27,76 +27,122 @@ afterEach(() => {
 
 describe('paddock-hand file tools', () => {
   it('writes a file creating its parent folders, then reads it whole and by line range', async () => {
-    expect(await ws.write({ path: 'src/deep/a.txt', content: 'one\ntwo\nthree\n' })).toBe('wrote 14 bytes to src/deep/a.txt');
+    expect(await ws.write({ file_path: 'src/deep/a.txt', content: 'one\ntwo\nthree\n' })).toBe('wrote 14 bytes to src/deep/a.txt');
     expect(readFileSync(path.join(root, 'src/deep/a.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
-    expect(await ws.read({ path: './src/deep/a.txt' })).toBe('one\ntwo\nthree\n');
-    expect(await ws.read({ path: 'src/deep/a.txt', start_line: 2, end_line: 3 })).toBe('two\nthree');
-    expect(await ws.read({ path: 'src/deep/a.txt', start_line: 3 })).toBe('three\n');
+    expect(await ws.read({ file_path: './src/deep/a.txt' })).toBe('one\ntwo\nthree\n');
+    expect(await ws.read({ file_path: 'src/deep/a.txt', view_range: [2, 3] })).toBe('two\nthree');
+    expect(await ws.read({ file_path: 'src/deep/a.txt', view_range: [3, -1] })).toBe('three\n');
   });
 
   it('accepts an absolute path inside the workspace', async () => {
-    await ws.write({ path: path.join(root, 'abs.txt'), content: 'x' });
-    expect(await ws.read({ path: 'abs.txt' })).toBe('x');
+    await ws.write({ file_path: path.join(root, 'abs.txt'), content: 'x' });
+    expect(await ws.read({ file_path: 'abs.txt' })).toBe('x');
   });
 
   it('says when a file to read is missing, is a directory, or the line range is backwards', async () => {
-    await expect(ws.read({ path: 'nope.txt' })).rejects.toThrow('read: no such file: nope.txt');
+    await expect(ws.read({ file_path: 'nope.txt' })).rejects.toThrow('read: no such file: nope.txt');
     mkdirSync(path.join(root, 'dir'));
-    await expect(ws.read({ path: 'dir' })).rejects.toThrow('read: dir is a directory');
-    await ws.write({ path: 'a', content: '1\n2\n3' });
-    await expect(ws.read({ path: 'a', start_line: 3, end_line: 1 })).rejects.toThrow(/start_line 3 is after end_line 1/);
+    await expect(ws.read({ file_path: 'dir' })).rejects.toThrow('read: dir is a directory');
+    await ws.write({ file_path: 'a', content: '1\n2\n3' });
+    await expect(ws.read({ file_path: 'a', view_range: [3, 1] })).rejects.toThrow('read: view_range start 3 is after its end 1');
   });
 
   it('refuses to read a file over the size limit', async () => {
     const small = new Workspace(root, { fileBytes: 10 });
-    await small.write({ path: 'big', content: 'x'.repeat(11) });
-    await expect(small.read({ path: 'big' })).rejects.toThrow(/over the 10-byte limit/);
+    await small.write({ file_path: 'big', content: 'x'.repeat(11) });
+    await expect(small.read({ file_path: 'big' })).rejects.toThrow(/over the 10-byte limit/);
   });
 
-  it('edits one exact occurrence and refuses an absent or repeated old_text', async () => {
-    await ws.write({ path: 'a.ts', content: 'const a = 1;\nconst b = 1;\n' });
-    expect(await ws.edit({ path: 'a.ts', old_text: 'a = 1', new_text: 'a = 2' })).toBe('edited a.ts');
-    expect(await ws.read({ path: 'a.ts' })).toBe('const a = 2;\nconst b = 1;\n');
-    await expect(ws.edit({ path: 'a.ts', old_text: 'zzz', new_text: 'y' })).rejects.toThrow('edit: old_text not found in a.ts');
-    await expect(ws.edit({ path: 'a.ts', old_text: 'const', new_text: 'let' })).rejects.toThrow(/occurs more than once in a.ts/);
-    await expect(ws.edit({ path: 'missing.ts', old_text: 'a', new_text: 'b' })).rejects.toThrow('edit: no such file: missing.ts');
+  it('edits one exact occurrence and refuses an absent or repeated old_string', async () => {
+    await ws.write({ file_path: 'a.ts', content: 'const a = 1;\nconst b = 1;\n' });
+    expect(await ws.edit({ file_path: 'a.ts', old_string: 'a = 1', new_string: 'a = 2' })).toBe('edited a.ts');
+    expect(await ws.read({ file_path: 'a.ts' })).toBe('const a = 2;\nconst b = 1;\n');
+    await expect(ws.edit({ file_path: 'a.ts', old_string: 'zzz', new_string: 'y' })).rejects.toThrow('edit: old_string not found in a.ts');
+    await expect(ws.edit({ file_path: 'a.ts', old_string: 'const', new_string: 'let' })).rejects.toThrow('edit: old_string occurs 2 times in a.ts; include more context to make it unique, or set replace_all');
+    await expect(ws.edit({ file_path: 'missing.ts', old_string: 'a', new_string: 'b' })).rejects.toThrow('edit: no such file: missing.ts');
+  });
+});
+
+describe('paddock-hand tool inputs (the Managed Agents toolset names)', () => {
+  it('reads a view_range of 1-based inclusive lines, with -1 for the end of the file, and refuses one that names no lines', async () => {
+    await ws.write({ file_path: 'a.txt', content: 'one\ntwo\nthree' });
+    expect(await ws.read({ file_path: 'a.txt', view_range: [1, 1] })).toBe('one');
+    expect(await ws.read({ file_path: 'a.txt', view_range: [2, -1] })).toBe('two\nthree');
+    await expect(ws.read({ file_path: 'a.txt', view_range: [0, 2] })).rejects.toThrow('read: view_range start 0 must be a line number (1 or more)');
+    await expect(ws.read({ file_path: 'a.txt', view_range: [1, -2] })).rejects.toThrow(/view_range end -2 must be a line number/);
+    await expect(runTool(ws, 'read', { file_path: 'a.txt', view_range: [1] })).rejects.toThrow(/read: invalid input: view_range/);
+  });
+
+  it('replaces every occurrence with replace_all, still refusing an absent old_string', async () => {
+    await ws.write({ file_path: 'a.ts', content: 'let a = 1;\nlet b = 1;\n' });
+    expect(await ws.edit({ file_path: 'a.ts', old_string: 'let', new_string: 'const', replace_all: true })).toBe('edited a.ts (2 replacements)');
+    expect(await ws.read({ file_path: 'a.ts' })).toBe('const a = 1;\nconst b = 1;\n');
+    expect(await ws.edit({ file_path: 'a.ts', old_string: 'a = 1', new_string: 'a = $&', replace_all: true })).toBe('edited a.ts');
+    expect(await ws.read({ file_path: 'a.ts' })).toBe('const a = $&;\nconst b = 1;\n');
+    await expect(ws.edit({ file_path: 'a.ts', old_string: 'zzz', new_string: 'y', replace_all: true })).rejects.toThrow('edit: old_string not found in a.ts');
+  });
+
+  it('globs under a path relative to the workspace, answering workspace-relative paths, and refuses a path outside it', async () => {
+    await ws.write({ file_path: 'src/lib/a.ts', content: '' });
+    await ws.write({ file_path: 'src/b.ts', content: '' });
+    await ws.write({ file_path: 'top.ts', content: '' });
+    expect(await ws.glob({ pattern: '**/*.ts', path: 'src' })).toBe('src/b.ts\nsrc/lib/a.ts');
+    expect(await ws.glob({ pattern: 'lib/*.ts', path: './src/' })).toBe('src/lib/a.ts');
+    expect(await ws.glob({ pattern: '*.ts', path: '.' })).toBe('top.ts');
+    await expect(ws.glob({ pattern: '*', path: '../' })).rejects.toThrow('path ../ is outside the workspace');
+    await expect(ws.glob({ pattern: '*', path: outside })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.glob({ pattern: '*', path: 'nope' })).rejects.toThrow('glob: no such folder: nope');
+    await expect(ws.glob({ pattern: '*', path: 'top.ts' })).rejects.toThrow('glob: top.ts is not a folder');
+  });
+
+  it("still takes Paddock's old names (path, start_line/end_line, old_text/new_text), as calls stored before the rename carry them", async () => {
+    expect(await runTool(ws, 'write', { path: 'old.txt', content: 'one\ntwo\nthree\n' })).toBe('wrote 14 bytes to old.txt');
+    expect(await runTool(ws, 'read', { path: 'old.txt', start_line: 2, end_line: 2 })).toBe('two');
+    expect(await runTool(ws, 'read', { path: 'old.txt', start_line: 3 })).toBe('three\n');
+    expect(await runTool(ws, 'edit', { path: 'old.txt', old_text: 'two', new_text: 'deux' })).toBe('edited old.txt');
+    expect(await runTool(ws, 'read', { file_path: 'old.txt', view_range: [2, 2] })).toBe('deux');
+  });
+
+  it('accepts bash restart and changes nothing, as every command already starts in a fresh shell', async () => {
+    expect(await runTool(ws, 'bash', { command: 'X=1; cd /; echo $X', restart: false })).toBe('1\nexit code: 0');
+    expect(await runTool(ws, 'bash', { command: 'echo "[$X]"; pwd', restart: true })).toBe(`[]\n${ws.root}\nexit code: 0`);
   });
 });
 
 describe('paddock-hand workspace confinement', () => {
   it('refuses a path that climbs out with ..', async () => {
-    await expect(ws.write({ path: '../x', content: 'x' })).rejects.toThrow('path ../x is outside the workspace');
-    await expect(ws.read({ path: 'a/../../outside/secret.txt' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.write({ file_path: '../x', content: 'x' })).rejects.toThrow('path ../x is outside the workspace');
+    await expect(ws.read({ file_path: 'a/../../outside/secret.txt' })).rejects.toThrow(/outside the workspace/);
     expect(() => statSync(path.join(base, 'x'))).toThrow();
   });
 
   it('refuses an absolute path outside the workspace', async () => {
     const secret = path.join(outside, 'secret.txt');
-    await expect(ws.read({ path: secret })).rejects.toThrow(`path ${secret} is outside the workspace`);
-    await expect(ws.write({ path: '/etc/paddock-hand-test', content: 'x' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.read({ file_path: secret })).rejects.toThrow(`path ${secret} is outside the workspace`);
+    await expect(ws.write({ file_path: '/etc/paddock-hand-test', content: 'x' })).rejects.toThrow(/outside the workspace/);
   });
 
   it('refuses a symlink that resolves outside, for reads, writes, edits and new files below it', async () => {
     symlinkSync(outside, path.join(root, 'link'));
     symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'secret-link'));
-    await expect(ws.read({ path: 'link/secret.txt' })).rejects.toThrow('path link/secret.txt is outside the workspace');
-    await expect(ws.read({ path: 'secret-link' })).rejects.toThrow(/outside the workspace/);
-    await expect(ws.edit({ path: 'secret-link', old_text: 'top', new_text: 'no' })).rejects.toThrow(/outside the workspace/);
-    await expect(ws.write({ path: 'link/new/file.txt', content: 'x' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.read({ file_path: 'link/secret.txt' })).rejects.toThrow('path link/secret.txt is outside the workspace');
+    await expect(ws.read({ file_path: 'secret-link' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.edit({ file_path: 'secret-link', old_string: 'top', new_string: 'no' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.write({ file_path: 'link/new/file.txt', content: 'x' })).rejects.toThrow(/outside the workspace/);
     await expect(ws.grep({ pattern: 'secret', path: 'link' })).rejects.toThrow(/outside the workspace/);
     expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret\n');
   });
 
   it('refuses a dangling symlink whose target is outside, which a write would otherwise create', async () => {
     symlinkSync(path.join(outside, 'planted.txt'), path.join(root, 'dangling'));
-    await expect(ws.write({ path: 'dangling', content: 'x' })).rejects.toThrow(/outside the workspace/);
+    await expect(ws.write({ file_path: 'dangling', content: 'x' })).rejects.toThrow(/outside the workspace/);
     expect(() => statSync(path.join(outside, 'planted.txt'))).toThrow();
   });
 
   it('follows a symlink that stays inside the workspace', async () => {
-    await ws.write({ path: 'real/a.txt', content: 'inside' });
+    await ws.write({ file_path: 'real/a.txt', content: 'inside' });
     symlinkSync(path.join(root, 'real'), path.join(root, 'alias'));
-    expect(await ws.read({ path: 'alias/a.txt' })).toBe('inside');
+    expect(await ws.read({ file_path: 'alias/a.txt' })).toBe('inside');
   });
 
   it('does not grep through symlinks found while walking', async () => {
@@ -107,11 +153,11 @@ describe('paddock-hand workspace confinement', () => {
 
 describe('paddock-hand glob and grep', () => {
   beforeEach(async () => {
-    await ws.write({ path: 'src/b.ts', content: 'const b = 2;\n' });
-    await ws.write({ path: 'src/lib/a.ts', content: 'const a = 1;\nexport { a };\n' });
-    await ws.write({ path: 'README.md', content: '# const\n' });
-    await ws.write({ path: 'node_modules/dep/index.ts', content: 'const dep = 1;\n' });
-    await ws.write({ path: '.git/config.ts', content: 'const git = 1;\n' });
+    await ws.write({ file_path: 'src/b.ts', content: 'const b = 2;\n' });
+    await ws.write({ file_path: 'src/lib/a.ts', content: 'const a = 1;\nexport { a };\n' });
+    await ws.write({ file_path: 'README.md', content: '# const\n' });
+    await ws.write({ file_path: 'node_modules/dep/index.ts', content: 'const dep = 1;\n' });
+    await ws.write({ file_path: '.git/config.ts', content: 'const git = 1;\n' });
     writeFileSync(path.join(root, 'src/blob.bin'), Buffer.from([0x63, 0x6f, 0x6e, 0x73, 0x74, 0, 1, 2]));
   });
 

@@ -4,8 +4,9 @@ import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } 
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '~/lib/hand';
-import { formatGlobHits, globRoot, globToRegExp, skipUnlessNamed } from '~/lib/glob';
-import { checkLineRange, lineRange, replaceOnce } from '~/lib/text-edits';
+import { formatGlobHits, globPlan, skipUnlessNamed } from '~/lib/glob';
+import { checkViewRange, editedText, lineRange, replaceText } from '~/lib/text-edits';
+import { parseToolInput, type ToolInput } from '~/lib/tool-inputs';
 import { grepFiles, grepRegExp } from '~/lib/grep-lines';
 
 /**
@@ -44,12 +45,12 @@ export const DEFAULT_LIMITS: HandLimits = {
   cpuSeconds: 0,
 };
 
-export interface BashInput { command: string; timeout_ms?: number | undefined }
-export interface ReadInput { path: string; start_line?: number | undefined; end_line?: number | undefined }
-export interface WriteInput { path: string; content: string }
-export interface EditInput { path: string; old_text: string; new_text: string }
-export interface GlobInput { pattern: string }
-export interface GrepInput { pattern: string; path?: string | undefined }
+export type BashInput = ToolInput<'bash'>;
+export type ReadInput = ToolInput<'read'>;
+export type WriteInput = ToolInput<'write'>;
+export type EditInput = ToolInput<'edit'>;
+export type GlobInput = ToolInput<'glob'>;
+export type GrepInput = ToolInput<'grep'>;
 
 /** After bash exits, how long to keep reading output still held open by background children. */
 const DRAIN_MS = 100;
@@ -121,13 +122,13 @@ export class Workspace {
 
   // ── file tools ────────────────────────────────────────────────────────────
 
-  async read({ path: p, start_line, end_line }: ReadInput): Promise<string> {
+  async read({ file_path: p, view_range }: ReadInput): Promise<string> {
     const { abs } = await this.resolve(p);
-    checkLineRange(start_line, end_line);
-    return lineRange(await this.readText('read', p, abs), start_line, end_line);
+    checkViewRange(view_range);
+    return lineRange(await this.readText('read', p, abs), view_range);
   }
 
-  async write({ path: p, content }: WriteInput): Promise<string> {
+  async write({ file_path: p, content }: WriteInput): Promise<string> {
     const { abs, rel } = await this.resolve(p);
     if (rel === '') throw new ToolError(`write: path ${p} names the workspace root, not a file`);
     try {
@@ -139,25 +140,30 @@ export class Workspace {
     return `wrote ${Buffer.byteLength(content)} bytes to ${rel}`;
   }
 
-  async edit({ path: p, old_text, new_text }: EditInput): Promise<string> {
+  async edit({ file_path: p, old_string, new_string, replace_all }: EditInput): Promise<string> {
     const { abs, rel } = await this.resolve(p);
-    if (old_text === '') throw new ToolError('edit: old_text is empty');
-    const edited = replaceOnce(await this.readText('edit', p, abs), old_text, new_text, p);
+    if (old_string === '') throw new ToolError('edit: old_string is empty');
+    const edited = replaceText(await this.readText('edit', p, abs), old_string, new_string, p, replace_all);
     try {
-      await writeFile(abs, edited);
+      await writeFile(abs, edited.text);
     } catch (e) {
       throw fsError('edit', p, e);
     }
-    return `edited ${rel}`;
+    return editedText(rel, edited.count);
   }
 
-  async glob({ pattern }: GlobInput): Promise<string> {
-    const re = globToRegExp(pattern.replace(/^\.\//, ''));
-    const root = globRoot(pattern);
-    const start = root ? await this.resolve(root) : { abs: this.root, rel: '' };
+  async glob({ pattern, path: dir }: GlobInput): Promise<string> {
+    const base = dir === undefined ? { abs: this.root, rel: '' } : await this.resolve(dir);
+    if (dir !== undefined) {
+      const info = await stat(base.abs).catch(() => null);
+      if (info === null) throw new ToolError(`glob: no such folder: ${dir}`);
+      if (!info.isDirectory()) throw new ToolError(`glob: ${dir} is not a folder`);
+    }
+    const plan = globPlan(base.rel, pattern);
+    const start = plan.start === base.rel ? base : await this.resolve(plan.start);
     const hits: string[] = [];
-    for await (const rel of this.walk(start.abs, start.rel, skipUnlessNamed(pattern))) {
-      if (re.test(rel)) hits.push(rel);
+    for await (const rel of this.walk(start.abs, start.rel, plan.skip)) {
+      if (plan.matches(rel)) hits.push(rel);
     }
     return formatGlobHits(hits, pattern, this.limits.globResults);
   }
@@ -230,6 +236,10 @@ export class Workspace {
 
   // ── bash ──────────────────────────────────────────────────────────────────
 
+  /**
+   * Every command runs in a fresh `bash -c`: no shell state (variables, cd) carries over, so the
+   * toolset's `restart` (a fresh shell) is accepted and needs nothing done.
+   */
   async bash({ command, timeout_ms }: BashInput, signal?: AbortSignal): Promise<string> {
     const timeout = timeout_ms ?? this.limits.defaultTimeoutMs;
     if (!Number.isInteger(timeout) || timeout <= 0) throw new ToolError(`bash: timeout_ms must be a positive integer`);
@@ -397,22 +407,25 @@ function fsError(tool: string, p: string, e: unknown): ToolError {
   return new ToolError(`${tool}: ${p}: ${(e as Error).message}`);
 }
 
-/** Runs one tool by name on already-validated input. */
-export function runTool(ws: Workspace, name: string, input: unknown, signal?: AbortSignal): Promise<string> {
+/**
+ * Runs one tool by name. The input is parsed here (the toolset's names, Paddock's old ones as
+ * aliases), so a caller may pass a call as the model or an old log wrote it.
+ */
+export async function runTool(ws: Workspace, name: string, input: unknown, signal?: AbortSignal): Promise<string> {
   switch (name) {
     case 'bash':
-      return ws.bash(input as BashInput, signal);
+      return ws.bash(parseToolInput('bash', input), signal);
     case 'read':
-      return ws.read(input as ReadInput);
+      return ws.read(parseToolInput('read', input));
     case 'write':
-      return ws.write(input as WriteInput);
+      return ws.write(parseToolInput('write', input));
     case 'edit':
-      return ws.edit(input as EditInput);
+      return ws.edit(parseToolInput('edit', input));
     case 'glob':
-      return ws.glob(input as GlobInput);
+      return ws.glob(parseToolInput('glob', input));
     case 'grep':
-      return ws.grep(input as GrepInput);
+      return ws.grep(parseToolInput('grep', input));
     default:
-      return Promise.reject(new ToolError(`unknown tool ${name}`));
+      throw new ToolError(`unknown tool ${name}`);
   }
 }

@@ -78,7 +78,7 @@ describe('sandboxed hands are cattle', () => {
   it('provisions on first use, edits files, survives the hand being killed mid-command and finishes on a fresh hand', async () => {
     fake.enqueue(
       toolUseResponse('bash', { command: 'pwd && echo hello > a.txt && cat a.txt' }),
-      toolUseResponse('edit', { path: 'a.txt', old_text: 'hello', new_text: 'world' }),
+      toolUseResponse('edit', { file_path: 'a.txt', old_string: 'hello', new_string: 'world' }),
       toolUseResponse('bash', { command: 'cat a.txt && sleep 30' }),
       toolUseResponse('provision', { kind: 'sandbox' }),
       toolUseResponse('bash', { command: 'echo recovered > b.txt && cat b.txt' }),

@@ -287,7 +287,7 @@ class WorkerEngine implements OfflineEngine {
 
   async writeFile(path: string, content: string): Promise<void> {
     try {
-      await this.call('writeFile', { path, content }, {});
+      await this.call('writeFile', { file_path: path, content }, {});
     } finally {
       this.changed.emit();
     }

@@ -4,7 +4,7 @@ import { ToolError } from '~/lib/hand';
 import { createNodeCommand, loadQuickJS } from '~/lib/browser/engine/offline/node/node-command';
 import { loadEntries, saveEntries, type StoredEntry } from '~/lib/browser/engine/offline/persist';
 import { relativeInside } from '~/lib/browser/engine/posix-path';
-import { bashTimeout, formatBashResult, WorkspaceTools, type BashEnd, type EntryKind, type ToolFs } from '~/lib/browser/engine/workspace-tools';
+import { bashCall, formatBashResult, WorkspaceTools, type BashEnd, type EntryKind, type ToolFs } from '~/lib/browser/engine/workspace-tools';
 
 /**
  * The offline engine's shell, inside the worker: just-bash with an in-memory filesystem, the
@@ -127,9 +127,7 @@ export class OfflineShell {
   }
 
   async runBash(input: Record<string, unknown>, signal: AbortSignal): Promise<string> {
-    const command = input.command;
-    if (typeof command !== 'string') throw new ToolError('bash: command must be a string');
-    const timeout = bashTimeout(input);
+    const { command, timeout } = bashCall(input);
     if (signal.aborted) throw new ToolError('bash: cancelled before it started');
     const stop = new AbortController();
     let end: BashEnd | null = null;
