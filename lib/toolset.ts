@@ -78,6 +78,12 @@ export const CustomToolParams = z
 export const AgentToolParams = z.discriminatedUnion('type', [AgentToolsetParams, McpToolsetParams, CustomToolParams]);
 export type AgentToolParams = z.input<typeof AgentToolParams>;
 
+/** Toolset tools Paddock does not offer the model yet: enabling one by name is refused, saying why. */
+const NOT_BUILT = {
+  web_search: 'web_search is not supported by Paddock: it has no search provider (the model is never offered it)',
+  web_fetch: 'web_fetch is not supported by Paddock yet (the model is never offered it): fetch from bash through the environment\'s allowed_hosts',
+} as const;
+
 /**
  * An agent's `tools`: each name means one tool. One toolset at most, each of its configs names a
  * tool of the toolset once, and a custom tool may not take a name the toolset (or another custom
@@ -97,6 +103,7 @@ export const AgentToolsParams = z
         (t.configs ?? []).forEach((c, j) => {
           if (!builtIn.has(c.name)) ctx.addIssue({ code: 'custom', path: [i, 'configs', j, 'name'], message: `not a tool of the toolset (${[...builtIn].join(', ')})` });
           else if (seen.has(c.name)) ctx.addIssue({ code: 'custom', path: [i, 'configs', j, 'name'], message: `${c.name} is configured twice` });
+          else if (c.enabled === true && c.name in NOT_BUILT) ctx.addIssue({ code: 'custom', path: [i, 'configs', j, 'enabled'], message: NOT_BUILT[c.name as keyof typeof NOT_BUILT] });
           seen.add(c.name);
         });
       } else if (t.type === 'custom') {

@@ -77,6 +77,8 @@ describe.each(['sqlite', 'postgres'] as const)('agent store on %s', (kind) => {
     await expect(agents.createAgent({ name: 'x', model: 'm', tools: [custom('lookup'), custom('lookup')] })).rejects.toThrow(/two custom tools are named lookup/);
     await expect(agents.createAgent({ name: 'x', model: 'm', tools: [toolset, toolset] })).rejects.toThrow(/at most one agent_toolset/);
     await expect(agents.createAgent({ name: 'x', model: 'm', tools: [{ ...toolset, configs: [{ name: 'bash', enabled: false }, { name: 'bash' }] }] })).rejects.toThrow(/bash is configured twice/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', tools: [{ ...toolset, configs: [{ name: 'web_search', enabled: true }] }] })).rejects.toThrow(/web_search is not supported by Paddock: it has no search provider/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', tools: [{ ...toolset, configs: [{ name: 'web_fetch', enabled: true }] }] })).rejects.toThrow(/web_fetch is not supported/);
     const ok = await agents.createAgent({ name: 'x', model: 'm', tools: [toolset, custom('lookup')] });
     await expect(agents.updateAgent(ok.id, { tools: [toolset, custom('read')] })).rejects.toThrow(/read is a toolset tool's name/);
   });
