@@ -79,7 +79,7 @@ export const AgentToolParams = z.discriminatedUnion('type', [AgentToolsetParams,
 export type AgentToolParams = z.input<typeof AgentToolParams>;
 
 /** Toolset tools Paddock does not offer the model yet: enabling one by name is refused, saying why. */
-const NOT_BUILT = {
+export const NOT_BUILT = {
   web_search: 'web_search is not supported by Paddock: it has no search provider (the model is never offered it)',
   web_fetch: 'web_fetch is not supported by Paddock yet (the model is never offered it): fetch from bash through the environment\'s allowed_hosts',
 } as const;

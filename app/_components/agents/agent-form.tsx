@@ -3,9 +3,10 @@ import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import type { Agent } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
-import { type AgentToolParams, CUSTOM_TOOL_NAME, PADDOCK_TOOLS, TOOLSET_TOOLS, type ToolConfig, toolsetConfig } from '~/lib/toolset';
+import { type AgentToolParams, CUSTOM_TOOL_NAME, NOT_BUILT, PADDOCK_TOOLS, TOOLSET_TOOLS, type ToolConfig, toolsetConfig } from '~/lib/toolset';
 
-const TOOL_NAMES = [...TOOLSET_TOOLS, ...PADDOCK_TOOLS] as const;
+// The tools the model can be given here (web_search and web_fetch are not built: never offered).
+const TOOL_NAMES = [...TOOLSET_TOOLS, ...PADDOCK_TOOLS].filter((n): n is Exclude<(typeof TOOLSET_TOOLS)[number], keyof typeof NOT_BUILT> | (typeof PADDOCK_TOOLS)[number] => !(n in NOT_BUILT));
 type ToolName = (typeof TOOL_NAMES)[number];
 type Policy = 'always_allow' | 'always_ask';
 interface ToolRow {

@@ -5,11 +5,11 @@ import { AgentForm } from '~/app/_components/agents/agent-form';
 import { timeAgo } from '~/app/_components/time';
 import { DEFAULT_AGENT_ID, type Agent } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
-import { PADDOCK_TOOLS, TOOLSET_TOOLS, toolsetConfig } from '~/lib/toolset';
+import { NOT_BUILT, PADDOCK_TOOLS, TOOLSET_TOOLS, toolsetConfig } from '~/lib/toolset';
 
 /** A one-line account of what an agent may do: enabled tools, the ones that ask, custom tools. */
 function toolSummary(a: Agent): string {
-  const names = [...TOOLSET_TOOLS, ...PADDOCK_TOOLS];
+  const names = [...TOOLSET_TOOLS, ...PADDOCK_TOOLS].filter((n) => !(n in NOT_BUILT));
   // Each tool as the harness sees it: its own config, else the toolset's default.
   const enabled = names.map((n) => toolsetConfig(a.tools, n)).filter((c) => c?.enabled === true);
   const asking = enabled.filter((c) => c?.permission_policy.type !== 'always_allow').map((c) => c?.name);
