@@ -1,40 +1,11 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { TRPCError } from '@trpc/server';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCaller } from '~/server/api/root';
 import { OWNER } from '~/server/access/testing/callers';
-import { createDemoBrain } from '~/server/harness/demo-brain';
-import type { Runtime } from '~/server/runtime';
-import { openSqliteStore } from '~/server/session/sqlite-store';
-import { testRuntime } from '~/server/harness/testing/test-runtime';
+import { demoRuntimePerTest, rejection } from '~/server/api/testing/demo-runtime';
 
-let dir: string;
-let rt: Runtime;
+const runtime = demoRuntimePerTest('paddock-agents-api-');
 
-beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-agents-api-'));
-  const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
-  rt = testRuntime({ store, model: createDemoBrain({ chunkDelayMs: 0 }), dataDir: dir });
-});
-
-afterEach(async () => {
-  await rt.harness.close();
-  await rt.store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-const api = () => createCaller({ runtime: rt, caller: OWNER });
-
-async function rejection(p: Promise<unknown>): Promise<TRPCError> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(TRPCError);
-  return e as TRPCError;
-}
+const api = () => createCaller({ runtime: runtime(), caller: OWNER });
 
 const toolset = (policy: Record<string, 'always_allow' | 'always_ask'>) => ({
   type: 'agent_toolset_20260401' as const,
@@ -141,7 +112,7 @@ describe('tool confirmations over events.send', () => {
     const a = await api().agents.create({ name: 'Careful', model: 'm', tools: [toolset({ write: 'always_ask' })] });
     const s = await api().sessions.create({ agentId: a.id });
     await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'write notes.txt: hi' }] } });
-    await rt.harness.wake(s.id);
+    await runtime().harness.wake(s.id);
     const events = await api().events.list({ sessionId: s.id });
     const call = events.find((e) => e.type === 'agent.tool_use');
     expect(call).toMatchObject({ name: 'write', evaluated_permission: 'ask' });
@@ -159,7 +130,7 @@ describe('tool confirmations over events.send', () => {
     expect(again.code).toBe('CONFLICT');
     expect(again.message).toContain('already answered: allow');
     expect((await rejection(confirm('allow'))).code).toBe('CONFLICT');
-    await rt.harness.wake(sessionId);
+    await runtime().harness.wake(sessionId);
     const events = await api().events.list({ sessionId });
     expect(events.filter((e) => e.type === 'user.tool_confirmation')).toHaveLength(1);
     const result = events.find((e) => e.type === 'agent.tool_result');
@@ -183,7 +154,7 @@ describe('tool confirmations over events.send', () => {
   it('answers a denied call with the owner\'s message, never running it', async () => {
     const { sessionId, callId } = await waitingCall();
     await api().events.send({ sessionId, event: { type: 'user.tool_confirmation', tool_use_id: callId, result: 'deny', deny_message: 'not that file' } });
-    await rt.harness.wake(sessionId);
+    await runtime().harness.wake(sessionId);
     const result = (await api().events.list({ sessionId })).find((e) => e.type === 'agent.tool_result');
     expect(result).toMatchObject({ tool_use_id: callId, is_error: true, content: [{ type: 'text', text: expect.stringContaining('not that file') as unknown }] });
   });
@@ -207,7 +178,7 @@ describe('tool confirmations over events.send', () => {
   it('refuses a verdict on a call its policy let run with BAD_REQUEST', async () => {
     const s = await api().sessions.create({});
     await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'write a.txt: x' }] } });
-    await rt.harness.wake(s.id);
+    await runtime().harness.wake(s.id);
     const call = (await api().events.list({ sessionId: s.id, types: ['agent.tool_use'] }))[0]!;
     const e = await rejection(api().events.send({ sessionId: s.id, event: { type: 'user.tool_confirmation', tool_use_id: call.id, result: 'allow' } }));
     expect(e.code).toBe('BAD_REQUEST');

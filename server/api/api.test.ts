@@ -1,41 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { TRPCError } from '@trpc/server';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FollowItem } from '~/server/api/follow';
 import { createCaller } from '~/server/api/root';
 import { OWNER } from '~/server/access/testing/callers';
-import { createDemoBrain } from '~/server/harness/demo-brain';
-import type { Runtime } from '~/server/runtime';
-import { openSqliteStore } from '~/server/session/sqlite-store';
-import { testRuntime } from '~/server/harness/testing/test-runtime';
+import { demoRuntimePerTest, rejection } from '~/server/api/testing/demo-runtime';
 
-let dir: string;
-let rt: Runtime;
+const runtime = demoRuntimePerTest('paddock-api-');
 
-beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-api-'));
-  const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
-  rt = testRuntime({ store, model: createDemoBrain({ chunkDelayMs: 0 }), dataDir: dir });
-});
-
-afterEach(async () => {
-  await rt.harness.close();
-  await rt.store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-const api = () => createCaller({ runtime: rt, caller: OWNER });
-
-async function rejection(p: Promise<unknown>): Promise<TRPCError> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(TRPCError);
-  return e as TRPCError;
-}
+const api = () => createCaller({ runtime: runtime(), caller: OWNER });
 
 describe('tRPC API', () => {
   it('creates, gets and lists sessions', async () => {
@@ -51,7 +22,7 @@ describe('tRPC API', () => {
     const e = await rejection(api().events.send(bad as never));
     expect(e.code).toBe('BAD_REQUEST');
     expect(e.message).toContain('content');
-    expect(await rt.store.getEvents(s.id)).toHaveLength(0);
+    expect(await runtime().store.getEvents(s.id)).toHaveLength(0);
   });
 
   it('stores a send retried with the same idempotency key once, and names a malformed key', async () => {
@@ -63,7 +34,7 @@ describe('tRPC API', () => {
     const e = await rejection(send('x', 'bad key!'));
     expect(e.code).toBe('BAD_REQUEST');
     expect(e.message).toContain('idempotencyKey');
-    expect(await rt.store.getEvents(s.id, { types: ['user.message'] })).toHaveLength(2);
+    expect(await runtime().store.getEvents(s.id, { types: ['user.message'] })).toHaveLength(2);
   });
 
   it('deletes a session with its log, and then answers NOT_FOUND for it', async () => {
@@ -71,7 +42,7 @@ describe('tRPC API', () => {
     await api().events.send({ sessionId: s.id, event: { type: 'user.interrupt' } });
     expect(await api().sessions.delete({ id: s.id })).toEqual({ id: s.id, deleted: true });
     expect((await rejection(api().sessions.get({ id: s.id }))).code).toBe('NOT_FOUND');
-    expect(await rt.store.getEvents(s.id).catch(() => [])).toEqual([]);
+    expect(await runtime().store.getEvents(s.id).catch(() => [])).toEqual([]);
     expect((await rejection(api().sessions.delete({ id: s.id }))).code).toBe('NOT_FOUND');
   });
 
@@ -79,7 +50,7 @@ describe('tRPC API', () => {
     const s = await api().sessions.create({});
     const e = await rejection(api().events.send({ sessionId: s.id, event: { type: 'agent.message', content: [] } } as never));
     expect(e.code).toBe('BAD_REQUEST');
-    expect(await rt.store.getEvents(s.id)).toHaveLength(0);
+    expect(await runtime().store.getEvents(s.id)).toHaveLength(0);
   });
 
   it('answers NOT_FOUND for a well-formed unknown session and BAD_REQUEST for a malformed id', async () => {
@@ -95,7 +66,7 @@ describe('tRPC API', () => {
   it('sends a message, wakes the harness and lists the answer in slices', async () => {
     const s = await api().sessions.create({});
     await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'hello' }] } });
-    await rt.harness.wake(s.id);
+    await runtime().harness.wake(s.id);
     const all = await api().events.list({ sessionId: s.id });
     expect(all.at(-1)?.type).toBe('session.status_idle');
     expect(all.find((e) => e.type === 'span.model_request_start')).toMatchObject({ model: expect.stringContaining('not Claude') as unknown });
@@ -108,9 +79,9 @@ describe('tRPC API', () => {
 
   it('follow resumes after the last seen seq (lastEventId): no gap, no duplicate', async () => {
     const s = await api().sessions.create({});
-    for (let i = 0; i < 5; i++) await rt.store.emitEvent(s.id, { type: 'user.interrupt' });
+    for (let i = 0; i < 5; i++) await runtime().store.emitEvent(s.id, { type: 'user.interrupt' });
     const ac = new AbortController();
-    const stream = await createCaller({ runtime: rt, caller: OWNER }, { signal: ac.signal }).events.follow({ sessionId: s.id, lastEventId: '3' });
+    const stream = await createCaller({ runtime: runtime(), caller: OWNER }, { signal: ac.signal }).events.follow({ sessionId: s.id, lastEventId: '3' });
     const seqs: number[] = [];
     const reading = (async () => {
       for await (const item of stream) {
@@ -120,8 +91,8 @@ describe('tRPC API', () => {
         if (seqs.length === 4) break;
       }
     })();
-    await rt.store.emitEvent(s.id, { type: 'user.interrupt' });
-    await rt.store.emitEvent(s.id, { type: 'user.interrupt' });
+    await runtime().store.emitEvent(s.id, { type: 'user.interrupt' });
+    await runtime().store.emitEvent(s.id, { type: 'user.interrupt' });
     await reading;
     ac.abort();
     expect(seqs).toEqual([4, 5, 6, 7]);
@@ -131,11 +102,11 @@ describe('tRPC API', () => {
     const a = await api().sessions.create({});
     const b = await api().sessions.create({});
     await api().events.send({ sessionId: a.id, event: { type: 'user.message', content: [{ type: 'text', text: 'write plan.md: step 1 done' }] } });
-    await rt.harness.wake(a.id);
+    await runtime().harness.wake(a.id);
     expect(await api().hands.transfer({ from: a.id, hand: 'memory-1', to: b.id })).toEqual({ hand: 'memory-1', kind: 'memory' });
 
     await api().events.send({ sessionId: b.id, event: { type: 'user.message', content: [{ type: 'text', text: 'read plan.md' }] } });
-    await rt.harness.wake(b.id);
+    await runtime().harness.wake(b.id);
     const results = await api().events.list({ sessionId: b.id, types: ['agent.tool_result'] });
     expect(results).toMatchObject([{ hand: 'memory-1', content: [{ text: 'step 1 done' }] }]);
     expect(await api().events.list({ sessionId: a.id, types: ['hand.released'] })).toMatchObject([{ transferred_to: { session_id: b.id } }]);
@@ -148,7 +119,7 @@ describe('tRPC API', () => {
   it('lets the IDE list, read and edit files on a server hand, recording the edit for the brain', async () => {
     const s = await api().sessions.create({});
     await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'write src/a.js: let x = 1;' }] } });
-    await rt.harness.wake(s.id);
+    await runtime().harness.wake(s.id);
     expect(await api().hands.listFiles({ sessionId: s.id, hand: 'memory-1' })).toEqual({ files: ['src/a.js'] });
     const edit = await api().hands.writeFile({ sessionId: s.id, hand: 'memory-1', path: 'src/a.js', content: 'let x = 2;' });
     expect(edit).toMatchObject({ type: 'user.file_edit', hand: 'memory-1', path: 'src/a.js' });
