@@ -69,6 +69,21 @@ async function sessionWith(text: string, ...script: ScriptedResponse[]): Promise
 }
 
 const types = (events: StoredEvent[]) => events.map((e) => e.type);
+
+/** A session whose answered turn made one `write` call that has no result yet (a crash mid tool run). */
+async function sessionWithPendingCall(input: Record<string, unknown>, modelToolUseId: string) {
+  const s = await store.createSession({});
+  const [, , start] = await store.emitEvents(s.id, [
+    { type: 'user.message', content: [{ type: 'text', text: 'q' }] },
+    { type: 'session.status_running' },
+    { type: 'span.model_request_start' },
+  ]);
+  await store.emitEvents(s.id, [
+    { type: 'agent.tool_use', name: 'write', input, model_tool_use_id: modelToolUseId, hand: 'memory-1' },
+    { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+  ]);
+  return s;
+}
 const messages = () => fake.requests.filter((r) => r.path === '/v1/messages');
 
 /** Resolves with the first event of the given type (from the start of the log). */
@@ -329,16 +344,7 @@ describe('wake() after a crash', () => {
   });
 
   it('never re-asks an answered turn: runs only the pending tool call, then continues', async () => {
-    const s = await store.createSession({});
-    const [, , start] = await store.emitEvents(s.id, [
-      { type: 'user.message', content: [{ type: 'text', text: 'q' }] },
-      { type: 'session.status_running' },
-      { type: 'span.model_request_start' },
-    ]);
-    await store.emitEvents(s.id, [
-      { type: 'agent.tool_use', name: 'write', input: { file_path: 'a', content: 'x' }, model_tool_use_id: 'toolu_1', hand: 'memory-1' },
-      { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
-    ]);
+    const s = await sessionWithPendingCall({ file_path: 'a', content: 'x' }, 'toolu_1');
     fake.enqueue(textResponse('finished'));
     await makeHarness().wake(s.id);
     const events = await store.getEvents(s.id);
@@ -348,16 +354,7 @@ describe('wake() after a crash', () => {
   });
 
   it("runs a pending call stored with Paddock's old input names (a session resumed after the rename) on the hand", async () => {
-    const s = await store.createSession({});
-    const [, , start] = await store.emitEvents(s.id, [
-      { type: 'user.message', content: [{ type: 'text', text: 'q' }] },
-      { type: 'session.status_running' },
-      { type: 'span.model_request_start' },
-    ]);
-    await store.emitEvents(s.id, [
-      { type: 'agent.tool_use', name: 'write', input: { path: 'old.md', content: 'kept' }, model_tool_use_id: 'toolu_old', hand: 'memory-1' },
-      { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
-    ]);
+    const s = await sessionWithPendingCall({ path: 'old.md', content: 'kept' }, 'toolu_old');
     fake.enqueue(textResponse('finished'));
     await makeHarness().wake(s.id);
     const events = await store.getEvents(s.id);
