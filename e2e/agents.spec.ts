@@ -1,5 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from '~/e2e/auth';
+import { send, startSession } from '~/e2e/session-page';
 import { enqueue, recordedRequests, resetFake } from '~/e2e/fake';
 
 /** Screenshots for a person to look at (not compared): the pages at desktop and phone width. */
@@ -42,15 +43,7 @@ async function startSessionWith(page: Page, agentName: string): Promise<string> 
   await expect(picker.locator('option', { hasText: agentName })).toHaveCount(1);
   await picker.selectOption({ label: `${agentName} (v1)` });
   await expect(page.getByTestId('new-session-environment')).toHaveValue('env_default');
-  await page.getByTestId('new-session').click();
-  await page.waitForURL(/\/s\/sesn_/);
-  await expect(page.getByTestId('connection')).toHaveText('live');
-  return page.url().split('/s/')[1]!;
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.getByTestId('composer-input').fill(text);
-  await page.getByTestId('send').click();
+  return startSession(page);
 }
 
 test('an agent whose bash asks first: the call waits for Allow, then runs and the answer appears', async ({ page }) => {

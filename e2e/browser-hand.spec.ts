@@ -1,5 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from '~/e2e/auth';
+import { send } from '~/e2e/session-page';
 import { enqueue, resetFake } from '~/e2e/fake';
 
 test.describe.configure({ timeout: 90_000 });
@@ -19,11 +20,6 @@ async function newSessionWithBrowserHand(page: Page): Promise<string> {
   await expect(page.getByTestId('engine-kind')).toHaveText('offline engine', { timeout: 20_000 });
   await expect(page.locator('[data-testid=hand][data-hand="browser-1"]')).toHaveAttribute('data-status', 'ready');
   return page.url().split('/s/')[1]!;
-}
-
-async function send(page: Page, text: string) {
-  await page.getByTestId('composer-input').fill(text);
-  await page.getByTestId('send').click();
 }
 
 test('the agent writes and runs JavaScript in the tab, a runaway script is stopped, and a reload keeps the workspace', async ({ page }) => {

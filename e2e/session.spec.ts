@@ -1,5 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from '~/e2e/auth';
+import { send, startSession } from '~/e2e/session-page';
 import { enqueue, recordedRequests, resetFake } from '~/e2e/fake';
 
 test.beforeEach(async () => {
@@ -8,15 +9,7 @@ test.beforeEach(async () => {
 
 async function newSession(page: Page): Promise<string> {
   await page.goto('/');
-  await page.getByTestId('new-session').click();
-  await page.waitForURL(/\/s\/sesn_/);
-  await expect(page.getByTestId('connection')).toHaveText('live');
-  return page.url().split('/s/')[1]!;
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.getByTestId('composer-input').fill(text);
-  await page.getByTestId('send').click();
+  return startSession(page);
 }
 
 test('streams text into the page before the answer is stored', async ({ page }) => {
