@@ -42,8 +42,12 @@ const Env = z.object({
   PADDOCK_ALLOW_UNSANDBOXED: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
   /** Pre-started sandbox hands kept ready (0 turns the pool off). */
   PADDOCK_WARM_POOL: z.coerce.number().int().min(0).max(32).default(2),
-  /** The most the pool grows to while sessions arrive faster than it refills (each miss adds one). */
-  PADDOCK_WARM_POOL_MAX: z.coerce.number().int().min(0).max(64).default(8),
+  /**
+   * The most the pool grows to while sessions arrive faster than it refills (each miss adds one).
+   * Off by default (the pool's size): on 2 cores, extra starts took CPU from the turns themselves
+   * (`PADDOCK_BENCH_PARTS=api`: p50 send → idle 627 ms at 8 against 475 ms at 2). Raise it with cores.
+   */
+  PADDOCK_WARM_POOL_MAX: z.coerce.number().int().min(0).max(64).default(0),
   /**
    * A local hand with no call for this long is suspended: its process stops, its workspace stays,
    * and the next call resumes it on the same files (0 = never).
