@@ -122,6 +122,7 @@ export class AgentStore {
   }
 
   async archiveAgent(id: string): Promise<Agent> {
+    if (id === DEFAULT_AGENT_ID) throw new ConflictError('the default agent cannot be archived: sessions made without an agent run it');
     const now = new Date().toISOString();
     await this.db.updateTable('agents').set((eb) => ({ archived_at: eb.fn.coalesce('archived_at', eb.val(now)) })).where('id', '=', id).execute();
     return this.getAgent(id);
@@ -215,6 +216,7 @@ export class AgentStore {
   }
 
   async archiveEnvironment(id: string): Promise<Environment> {
+    if (id === DEFAULT_ENVIRONMENT_ID) throw new ConflictError('the default environment cannot be archived: sessions made without one use it');
     const now = new Date().toISOString();
     await this.db.updateTable('environments').set((eb) => ({ archived_at: eb.fn.coalesce('archived_at', eb.val(now)) })).where('id', '=', id).execute();
     return this.getEnvironment(id);

@@ -85,7 +85,10 @@ describe('the Managed Agents API through the official SDK', () => {
     expect((await client.beta.environments.archive(env.id)).archived_at).not.toBeNull();
     expect(await client.beta.environments.delete(env.id)).toMatchObject({ id: env.id, type: 'environment_deleted' });
     await expect(client.beta.environments.retrieve(env.id)).rejects.toBeInstanceOf(Anthropic.NotFoundError);
-    await expect(client.beta.environments.delete('env_default')).rejects.toBeInstanceOf(Anthropic.APIError);
+    await expect(client.beta.environments.delete('env_default')).rejects.toBeInstanceOf(Anthropic.ConflictError);
+    await expect(client.beta.environments.archive('env_default')).rejects.toBeInstanceOf(Anthropic.ConflictError);
+    await expect(client.beta.agents.archive('agent_default')).rejects.toBeInstanceOf(Anthropic.ConflictError);
+    expect((await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' })).status).toBe('idle');
   });
 
   it('runs a session: a call that asks is confirmed, a custom tool is answered by toolRunner, and the idle session has its usage', async () => {

@@ -1,7 +1,6 @@
 import 'server-only';
-import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { AgentCreateParams, AgentUpdateParams, DEFAULT_AGENT_ID } from '~/lib/agent';
+import { AgentCreateParams, AgentUpdateParams } from '~/lib/agent';
 import { AgentId, PageCursor } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
 
@@ -29,7 +28,6 @@ export const agentsRouter = createTRPCRouter({
 
   archive: protectedProcedure.input(z.object({ id: AgentId })).mutation(({ ctx, input }) => {
     // A session made without naming an agent runs the default one: it has to stay usable.
-    if (input.id === DEFAULT_AGENT_ID) throw new TRPCError({ code: 'CONFLICT', message: 'the default agent cannot be archived: sessions made without an agent run it' });
     return ctx.runtime.agents.archiveAgent(input.id);
   }),
 

@@ -1,7 +1,6 @@
 import 'server-only';
-import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { DEFAULT_ENVIRONMENT_ID, EnvironmentCreateParams, EnvironmentUpdateParams } from '~/lib/agent';
+import { EnvironmentCreateParams, EnvironmentUpdateParams } from '~/lib/agent';
 import { EnvironmentId, PageCursor } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
 
@@ -22,7 +21,6 @@ export const environmentsRouter = createTRPCRouter({
 
   archive: protectedProcedure.input(z.object({ id: EnvironmentId })).mutation(({ ctx, input }) => {
     // A session made without naming an environment gets the default one: it has to stay usable.
-    if (input.id === DEFAULT_ENVIRONMENT_ID) throw new TRPCError({ code: 'CONFLICT', message: 'the default environment cannot be archived: sessions made without one use it' });
     return ctx.runtime.agents.archiveEnvironment(input.id);
   }),
 
