@@ -73,4 +73,25 @@ describe('warm pool', () => {
     expect(await waiting).toBeNull();
     await pool.close();
   });
+
+  it('closes only once the hands still starting have started and been closed (none outlives it)', async () => {
+    const closed: string[] = [];
+    const p: Provisioner = {
+      provision: async (id) => {
+        await sleep(100);
+        const hand = new MemoryHand(id);
+        const close = hand.close.bind(hand);
+        hand.close = async () => {
+          await sleep(20);
+          closed.push(id);
+          return close();
+        };
+        return hand;
+      },
+    };
+    const pool = new WarmPool(p, SPEC, 2).start();
+    await sleep(10);
+    await pool.close();
+    expect(closed.sort()).toEqual(['pool-1', 'pool-2']);
+  });
 });

@@ -20,6 +20,8 @@ const SHRINK_AFTER_MS = 60_000;
 export class WarmPool {
   private readonly ready: Hand[] = [];
   private readonly waiters: Array<(hand: Hand | null) => void> = [];
+  /** Starts in flight: close() waits for them, so no hand outlives the pool (or its files, its folder). */
+  private readonly inFlight = new Set<Promise<void>>();
   private starting = 0;
   private closed = false;
   private seq = 0;
@@ -89,17 +91,17 @@ export class WarmPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const give of this.waiters.splice(0)) give(null);
-    await Promise.allSettled(this.ready.splice(0).map((h) => h.close()));
+    await Promise.allSettled([...this.ready.splice(0).map((h) => h.close()), ...this.inFlight]);
   }
 
   private refill(): void {
     while (!this.closed && this.ready.length + this.starting < this.target + this.waiters.length) {
       this.starting += 1;
       const id = `pool-${++this.seq}`;
-      this.provisioner.provision(id, this.spec, { signal: new AbortController().signal }).then(
-        (hand) => {
+      const start = this.provisioner.provision(id, this.spec, { signal: new AbortController().signal }).then(
+        async (hand) => {
           this.starting -= 1;
-          if (this.closed) return void hand.close();
+          if (this.closed) return void (await hand.close());
           const waiter = this.waiters.shift();
           if (waiter) {
             waiter(hand);
@@ -121,6 +123,8 @@ export class WarmPool {
           this.waiters.shift()?.(null);
         },
       );
+      this.inFlight.add(start);
+      void start.finally(() => this.inFlight.delete(start));
     }
   }
 }
