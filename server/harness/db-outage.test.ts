@@ -177,7 +177,9 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
       // ── 3: the database goes away while the model thinks (before its first byte) ───────────
       fake.enqueue(
         toolUseResponse('edit', { file_path: 'note.md', old_string: 'alpha', new_string: 'beta' }, { id: 'toolu_e1' }),
-        textResponse('Now it says beta.', { delayMs: 600 }),
+        // Long enough that the database is surely down when it arrives, even if this test sees the
+        // request start late (a loaded CI machine saw it after the answer was in, once).
+        textResponse('Now it says beta.', { delayMs: 1_500 }),
       );
       const retriesBefore3 = harness.storeRetries;
       acknowledged.push(await api().events.send({ sessionId: s.id, event: userText('change alpha to beta') }));
@@ -186,7 +188,7 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
       const down3 = performance.now();
       await cluster.stop('fast');
       // The answer arrives while the database is down; the turn is stored once it is back.
-      await sleep(1_200);
+      await sleep(1_800);
       await cluster.start();
       const up3 = performance.now();
       const answer3 = await f.waitFor((e) => e.type === 'agent.message' && agentTexts([e]).includes('Now it says beta.'));
