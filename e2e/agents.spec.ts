@@ -163,6 +163,9 @@ test('a custom tool made in the editor: its call waits for the client\'s result'
   await page.getByTestId('new-agent').click();
   const form = page.getByTestId('agent-form');
   await form.getByTestId('agent-name').fill('With lookup');
+  // The default model fills in once the agents list has loaded; saving before would be blocked by
+  // the browser (a required field), not by the form, and show no error of ours.
+  await expect(form.getByLabel('Model id')).not.toHaveValue('');
   await form.getByTestId('add-custom-tool').click();
   const tool = form.getByTestId('custom-tool');
   await tool.getByLabel('Name').fill('lookup');
