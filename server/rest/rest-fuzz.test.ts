@@ -111,6 +111,19 @@ function bodyFor(r: Rand, route: Route): unknown {
   return undefined;
 }
 
+/** A well-formed body for a route: mixed in, so the suite also proves what it should let through. */
+function cleanBodyFor(r: Rand, route: Route): unknown {
+  const p = route.path;
+  if (p === 'agents') return { name: `agent ${Math.floor(r() * 1e6)}`, model: 'claude-sonnet-5-5' };
+  if (p === 'agents/:id') return { version: 1, description: 'clean update' };
+  if (p === 'environments') return { name: `env ${Math.floor(r() * 1e6)}`, config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['example.com'] } } };
+  if (p === 'environments/:id') return { description: 'clean update' };
+  if (p === 'sessions') return { agent: pick(r, world.agents), environment_id: pick(r, world.envs) };
+  if (p === 'sessions/:id') return { title: 'clean title', metadata: { a: 'b' } };
+  if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
+  return undefined;
+}
+
 function mutate(r: Rand, body: unknown): unknown {
   if (r() < 0.35 || typeof body !== 'object' || body === null) return r() < 0.1 ? hostile(r) : body;
   const copy = structuredClone(body) as Record<string, unknown>;
@@ -184,18 +197,24 @@ describe('the /v1 API under attack', () => {
     const letThrough: string[] = [];
     const badShape: string[] = [];
     const seen = new Set<string>();
+    // What got through: hostile input must not be all that is sent, or every route could refuse
+    // everything and pass. A floor of accepted requests, on most routes, keeps the suite honest.
+    const accepted = new Map<string, number>();
     for (let i = 0; i < COUNT; i++) {
       const route = i < REST_ROUTES.length * 8 ? REST_ROUTES[i % REST_ROUTES.length]! : pick(r, REST_ROUTES);
       seen.add(`${route.method} ${route.path}`);
-      const { headers, refuse } = headersFor(r);
-      const method = r() < 0.05 ? pick(r, ['PUT', 'PATCH', 'GET', 'DELETE']) : route.method;
-      const raw = pick(r, [null, null, null, null, null, null, 'not json', '{"events":', '[]', '\u0000']);
-      const body = raw ?? JSON.stringify(mutate(r, bodyFor(r, route)) ?? {});
-      const query = pick(r, ['', '', '?limit=5', '?limit=0', '?limit=abc', '?page=garbage', '?order=sideways', '?types[]=user.message', '?types[]=nope', '?version=1', '?statuses[]=idle', '?include_archived=maybe', '?event_deltas[]=agent.message', '?created_at[gt]=yesterday']);
+      // One in four is well formed (a key, the route's method, a valid body), the rest hostile.
+      const clean = r() < 0.25;
+      const { headers, refuse } = clean ? { headers: { ...HOST, 'content-type': 'application/json', 'x-api-key': world.apiKey }, refuse: false } : headersFor(r);
+      const method = !clean && r() < 0.05 ? pick(r, ['PUT', 'PATCH', 'GET', 'DELETE']) : route.method;
+      const raw = clean ? null : pick(r, [null, null, null, null, null, null, 'not json', '{"events":', '[]', '\u0000']);
+      const body = raw ?? JSON.stringify((clean ? cleanBodyFor(r, route) : mutate(r, bodyFor(r, route))) ?? {});
+      const query = clean ? pick(r, ['', '?limit=5']) : pick(r, ['', '', '?limit=5', '?limit=0', '?limit=abc', '?page=garbage', '?order=sideways', '?types[]=user.message', '?types[]=nope', '?version=1', '?statuses[]=idle', '?include_archived=maybe', '?event_deltas[]=agent.message', '?created_at[gt]=yesterday']);
       const req = new Request(url(route, idFor(r, route)) + query, { method, headers, ...(method === 'POST' || method === 'PUT' || method === 'PATCH' ? { body } : {}) });
       const before = await snapshot();
       const res = await send(req);
       const what = `#${i} ${method} ${route.path}${query} ${JSON.stringify(headers).slice(0, 100)} ${body.slice(0, 160)}`;
+      if (res.status < 300) accepted.set(`${route.method} ${route.path}`, (accepted.get(`${route.method} ${route.path}`) ?? 0) + 1);
       if (res.status >= 500) fivexx.push(`${res.status} ${what} ${JSON.stringify(res.body)}`);
       if (refuse && res.status < 400) letThrough.push(`${res.status} ${what}`);
       if (res.status >= 400) {
@@ -209,6 +228,9 @@ describe('the /v1 API under attack', () => {
     expect(letThrough).toEqual([]);
     expect(badShape).toEqual([]);
     expect(seen.size).toBe(REST_ROUTES.length);
+    const acceptedCount = [...accepted.values()].reduce((a, b) => a + b, 0);
+    expect(acceptedCount, 'requests accepted').toBeGreaterThanOrEqual(COUNT / 10);
+    expect(accepted.size, `routes that accepted a request: ${[...accepted.keys()].join(', ')}`).toBeGreaterThanOrEqual(Math.ceil(REST_ROUTES.length * 0.6));
 
     rt.harness.wake = realWake;
     for (const id of [...woken, ...world.sessions]) await rt.harness.wake(id);
