@@ -1,5 +1,6 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
+import type { SessionAgent } from '~/lib/agent';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { type StoreUnavailableError, isDomainError, isStoreUnavailable } from '~/lib/errors';
 import { abortReason, backoffMs, sleep } from '~/lib/sleep';
@@ -55,6 +56,8 @@ interface Run {
   /** The last seq the loop has read, and the seq of the newest interrupt seen by the watcher. */
   seenSeq: number;
   interruptSeq: number;
+  /** The session's agent snapshot, read once per run: it is fixed when the session is made. */
+  agent?: Promise<SessionAgent | null>;
 }
 
 /**
@@ -350,6 +353,18 @@ export class Harness {
     }
   }
 
+  /** A session runs the agent version it was created with; null: the built-in default. A failed read is tried again by the next step. */
+  private sessionAgent(sessionId: string, run: Run): Promise<SessionAgent | null> {
+    if (!run.agent) {
+      const read = this.o.store.getSession(sessionId).then((s) => s?.agent ?? null);
+      read.catch(() => {
+        if (run.agent === read) run.agent = undefined;
+      });
+      run.agent = read;
+    }
+    return run.agent;
+  }
+
   private async runTools(sessionId: string, fence: Fence, calls: ToolUse[], signal: AbortSignal, run: Run): Promise<void> {
     const scope: HandScope = {
       sessionId,
@@ -357,7 +372,7 @@ export class Harness {
       epoch: fence.epoch,
       emit: (event, key) => this.o.store.emitEvent(sessionId, event, { fence, idempotencyKey: key }),
     };
-    const agent = (await this.o.store.getSession(sessionId))?.agent ?? null;
+    const agent = await this.sessionAgent(sessionId, run);
     const running = calls.map(async (call) => {
       let outcome: { text: string; hand?: string; isError: boolean };
       try {
@@ -401,7 +416,7 @@ export class Harness {
     const { store, model, live } = this.o;
     // A session runs the agent version it was created with; one without is on the built-in default.
     // Read before the span starts, so a failed read leaves no half-begun turn behind.
-    const agent = (await store.getSession(sessionId))?.agent ?? null;
+    const agent = await this.sessionAgent(sessionId, run);
     // The span names what is asked: the agent's model, or the demo brain's label (never mistaken for Claude).
     const asked = agent && !model.isDemo ? agent.model.id : null;
     const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: asked ?? model.label }, { fence });
