@@ -1,14 +1,14 @@
 import 'server-only';
 import { z } from 'zod';
-import { type StoredEvent, EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
+import { EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
 import { ID_PATTERN } from '~/lib/ids';
 import { checkEventSize } from '~/server/api/limits';
 import { ApiError } from '~/server/rest/api-error';
 import { CommonQuery, Limit, List, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
+import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
 import { streamEvents } from '~/server/rest/event-stream';
-import type { Runtime } from '~/server/runtime';
 
 const EventId = z.string().regex(ID_PATTERN.event, 'must be an event id (sevt_…)');
 const results = { content: z.array(ToolResultContent).max(100).optional(), is_error: z.boolean().nullish() };
@@ -24,53 +24,16 @@ const SendEvent = z.discriminatedUnion('type', [
 const SendBody = z.object({ events: z.array(SendEvent).min(1).max(50) }).strict();
 type SendEvent = z.output<typeof SendEvent>;
 
-/**
- * Answers must answer something: a confirmation a call that asks and has no verdict yet, a custom
- * result a custom call with no result yet. Checked against the log before anything is stored.
- */
-async function checkAnswers(rt: Pick<Runtime, 'store'>, sessionId: string, events: readonly SendEvent[]): Promise<void> {
-  const answers = events.filter((e) => e.type !== 'user.message' && e.type !== 'user.interrupt');
-  if (answers.length === 0) return;
-  const log = await rt.store.getEvents(sessionId, {
-    types: ['agent.tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'user.tool_result'],
-  });
-  const byId = new Map(log.map((e) => [e.id, e]));
-  const done = new Set<string>();
-  for (const e of log) {
-    if (e.type === 'user.tool_confirmation' || e.type === 'agent.tool_result' || e.type === 'user.tool_result') done.add(e.tool_use_id);
-    if (e.type === 'user.custom_tool_result') done.add(e.custom_tool_use_id);
-  }
-  answers.forEach((e, i) => {
-    const where = `events[${events.indexOf(e)}]`;
-    const target = e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.tool_use_id;
-    const call: StoredEvent | undefined = byId.get(target);
-    switch (e.type) {
-      case 'user.tool_confirmation':
-        if (call?.type !== 'agent.tool_use' || call.evaluated_permission !== 'ask') throw new ApiError('invalid_request_error', `${where}.tool_use_id: ${target} is not a tool call of this session that waits for confirmation`);
-        break;
-      case 'user.custom_tool_result':
-        if (call?.type !== 'agent.custom_tool_use') throw new ApiError('invalid_request_error', `${where}.custom_tool_use_id: ${target} is not a custom tool call of this session`);
-        break;
-      case 'user.tool_result':
-        throw new ApiError('invalid_request_error', `${where}: no tool call of this session waits for a user.tool_result (its tools run on Paddock's hands; self-hosted environments are not supported)`);
-      default:
-        return;
-    }
-    if (done.has(target) || answers.slice(0, i).some((a) => (a.type === 'user.custom_tool_result' ? a.custom_tool_use_id : 'tool_use_id' in a ? a.tool_use_id : null) === target)) {
-      throw new ApiError('conflict_error', `${where}: ${target} was already answered`);
-    }
-  });
-}
-
 async function send({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const { events } = parseInput(SendBody, body, 'body');
   events.forEach((e) => checkEventSize(rt.config, e));
   if (session.status === 'terminated') throw new ApiError('invalid_request_error', `session ${session.id} is terminated and takes no more events`);
   if (session.archived_at !== null) throw new ApiError('invalid_request_error', `session ${session.id} is archived and takes no more events`);
-  await checkAnswers(rt, session.id, events);
+  const key = await checkAnswers(rt.store, session.id, events, (i) => `events[${i}]`);
   // All stored at once or none.
-  const stored = await rt.store.emitEvents(session.id, events);
+  const stored = await rt.store.emitEvents(session.id, events, key ? { idempotencyKey: key } : {});
+  storedAnswerWon(events, stored);
   void rt.harness.wake(session.id);
   return { data: stored };
 }

@@ -165,6 +165,42 @@ describe('the Managed Agents API through the official SDK', () => {
     expect((result as { is_error?: boolean }).is_error).toBeFalsy();
   });
 
+  it('stores one of two racing confirmations (the other is a 409), and refuses a verdict on a call a new message gave up', async () => {
+    const agent = await client.beta.agents.create({ name: 'Racer', model: 'claude-sonnet-5-5', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }] }] });
+    const askOnce = async () => {
+      fake.enqueue(toolUseResponse('write', { file_path: 'a.txt', content: 'a' }));
+      const session = await client.beta.sessions.create({ agent: agent.id, environment_id: 'env_default' });
+      const waiting = streamUntil(session.id, (e) => e.type === 'session.status_idle');
+      await new Promise((r) => setTimeout(r, 50));
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write a' }] }] });
+      const ask = (await waiting).find((e) => e.type === 'agent.tool_use')!;
+      return { session, ask: ask.id as string };
+    };
+
+    const raced = await askOnce();
+    fake.enqueue(textResponse('done'));
+    const verdicts = await Promise.allSettled(
+      (['allow', 'deny', 'allow'] as const).map((result) => client.beta.sessions.events.send(raced.session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: raced.ask, result }] })),
+    );
+    const won = verdicts.filter((v) => v.status === 'fulfilled');
+    const lost = verdicts.filter((v) => v.status === 'rejected');
+    expect(won.length).toBeGreaterThanOrEqual(1);
+    for (const v of lost) expect((v).reason).toBeInstanceOf(Anthropic.ConflictError);
+    const confirmations = [];
+    for await (const e of client.beta.sessions.events.list(raced.session.id, { types: ['user.tool_confirmation'] })) confirmations.push(e);
+    expect(confirmations).toHaveLength(1);
+
+    const given = await askOnce();
+    fake.enqueue(textResponse('fine, not writing'));
+    const idle = streamUntil(given.session.id, (e) => e.type === 'session.status_idle');
+    await new Promise((r) => setTimeout(r, 50));
+    await client.beta.sessions.events.send(given.session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'never mind' }] }] });
+    await idle;
+    const late = client.beta.sessions.events.send(given.session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: given.ask, result: 'allow' }] });
+    await expect(late).rejects.toBeInstanceOf(Anthropic.ConflictError);
+    await expect(late).rejects.toThrow(/no longer waits/);
+  });
+
   it('streams previews of an agent.message under the id it is then stored with', async () => {
     fake.enqueue(textResponse('one two three four', { chunks: 4 }));
     const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });

@@ -9,7 +9,7 @@ import type { UserContent } from '~/lib/events';
 import { DEFAULT_TITLE, type SessionStore } from '~/server/session/store';
 import { followWithDeltas } from '~/server/api/follow';
 import { checkEventSize, checkFileWrite } from '~/server/api/limits';
-import { acceptToolConfirmation } from '~/server/api/tool-confirmation';
+import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
 
 const log = logger('events');
 
@@ -39,11 +39,11 @@ export const eventsRouter = createTRPCRouter({
     .mutation(async ({ ctx, input }) => {
       checkEventSize(ctx.runtime.config, input.event);
       if (input.event.type === 'user.file_edit') checkFileWrite(ctx.runtime.config, input.event.content);
-      const key = input.idempotencyKey ? `send:${input.idempotencyKey}` : undefined;
-      const stored =
-        input.event.type === 'user.tool_confirmation'
-          ? await acceptToolConfirmation(ctx.runtime, input.sessionId, input.event)
-          : await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
+      // An answer (a verdict on a call that asks) is keyed by its call: one verdict, whoever races.
+      const answerKey = await checkAnswers(ctx.runtime.store, input.sessionId, [input.event], () => 'event');
+      const key = answerKey ?? (input.idempotencyKey ? `send:${input.idempotencyKey}` : undefined);
+      const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
+      storedAnswerWon([input.event], [stored]);
       void ctx.runtime.harness.wake(input.sessionId);
       if (stored.type === 'user.message' && stored.seq === 1) {
         // Best effort: the message is stored, so the send must succeed even if naming fails (a
