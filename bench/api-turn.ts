@@ -39,8 +39,9 @@ interface Turn {
   idle: number;
 }
 
-async function oneTurn(client: Anthropic): Promise<Turn> {
-  const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
+/** One turn, in a new session, or in `sessionId` (whose hand is then already live). */
+async function oneTurn(client: Anthropic, sessionId?: string): Promise<Turn> {
+  const session = sessionId ? { id: sessionId } : await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
   const stream = await client.beta.sessions.events.stream(session.id);
   const t0 = performance.now();
   await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'say hi from a shell' }] }] });
@@ -86,6 +87,14 @@ export async function runApiTurnBench(): Promise<Row[]> {
     const sequential: Turn[] = [];
     for (let i = 0; i < BACK_TO_BACK; i++) sequential.push(await oneTurn(client));
     report(`${BACK_TO_BACK} new sessions back to back`, sequential);
+    // The same turn again in one session: its hand is live, so this is Paddock's own time plus
+    // the model's 2 × 20 ms and the command itself, with no hand start anywhere.
+    const warm = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
+    await oneTurn(client, warm.id);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const followUps: Turn[] = [];
+    for (let i = 0; i < BACK_TO_BACK; i++) followUps.push(await oneTurn(client, warm.id));
+    report(`${BACK_TO_BACK} follow-up turns in one session (hand live)`, followUps);
     await new Promise((r) => setTimeout(r, 3_000));
     report(`${CONCURRENT} sessions at once`, await Promise.all(Array.from({ length: CONCURRENT }, () => oneTurn(client))));
     table.add('fake model latency per request (2 requests per turn)', ms(MODEL_MS));

@@ -49,6 +49,11 @@ const Env = z.object({
    */
   PADDOCK_WARM_POOL_MAX: z.coerce.number().int().min(0).max(64).default(0),
   /**
+   * Local hands starting at once (a start is mostly CPU); the rest wait their turn, sessions before
+   * warm-pool refills. Default: the machine's cores.
+   */
+  PADDOCK_HAND_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(() => Math.max(1, os.availableParallelism())),
+  /**
    * A local hand with no call for this long is suspended: its process stops, its workspace stays,
    * and the next call resumes it on the same files (0 = never).
    */

@@ -14,6 +14,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { createRemoteProvisioner } from '~/server/hands/remote-provisioner';
 import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
 import { WarmPool } from '~/server/hands/warm-pool';
+import { limitStarts } from '~/server/hands/start-limit';
 import { Workspaces } from '~/server/hands/workspaces';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { createDemoBrain } from '~/server/harness/demo-brain';
@@ -103,7 +104,7 @@ export function modelFromConfig(config: Config): ModelClient {
 
 /** The hand provisioners this server offers, and the default kind a session gets. */
 export function createHands(config: Config, store: SessionStore, live: LiveBus, agents: AgentStore): HandRegistry {
-  const local = createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits });
+  const local = limitStarts(createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits }), config.PADDOCK_HAND_START_CONCURRENCY);
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
     memory: createMemoryProvisioner(),
     sandbox: local,

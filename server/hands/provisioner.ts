@@ -36,6 +36,8 @@ export interface ProvisionOptions {
   workspace?: string;
   /** Progress for the UI: `starting` (with a detail such as "launching sandbox"), then ready or failed. */
   onProgress?: (phase: ProvisionPhase, detail?: string) => void;
+  /** A warm-pool start nobody waits for: a session's own start goes first (see start-limit.ts). */
+  background?: boolean;
 }
 
 /** Makes hands of one kind. A failure throws an Error whose message says what is missing. */

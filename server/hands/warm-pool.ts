@@ -98,7 +98,7 @@ export class WarmPool {
     while (!this.closed && this.ready.length + this.starting < this.target + this.waiters.length) {
       this.starting += 1;
       const id = `pool-${++this.seq}`;
-      const start = this.provisioner.provision(id, this.spec, { signal: new AbortController().signal }).then(
+      const start = this.provisioner.provision(id, this.spec, { signal: new AbortController().signal, background: true }).then(
         async (hand) => {
           this.starting -= 1;
           if (this.closed) return void (await hand.close());
