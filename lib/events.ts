@@ -188,7 +188,7 @@ export const NewEvent = z.discriminatedUnion('type', [
    * The hand's process was stopped to free the machine (idle for a while, or the least recently
    * used past the cap on live hands). Its workspace stays; the next call resumes it, same name.
    */
-  z.object({ type: z.literal('hand.suspended'), hand: z.string().min(1), reason: z.enum(['idle', 'cap']) }),
+  z.object({ type: z.literal('hand.suspended'), hand: z.string().min(1), reason: z.enum(['idle', 'cap', 'shutdown']) }),
   /** A suspended hand runs again on the same workspace. */
   z.object({ type: z.literal('hand.resumed'), hand: z.string().min(1), resume_ms: z.number().nonnegative().optional() }),
 ]);

@@ -17,7 +17,7 @@ export interface HandRecord {
    * Set while a ready hand's process is stopped to free the machine (`hand.suspended`): its
    * workspace is kept and the next call resumes it. Still `ready` to callers: it is not lost.
    */
-  suspended?: 'idle' | 'cap';
+  suspended?: 'idle' | 'cap' | 'shutdown';
   /** Per-command limits it was provisioned with (a resumed hand keeps them). */
   resources?: { memory_mb?: number; cpu_seconds?: number };
 }

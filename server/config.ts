@@ -40,6 +40,11 @@ const Env = z.object({
   PADDOCK_DEFAULT_HAND: z.enum(['sandbox', 'memory', 'local']).default('sandbox'),
   /** Opt-in: when the machine cannot sandbox, run hands as plain local processes. Unsafe. */
   PADDOCK_ALLOW_UNSANDBOXED: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  /**
+   * On SIGINT/SIGTERM: turns are cut off and their leases released, idle hands suspended (files
+   * kept), live streams told the server is restarting; the process is gone within this long.
+   */
+  PADDOCK_STOP_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(5_000),
   /** Pre-started sandbox hands kept ready (0 turns the pool off). */
   PADDOCK_WARM_POOL: z.coerce.number().int().min(0).max(32).default(2),
   /**

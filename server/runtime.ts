@@ -28,6 +28,7 @@ import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
+import { installGracefulStop } from '~/server/shutdown';
 
 const log = logger('runtime');
 
@@ -49,6 +50,11 @@ export interface Runtime {
 const KEY = Symbol.for('paddock.runtime');
 type Holder = { [KEY]?: Promise<Runtime> };
 
+/** The runtime if this process started one (without starting it). */
+export function peekRuntime(): Promise<Runtime> | null {
+  return (globalThis as Holder)[KEY] ?? null;
+}
+
 export function getRuntime(): Promise<Runtime> {
   const g = globalThis as Holder;
   g[KEY] ??= startRuntime().catch((e: unknown) => {
@@ -65,6 +71,7 @@ export function getRuntime(): Promise<Runtime> {
  * the sweeper resumes this instance's share of the sessions without waiting for a request.
  */
 export async function startRuntimeAtBoot(): Promise<void> {
+  installGracefulStop(peekRuntime, loadConfig().PADDOCK_STOP_TIMEOUT_MS);
   try {
     await getRuntime();
     return;

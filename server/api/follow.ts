@@ -4,6 +4,7 @@ import type { LiveDelta, StoredEvent } from '~/lib/events';
 import { backoffMs, sleep } from '~/lib/sleep';
 import { logger } from '~/server/log';
 import type { Runtime } from '~/server/runtime';
+import { RESTARTING_MESSAGE, stoppingSignal } from '~/server/shutdown';
 
 const log = logger('follow');
 
@@ -15,7 +16,9 @@ const log = logger('follow');
 export type FollowItem =
   | { kind: 'event'; event: StoredEvent }
   | { kind: 'delta'; delta: LiveDelta }
-  | { kind: 'store'; available: boolean; message: string | null };
+  | { kind: 'store'; available: boolean; message: string | null }
+  /** The last item before the stream ends because this server is stopping: follow again (it retries until a server answers). */
+  | { kind: 'restarting'; message: string };
 
 /** Retry pace while the store is unreachable: soon after a blip, at most every few seconds. */
 const RETRY_BASE_MS = 100;
@@ -29,7 +32,8 @@ const RETRY_MAX_MS = 2_000;
 export async function* followWithDeltas(rt: Pick<Runtime, 'store' | 'live'>, sessionId: string, afterSeq: number, outer: AbortSignal): AsyncGenerator<FollowItem> {
   // Our own signal: the consumer may stop reading (return()) without aborting the outer one.
   const stop = new AbortController();
-  const signal = AbortSignal.any([outer, stop.signal]);
+  const stopping = stoppingSignal();
+  const signal = AbortSignal.any([outer, stop.signal, stopping]);
   const queue: FollowItem[] = [];
   let wakeUp: (() => void) | null = null;
   let failure: unknown = null;
@@ -84,6 +88,7 @@ export async function* followWithDeltas(rt: Pick<Runtime, 'store' | 'live'>, ses
       });
       wakeUp = null;
     }
+    if (stopping.aborted && !outer.aborted) yield { kind: 'restarting', message: RESTARTING_MESSAGE };
   } finally {
     signal.removeEventListener('abort', onAbort);
     stop.abort();

@@ -143,6 +143,28 @@ describe('hand lifecycle', () => {
     expect(again).toMatchObject({ hand: 'sandbox-1', text: expect.stringContaining('still-here') as unknown });
   }, 60_000);
 
+  it('on a server stop suspends idle hands with their files kept, and the restarted server resumes them under the same name', async () => {
+    const hands = makeRegistry();
+    const scope = await newScope();
+    const first = await bash(hands, scope, 'pwd; echo kept > f.txt');
+    const workspace = first.text.split('\n')[0]!.trim();
+    expect(handProcesses(workspace).length).toBeGreaterThan(0);
+    await hands.stopAll();
+    expect(await handEvents(scope.sessionId)).toEqual([
+      ['hand.provisioned', 'sandbox-1'],
+      ['hand.suspended', 'sandbox-1'],
+    ]);
+    expect((await store.getEvents(scope.sessionId)).at(-1)).toMatchObject({ type: 'hand.suspended', reason: 'shutdown' });
+    expect(await eventually(() => handProcesses(workspace).length === 0)).toBe(true);
+    expect(fs.readFileSync(path.join(workspace, 'f.txt'), 'utf8')).toBe('kept\n');
+
+    // The restarted server: a new registry over the same store and workspaces, a new lease epoch.
+    const restarted = makeRegistry();
+    const again = await bash(restarted, { ...scope, epoch: 2 }, 'cat f.txt');
+    expect(again).toMatchObject({ hand: 'sandbox-1', text: expect.stringContaining('kept') as unknown });
+    expect((await handEvents(scope.sessionId)).at(-1)).toEqual(['hand.resumed', 'sandbox-1']);
+  }, 60_000);
+
   it('removes the workspaces of a deleted session’s hands, running or suspended, and only then', async () => {
     const hands = makeRegistry({ idleMs: 600_000, maxLive: 10 });
     const scope = await newScope();

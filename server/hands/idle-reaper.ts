@@ -13,7 +13,8 @@ export interface LiveHand {
   inFlight: number;
 }
 
-export type SuspendReason = 'idle' | 'cap';
+/** Why a hand was suspended: idle, past the live-hands cap, or the server stopping (its files wait for the next start). */
+export type SuspendReason = 'idle' | 'cap' | 'shutdown';
 
 export interface ReaperLimits {
   /** A hand idle this long is suspended. */

@@ -309,6 +309,18 @@ export class HandRegistry {
     await this.o.pool?.close();
   }
 
+  /**
+   * The server is stopping: idle local hands are suspended (their files kept, `hand.suspended`), so
+   * the next start resumes them on the same files instead of finding them lost; then the pool, the
+   * reaper and every other hand stop.
+   */
+  async stopAll(): Promise<void> {
+    this.reaper?.stop();
+    const entries = [...this.settled.values()].flatMap((s) => [...s.entries.values()].map((e) => ({ sessionId: s.sessionId, e })));
+    await Promise.allSettled(entries.map(({ sessionId, e }) => suspendEntry(this.suspendDeps, sessionId, e, 'shutdown')));
+    await this.closeAll();
+  }
+
   /** The sessions whose hands this process holds in memory (for tests and the bench). */
   knownSessions(): string[] {
     return [...this.sessions.keys()];

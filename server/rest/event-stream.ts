@@ -76,6 +76,9 @@ export async function streamEvents({ rt, params, query, headers, signal }: RestR
             write(sseFrame(item.event.type, item.event, String(item.event.seq)));
           } else if (item.kind === 'delta') {
             for (const f of deltas.frames(item.delta)) write(f);
+          } else if (item.kind === 'restarting') {
+            // The SDK raises an error frame as an APIError: its caller reconnects with Last-Event-ID.
+            write(sseFrame('error', { type: 'error', error: { type: 'overloaded_error', message: item.message } }));
           }
         }
       } catch (e) {

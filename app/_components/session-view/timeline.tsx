@@ -3,6 +3,8 @@ import { useState } from 'react';
 import type { StoredEvent } from '~/lib/events';
 import { clock } from '~/app/_components/time';
 
+const SUSPEND_REASONS = { idle: 'idle', cap: 'too many live hands', shutdown: 'the server stopped' } as const;
+
 function detail(e: StoredEvent): string {
   switch (e.type) {
     case 'span.model_request_end': {
@@ -36,7 +38,7 @@ function detail(e: StoredEvent): string {
     case 'hand.lost':
       return `${e.hand}: ${e.reason}`;
     case 'hand.suspended':
-      return `${e.hand}: suspended (${e.reason === 'idle' ? 'idle' : 'too many live hands'}); its files stay`;
+      return `${e.hand}: suspended (${SUSPEND_REASONS[e.reason]}); its files stay`;
     case 'hand.resumed':
       return `${e.hand}: resumed${e.resume_ms !== undefined ? ` in ${e.resume_ms} ms` : ''}`;
     case 'hand.reattached':

@@ -16,6 +16,8 @@ export type Streaming = Record<string, { text: string; thinking: string; tools: 
 const FIRST_PAINT_TAIL = 300;
 /** After the follow fails for good because the store is down, when to follow again. */
 const REFOLLOW_MS = 2_000;
+/** After the server said it is restarting: follow again soon (the link then retries until a server answers). */
+const RESTART_REFOLLOW_MS = 250;
 
 /**
  * The mirror read for the session this page opened on starts as soon as this module loads, so it
@@ -120,7 +122,12 @@ export function useSessionLog(sessionId: string) {
             const value = 'data' in item && 'id' in item ? item.data : item;
             if (value.kind === 'event') onEvent(value.event);
             else if (value.kind === 'store') setStoreOutage(value.available ? null : (value.message ?? 'the session store is unreachable'));
-            else onDelta(value.delta);
+            else if (value.kind === 'restarting') {
+              // The stream ends here: follow again from the last event held, on whichever server answers.
+              setConnection('reconnecting');
+              window.clearTimeout(refollow);
+              refollow = window.setTimeout(follow, RESTART_REFOLLOW_MS);
+            } else onDelta(value.delta);
           },
           onError: (err) => {
             if (storeUnavailable(err)) {
