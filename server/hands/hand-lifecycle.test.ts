@@ -149,6 +149,12 @@ describe('hand lifecycle', () => {
     const first = await bash(hands, scope, 'pwd; echo kept > f.txt');
     const workspace = first.text.split('\n')[0]!.trim();
     expect(handProcesses(workspace).length).toBeGreaterThan(0);
+    // A terminal's Ctrl-C reaches the hand's launcher too: the hand stays for the server to suspend.
+    const launcher = descendants(process.pid).find((p) => cmdline(p).includes('sandbox-launcher') && cmdline(p).includes(workspace));
+    expect(launcher).toBeDefined();
+    process.kill(launcher!, 'SIGINT');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await bash(hands, scope, 'cat f.txt')).toMatchObject({ hand: 'sandbox-1', text: expect.stringContaining('kept') as unknown });
     await hands.stopAll();
     expect(await handEvents(scope.sessionId)).toEqual([
       ['hand.provisioned', 'sandbox-1'],

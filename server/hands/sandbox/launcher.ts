@@ -320,7 +320,13 @@ async function check(tools: Tools): Promise<number> {
 
 async function main(): Promise<never> {
   const args = process.argv.slice(2);
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => terminate(signal));
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) process.on(signal, () => terminate(signal));
+  // A terminal's Ctrl-C reaches every process of its foreground group, hands included. Stopping a
+  // hand is the server's call (on its own SIGINT it suspends idle hands, keeping their files), and
+  // a server that dies closes our stdin: so a hand ignores SIGINT, and only the check obeys it.
+  process.on('SIGINT', () => {
+    if (args[0] === '--check') terminate('SIGINT');
+  });
   try {
     if (args[0] === '--check') {
       const tools = await checkDependencies();
