@@ -48,6 +48,31 @@ export class OwnServer {
     }
   }
 
+  /**
+   * A graceful stop, as Ctrl-C or a service manager asks for one: `signal` to the server process
+   * alone. Resolves with how long it took to exit, or rejects if it has not within `withinMs`.
+   */
+  async stop(signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM', withinMs = 10_000): Promise<number> {
+    const child = this.child;
+    if (!child?.pid || exited(child)) throw new Error('the server is not running');
+    const t0 = Date.now();
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    const inTime = await Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), withinMs))]);
+    if (!inTime) {
+      await this.kill();
+      throw new Error(`the server did not exit within ${withinMs} ms of ${signal}`);
+    }
+    this.child = null;
+    // What it left behind in its group (hands it started) is gone with it.
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // nothing left
+    }
+    return Date.now() - t0;
+  }
+
   /** SIGKILL to the whole process group: no graceful shutdown, like a crash. */
   async kill(): Promise<void> {
     const child = this.child;
