@@ -77,6 +77,14 @@ describe('tRPC API', () => {
     expect((await api().sessions.get({ id: s.id })).title).toBe('hello'); // named after the first message
   });
 
+  it('names a session after its first message even when other events came first, and only after the first', async () => {
+    const s = await api().sessions.create({});
+    await runtime().store.emitEvent(s.id, { type: 'user.interrupt' });
+    await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'first words' }] } });
+    await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'second words' }] } });
+    expect((await api().sessions.get({ id: s.id })).title).toBe('first words');
+  });
+
   it('follow resumes after the last seen seq (lastEventId): no gap, no duplicate', async () => {
     const s = await api().sessions.create({});
     for (let i = 0; i < 5; i++) await runtime().store.emitEvent(s.id, { type: 'user.interrupt' });

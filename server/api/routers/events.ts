@@ -5,7 +5,7 @@ import { EventSliceInput, SendableEvent, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, domainToTRPC, protectedProcedure } from '~/server/api/trpc';
 import { isDomainError } from '~/lib/errors';
 import { errorFields, logger } from '~/server/log';
-import type { UserContent } from '~/lib/events';
+import type { StoredEvent } from '~/lib/events';
 import { DEFAULT_TITLE, type SessionStore } from '~/server/session/store';
 import { followWithDeltas } from '~/server/api/follow';
 import { checkEventSize, checkFileWrite } from '~/server/api/limits';
@@ -13,11 +13,16 @@ import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
 
 const log = logger('events');
 
-/** An untitled session is named after its first message, as people expect from chat apps. */
-async function autoTitle(store: SessionStore, id: string, content: UserContent[]): Promise<void> {
+/**
+ * An untitled session is named after its first message, as people expect from chat apps, whatever
+ * came before it in the log (a browser hand attached, a file edited).
+ */
+async function autoTitle(store: SessionStore, id: string, message: StoredEvent & { type: 'user.message' }): Promise<void> {
   const session = await store.getSession(id);
-  const text = content.map((c) => (c.type === 'text' ? c.text : '')).join(' ').replace(/\s+/g, ' ').trim();
+  const text = message.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ').replace(/\s+/g, ' ').trim();
   if (!session || session.title !== DEFAULT_TITLE || text === '') return;
+  const [first] = await store.getEvents(id, { types: ['user.message'], limit: 1 });
+  if (first?.id !== message.id) return;
   await store.updateSession(id, { title: text.length > 60 ? `${text.slice(0, 57)}…` : text });
 }
 
@@ -45,10 +50,10 @@ export const eventsRouter = createTRPCRouter({
       const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
       storedAnswerWon([input.event], [stored]);
       void ctx.runtime.harness.wake(input.sessionId);
-      if (stored.type === 'user.message' && stored.seq === 1) {
+      if (stored.type === 'user.message') {
         // Best effort: the message is stored, so the send must succeed even if naming fails (a
         // failed send would make the user send it again).
-        await autoTitle(ctx.runtime.store, input.sessionId, stored.content).catch((e: unknown) => log.warn('auto-title failed', { session: input.sessionId, ...errorFields(e) }));
+        await autoTitle(ctx.runtime.store, input.sessionId, stored).catch((e: unknown) => log.warn('auto-title failed', { session: input.sessionId, ...errorFields(e) }));
       }
       return stored;
     }),
