@@ -65,7 +65,10 @@ function respond(request: ModelRequest): TurnBlock[] {
       .join('\n\n');
     return [{ type: 'text', text }];
   }
-  const said = blocks.map((b) => (b.type === 'text' ? b.text : '')).join('\n').trim();
+  // What the user said last: a note the log adds before it (an edit in the IDE, a lost hand) is
+  // context, not the command.
+  const texts = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : []));
+  const said = (texts.findLast((t) => !t.startsWith('[')) ?? texts.at(-1) ?? '').trim();
   const toolId = `toolu_demo_${request.messages.length}`;
   const write = /^write\s+(\S+?)\s*:\s*([\s\S]*)$/i.exec(said);
   if (write) return [{ type: 'text', text: `Writing ${write[1]}.` }, { type: 'tool_use', id: toolId, name: 'write', input: { file_path: write[1], content: write[2] } }];

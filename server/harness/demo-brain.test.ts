@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { type NewEvent, type StoredEvent, parseStoredEvent } from '~/lib/events';
+import { BRAIN_TOOLS } from '~/lib/tools';
+import { buildContext } from '~/server/harness/context';
+import { createDemoBrain } from '~/server/harness/demo-brain';
+
+function log(...events: NewEvent[]): StoredEvent[] {
+  return events.map((e, i) => parseStoredEvent({ ...e, id: `sevt_${String(i + 1).padStart(26, '0')}`, session_id: 'sesn_test', seq: i + 1, processed_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString() }));
+}
+
+async function answer(events: StoredEvent[]) {
+  const request = buildContext(events, { model: 'paddock-demo-brain', maxTokens: 1024, system: 'demo', tools: [...BRAIN_TOOLS] });
+  return (await createDemoBrain({ chunkDelayMs: 0 }).stream(request, { signal: new AbortController().signal, onDelta: () => undefined })).content;
+}
+
+describe('the demo brain', () => {
+  it('reads a file the user just edited in the IDE, as it reads any other', async () => {
+    const content = await answer(
+      log(
+        { type: 'user.file_edit', hand: 'sandbox-1', path: 'notes.txt', content: 'edited in the IDE\n' },
+        { type: 'user.message', content: [{ type: 'text', text: 'read notes.txt' }] },
+      ),
+    );
+    expect(content).toContainEqual(expect.objectContaining({ type: 'tool_use', name: 'read', input: { file_path: 'notes.txt' } }));
+  });
+
+  it('answers its help to anything else', async () => {
+    const content = await answer(log({ type: 'user.message', content: [{ type: 'text', text: 'hello there' }] }));
+    expect(content).toEqual([{ type: 'text', text: expect.stringContaining('You said: hello there') as unknown }]);
+  });
+});
