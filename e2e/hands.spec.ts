@@ -15,6 +15,7 @@ test('the first command provisions a sandboxed hand, shown in the hands list and
   await page.getByTestId('new-session').click();
   await page.waitForURL(/\/s\/sesn_/);
   await expect(page.getByTestId('hands')).toContainText('None yet');
+  await expect(page.getByTestId('terminal-empty')).toBeVisible();
   await page.getByTestId('composer-input').fill('run something');
   await page.getByTestId('send').click();
 
@@ -24,6 +25,9 @@ test('the first command provisions a sandboxed hand, shown in the hands list and
   await expect(call.locator('pre.terminal')).toContainText('$ echo hello from the sandbox');
   await expect(call.getByTestId('tool-result')).toContainText('hello from the sandbox');
   await expect(call.getByTestId('tool-result')).toContainText('exit code: 0');
+  // The session's first command, made before any hand existed, is in the terminal under the hand that ran it.
+  await expect(page.getByTestId('terminal-text')).toContainText('sandbox-1 $ echo hello from the sandbox');
+  await expect(page.getByTestId('terminal-text')).toContainText('hello from the sandbox');
   await expect(page.getByTestId('tool-call').nth(1).getByTestId('tool-result')).toContainText('sandbox-1\tsandbox\tready');
 
   const hand = page.locator('[data-testid=hand][data-hand="sandbox-1"]');

@@ -8,27 +8,9 @@ import { HandsPanel } from '~/app/_components/session-view/hands-panel';
 import { useHandFiles } from '~/app/_components/session-view/use-hand-files';
 import type { HandProgress } from '~/app/_components/session-view/use-session-log';
 import type { StoredEvent } from '~/lib/events';
+import { terminalChunks } from '~/app/_components/session-view/terminal-chunks';
 import type { BrowserHandState } from '~/lib/browser/use-browser-hand';
 import { currentHand, handsInLog } from '~/lib/hand-log';
-
-/** Terminal text for one hand: each bash call on it, with its output once stored. */
-function terminalChunks(events: readonly StoredEvent[], hand: string | null): string[] {
-  if (!hand) return [];
-  const results = new Map<string, string>();
-  for (const e of events) {
-    if (e.type === 'agent.tool_result' || e.type === 'user.tool_result') {
-      results.set(e.tool_use_id, (e.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join(''));
-    }
-  }
-  const chunks: string[] = [];
-  for (const e of events) {
-    if (e.type !== 'agent.tool_use' || e.name !== 'bash' || e.hand !== hand) continue;
-    chunks.push(`\x1b[32m$\x1b[0m ${String(e.input.command)}\n`);
-    const out = results.get(e.id);
-    if (out !== undefined) chunks.push(out.endsWith('\n') ? out : `${out}\n`);
-  }
-  return chunks;
-}
 
 export function Workbench({
   sessionId,
@@ -46,6 +28,7 @@ export function Workbench({
   onToggleBrowser: () => void;
 }) {
   const records = useMemo(() => handsInLog(events), [events]);
+  const terminal = useMemo(() => terminalChunks(events), [events]);
   const current = currentHand(records)?.id ?? null;
   const [picked, setPicked] = useState<string | null>(null);
   const hand = picked ?? current;
@@ -123,7 +106,7 @@ export function Workbench({
           )}
         </div>
         <div className="wb-terminal">
-          <TerminalView chunks={terminalChunks(events, hand)} />
+          {terminal.length > 0 ? <TerminalView chunks={terminal} /> : <p className="muted small wb-empty" data-testid="terminal-empty">No commands yet: every shell command of this session appears here, whichever hand runs it.</p>}
         </div>
       </div>
     </div>
