@@ -316,14 +316,22 @@ export function environmentHosts(config: EnvironmentConfig): string[] {
   return [...config.networking.allowed_hosts, ...(config.networking.allow_package_managers ? PACKAGE_MANAGER_HOSTS : [])];
 }
 
+/** What this server lets environments have (its settings, which the UI learns from the API). */
+export interface EnvironmentSupport {
+  /** `PADDOCK_ALLOW_UNRESTRICTED_NETWORK`. */
+  allowUnrestrictedNetwork: boolean;
+}
+
 /**
  * Why a session cannot run in this environment here, or null. Paddock's hands are sandboxes that
- * reach only listed hosts, and it installs no packages yet: asking for either is refused by name
- * rather than quietly run without.
+ * reach only listed hosts unless the server allows unrestricted networking, and it installs no
+ * packages yet: asking for either is refused by name rather than quietly run without.
  */
-export function unsupportedEnvironment(config: EnvironmentConfig): string | null {
+export function unsupportedEnvironment(config: EnvironmentConfig, support: EnvironmentSupport): string | null {
   if (config.type === 'self_hosted') return 'is self_hosted, which Paddock does not run yet (its hands are sandboxes on this server): use a cloud environment';
-  if (config.networking.type === 'unrestricted') return 'asks for unrestricted networking, which Paddock\'s sandboxed hands do not have: use limited networking with allowed_hosts';
+  if (config.networking.type === 'unrestricted' && !support.allowUnrestrictedNetwork) {
+    return 'asks for unrestricted networking, which this server does not allow (PADDOCK_ALLOW_UNRESTRICTED_NETWORK is off): use limited networking with allowed_hosts, or ask the operator to set PADDOCK_ALLOW_UNRESTRICTED_NETWORK=1';
+  }
   const asked = Object.entries(config.packages).filter(([k, v]) => k !== 'type' && Array.isArray(v) && v.length > 0).map(([k]) => k);
   if (asked.length > 0) return `lists packages (${asked.join(', ')}), which Paddock does not install into hands yet: install them from a command, with allow_package_managers`;
   return null;

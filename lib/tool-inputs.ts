@@ -57,6 +57,11 @@ export const GrepInput = z.object({
   path: z.string().min(1).max(4096).optional().describe('The folder or file to search, relative to the workspace (default: the whole workspace).'),
 });
 
+/** web_fetch's input (run by the harness, not a hand). */
+export const WebFetchInput = z.object({
+  url: z.string().min(1).max(8192).describe('The http or https URL to fetch, written exactly as it appeared (a user message, a tool result).'),
+});
+
 /** Old key → new key, per tool; a key is only moved when the new one is absent. */
 const ALIASES: Record<string, Record<string, string>> = {
   read: { path: 'file_path' },
@@ -119,10 +124,17 @@ export function parseToolInput<N extends ToolInputName>(tool: N, input: unknown)
  * only. Drops what zod adds that only makes the prompt longer: `$schema`, and the safe-integer
  * bounds of every integer.
  */
-export function toInputSchema(tool: ToolInputName): { type: 'object'; properties: Record<string, unknown>; required?: string[] } {
-  const json = z.toJSONSchema(TOOL_INPUTS[tool], { io: 'input' }) as Record<string, unknown>;
+export function toInputSchema(tool: ToolInputName): InputSchema {
+  return jsonSchemaOf(TOOL_INPUTS[tool]);
+}
+
+type InputSchema = { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+
+/** The same for any input schema (the harness's own tools: web_fetch). */
+export function jsonSchemaOf(schema: z.ZodType): InputSchema {
+  const json = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
   delete json.$schema;
-  return trimIntegerBounds(json) as { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+  return trimIntegerBounds(json) as InputSchema;
 }
 
 function trimIntegerBounds(v: unknown): unknown {

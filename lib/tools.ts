@@ -1,6 +1,6 @@
 import { type AgentTool, type CustomTool, routeTool } from '~/lib/toolset';
 import type { ToolSpec } from '~/lib/hand';
-import { toInputSchema } from '~/lib/tool-inputs';
+import { WebFetchInput, jsonSchemaOf, toInputSchema } from '~/lib/tool-inputs';
 
 /**
  * The tool set the brain sees. It is fixed (it does not change as hands come and go) so the
@@ -70,12 +70,27 @@ export const BRAIN_TOOLS: readonly ToolSpec[] = [
 ];
 
 /**
+ * web_fetch runs in the harness (any hand, or none): offered only to agents whose toolset enables
+ * it, after the hand tools, so adding it never moves the others.
+ */
+export const WEB_FETCH_TOOL: ToolSpec = {
+  name: 'web_fetch',
+  description:
+    'Fetch a web page or file by URL (http or https) and return its content as text: HTML as Markdown, text and JSON as they are; other content is described, not returned. ' +
+    "Only hosts the session's network policy allows are reached. Long content is truncated.",
+  input_schema: jsonSchemaOf(WebFetchInput),
+};
+
+/** Every toolset tool the model may be given, in the one order it always sees them in. */
+const TOOLSET_SPECS: readonly ToolSpec[] = [...BRAIN_TOOLS, WEB_FETCH_TOOL];
+
+/**
  * The tools an agent's model sees: its enabled toolset tools (Paddock's hand tools included)
  * in a fixed order, then its custom tools. The same agent version always gives the same list,
  * so the request prefix stays byte-stable for prompt caching.
  */
 export function toolSpecsFor(tools: readonly AgentTool[]): ToolSpec[] {
-  const builtIn = BRAIN_TOOLS.filter((t) => routeTool(tools, t.name).kind === 'toolset');
+  const builtIn = TOOLSET_SPECS.filter((t) => routeTool(tools, t.name).kind === 'toolset');
   const custom = tools
     .filter((t): t is CustomTool => t.type === 'custom')
     .map((t): ToolSpec => {

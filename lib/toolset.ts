@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type UrlSources, UrlSourcesParams, clientToolNames, normalizeUrlSources } from '~/lib/url-sources';
 
 /**
  * An agent's `tools[]` as the Managed Agents API defines them (`@anthropic-ai/sdk`
@@ -25,7 +26,12 @@ export type PaddockToolName = (typeof PADDOCK_TOOLS)[number];
 
 const ToolName = z.enum([...TOOLSET_TOOLS, ...PADDOCK_TOOLS]);
 
-const Domain = z.string().min(1).max(253);
+/** A plain hostname (`docs.example.com`): no scheme, port or path. */
+const Domain = z
+  .string()
+  .max(253)
+  .regex(/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/, 'must be a plain hostname such as docs.example.com (no scheme, port, path or wildcard)');
+const DomainList = z.array(Domain).min(1, 'an empty list is rejected: omit the field instead').max(64, 'at most 64 entries');
 
 const ToolConfigParams = z
   .object({
@@ -33,13 +39,15 @@ const ToolConfigParams = z
     type: ToolName.optional(),
     enabled: z.boolean().nullish(),
     permission_policy: PermissionPolicy.nullish(),
-    allowed_domains: z.array(Domain).max(1000).optional(),
-    blocked_domains: z.array(Domain).max(1000).optional(),
+    allowed_domains: DomainList.optional(),
+    blocked_domains: DomainList.optional(),
     max_content_tokens: z.number().int().positive().nullish(),
-    url_sources: z.unknown().optional(),
+    url_sources: UrlSourcesParams.nullish(),
   })
   .strict()
-  .refine((c) => c.type === undefined || c.type === c.name, { message: 'type must equal name', path: ['type'] });
+  .refine((c) => c.type === undefined || c.type === c.name, { message: 'type must equal name', path: ['type'] })
+  .refine((c) => !(c.allowed_domains && c.blocked_domains), { message: 'allowed_domains and blocked_domains cannot be combined: use one of them', path: ['blocked_domains'] })
+  .refine((c) => c.url_sources == null || c.name === 'web_fetch', { message: 'url_sources is a setting of web_fetch only', path: ['url_sources'] });
 
 const DefaultConfigParams = z.object({ enabled: z.boolean().nullish(), permission_policy: PermissionPolicy.nullish() }).strict();
 
@@ -81,7 +89,6 @@ export type AgentToolParams = z.input<typeof AgentToolParams>;
 /** Toolset tools Paddock does not offer the model yet: enabling one by name is refused, saying why. */
 export const NOT_BUILT = {
   web_search: 'web_search is not supported by Paddock: it has no search provider (the model is never offered it)',
-  web_fetch: 'web_fetch is not supported by Paddock yet (the model is never offered it): fetch from bash through the environment\'s allowed_hosts',
 } as const;
 
 /**
@@ -105,6 +112,12 @@ export const AgentToolsParams = z
           else if (seen.has(c.name)) ctx.addIssue({ code: 'custom', path: [i, 'configs', j, 'name'], message: `${c.name} is configured twice` });
           else if (c.enabled === true && c.name in NOT_BUILT) ctx.addIssue({ code: 'custom', path: [i, 'configs', j, 'enabled'], message: NOT_BUILT[c.name as keyof typeof NOT_BUILT] });
           seen.add(c.name);
+          // client_tool_results names custom tools: each must be one of this agent's.
+          clientToolNames(c.url_sources).forEach((name, k) => {
+            if (!tools.some((x) => x.type === 'custom' && x.name === name)) {
+              ctx.addIssue({ code: 'custom', path: [i, 'configs', j, 'url_sources', 'client_tool_results', 'tools', k, 'name'], message: `${name} is not a custom tool of this agent` });
+            }
+          });
         });
       } else if (t.type === 'custom') {
         if (builtIn.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `${t.name} is a toolset tool's name: pick another` });
@@ -123,7 +136,8 @@ export interface ToolConfig {
   allowed_domains?: string[];
   blocked_domains?: string[];
   max_content_tokens?: number | null;
-  url_sources?: null;
+  /** web_fetch only: which parts of the conversation may contribute URLs (null: every part, and any URL). */
+  url_sources?: UrlSources | null;
 }
 export interface DefaultConfig {
   enabled: boolean;
@@ -167,7 +181,7 @@ export function normalizeTools(params: readonly z.output<typeof AgentToolParams>
             permission_policy: c.permission_policy ?? def.permission_policy,
             ...(c.allowed_domains ? { allowed_domains: c.allowed_domains } : {}),
             ...(c.blocked_domains ? { blocked_domains: c.blocked_domains } : {}),
-            ...(c.name === 'web_fetch' ? { max_content_tokens: c.max_content_tokens ?? null, url_sources: null } : {}),
+            ...(c.name === 'web_fetch' ? { max_content_tokens: c.max_content_tokens ?? null, url_sources: normalizeUrlSources(c.url_sources) } : {}),
           })),
         };
       }

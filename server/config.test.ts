@@ -36,6 +36,13 @@ describe('config', () => {
     expect(() => loadConfig({ PADDOCK_HAND_IDLE_SECONDS: 'soon' })).toThrow(/PADDOCK_HAND_IDLE_SECONDS/);
   });
 
+  it('refuses unrestricted networking unless PADDOCK_ALLOW_UNRESTRICTED_NETWORK turns it on, and refuses a value that is not a switch', () => {
+    expect(loadConfig({}).PADDOCK_ALLOW_UNRESTRICTED_NETWORK).toBe(false);
+    expect(loadConfig({ PADDOCK_ALLOW_UNRESTRICTED_NETWORK: '1' }).PADDOCK_ALLOW_UNRESTRICTED_NETWORK).toBe(true);
+    expect(loadConfig({ PADDOCK_ALLOW_UNRESTRICTED_NETWORK: 'false' }).PADDOCK_ALLOW_UNRESTRICTED_NETWORK).toBe(false);
+    expect(() => loadConfig({ PADDOCK_ALLOW_UNRESTRICTED_NETWORK: 'yes' })).toThrow(/PADDOCK_ALLOW_UNRESTRICTED_NETWORK/);
+  });
+
   it('parses the hand allowlist and remote endpoints', () => {
     const c = loadConfig({ PADDOCK_HAND_ALLOWED_DOMAINS: 'registry.npmjs.org, github.com', PADDOCK_REMOTE_HANDS: '{"gpu":{"url":"http://10.0.0.5:8080/mcp","token":"t"}}' });
     expect(c.PADDOCK_HAND_ALLOWED_DOMAINS).toEqual(['registry.npmjs.org', 'github.com']);

@@ -68,6 +68,12 @@ const Env = z.object({
   /** Hosts every sandbox hand may reach, comma-separated (a session adds its own `allowed_domains`). */
   PADDOCK_HAND_ALLOWED_DOMAINS: CommaList,
   /**
+   * Opt-in: sessions may run in environments with `unrestricted` networking, whose hands (and
+   * web_fetch) then reach any public host; private, loopback and link-local addresses stay refused
+   * unless listed. Off: such environments are refused.
+   */
+  PADDOCK_ALLOW_UNRESTRICTED_NETWORK: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  /**
    * Bounds on every sandbox hand (0 = none): processes alive at once and memory of the whole hand,
    * the largest file it may write, CPU time per bash command. An agent may ask for less, never more.
    */

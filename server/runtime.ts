@@ -4,7 +4,6 @@ import { type Config, loadConfig } from '~/server/config';
 import { prepareDataDir } from '~/server/data-dir';
 import { Access } from '~/server/access/access';
 import { AgentStore } from '~/server/agents/agent-store';
-import { environmentHosts } from '~/lib/agent';
 import { SYSTEM_PROMPT } from '~/server/harness/context';
 import { KyselyAccessStore } from '~/server/access/access-store';
 import type { HandKind } from '~/lib/hand';
@@ -21,7 +20,7 @@ import { createDemoBrain } from '~/server/harness/demo-brain';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient } from '~/server/harness/model-client';
-import { isStoreUnavailable } from '~/lib/errors';
+import { isDomainError, isStoreUnavailable } from '~/lib/errors';
 import { backoffMs, sleep } from '~/lib/sleep';
 import { errorFields, logger } from '~/server/log';
 import { openPostgresStore } from '~/server/session/postgres-store';
@@ -129,7 +128,16 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus, 
     provisioners,
     defaultKind,
     allowedDomains: config.PADDOCK_HAND_ALLOWED_DOMAINS,
-    environmentHosts: async (id) => environmentHosts((await agents.getEnvironment(id)).config),
+    // A deleted environment leaves its sessions with the server's and their own hosts only.
+    environment: (id) =>
+      agents.getEnvironment(id).then(
+        (e) => e.config,
+        (e: unknown) => {
+          if (isDomainError(e) && e.code === 'not_found') return null;
+          throw e;
+        },
+      ),
+    allowUnrestrictedNetwork: config.PADDOCK_ALLOW_UNRESTRICTED_NETWORK,
     remoteEndpoints: config.PADDOCK_REMOTE_HANDS,
     pool,
     browserTimeouts: { callTimeoutMs: config.PADDOCK_BROWSER_CALL_TIMEOUT_MS },

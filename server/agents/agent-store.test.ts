@@ -70,7 +70,7 @@ describe.each(['sqlite', 'postgres'] as const)('agent store on %s', (kind) => {
     await expect(agents.getAgent('agent_nope')).rejects.toBeInstanceOf(NotFoundError);
   });
 
-  it('refuses tools that would give the model two tools of one name', async () => {
+  it('refuses tools that would give the model two tools of one name, and web_search (no provider), but takes web_fetch', async () => {
     const custom = (name: string) => ({ type: 'custom', name, description: 'd', input_schema: { type: 'object' } });
     const toolset = { type: 'agent_toolset_20260401' };
     await expect(agents.createAgent({ name: 'x', model: 'm', tools: [toolset, custom('bash')] })).rejects.toThrow(/tools\.1\.name: bash is a toolset tool's name/);
@@ -78,7 +78,9 @@ describe.each(['sqlite', 'postgres'] as const)('agent store on %s', (kind) => {
     await expect(agents.createAgent({ name: 'x', model: 'm', tools: [toolset, toolset] })).rejects.toThrow(/at most one agent_toolset/);
     await expect(agents.createAgent({ name: 'x', model: 'm', tools: [{ ...toolset, configs: [{ name: 'bash', enabled: false }, { name: 'bash' }] }] })).rejects.toThrow(/bash is configured twice/);
     await expect(agents.createAgent({ name: 'x', model: 'm', tools: [{ ...toolset, configs: [{ name: 'web_search', enabled: true }] }] })).rejects.toThrow(/web_search is not supported by Paddock: it has no search provider/);
-    await expect(agents.createAgent({ name: 'x', model: 'm', tools: [{ ...toolset, configs: [{ name: 'web_fetch', enabled: true }] }] })).rejects.toThrow(/web_fetch is not supported/);
+    // web_fetch is built (the harness runs it): enabling it is accepted, its config kept.
+    const fetching = await agents.createAgent({ name: 'x', model: 'm', tools: [{ ...toolset, configs: [{ name: 'web_fetch', enabled: true, allowed_domains: ['docs.example.com'] }] }] });
+    expect(fetching.tools[0]).toMatchObject({ configs: [{ name: 'web_fetch', enabled: true, allowed_domains: ['docs.example.com'], max_content_tokens: null, url_sources: null }] });
     const ok = await agents.createAgent({ name: 'x', model: 'm', tools: [toolset, custom('lookup')] });
     await expect(agents.updateAgent(ok.id, { tools: [toolset, custom('read')] })).rejects.toThrow(/read is a toolset tool's name/);
   });

@@ -5,11 +5,14 @@ import { InvalidInputError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import type { AgentStore } from '~/server/agents/agent-store';
+import type { Config } from '~/server/config';
 import type { Session, SessionStore } from '~/server/session/store';
 
 export interface NewSessionDeps {
   store: SessionStore;
   agents: AgentStore;
+  /** The server's settings an environment is checked against. */
+  config: Pick<Config, 'PADDOCK_ALLOW_UNRESTRICTED_NETWORK'>;
 }
 
 /** The agent a new session runs: the version asked for (else the latest), with any overrides applied. */
@@ -42,7 +45,7 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
   const envId = p.environment_id ?? DEFAULT_ENVIRONMENT_ID;
   const environment = await deps.agents.getEnvironment(envId);
   if (environment.archived_at !== null) throw new InvalidInputError(`environment_id: ${envId} is archived`);
-  const unsupported = unsupportedEnvironment(environment.config);
+  const unsupported = unsupportedEnvironment(environment.config, { allowUnrestrictedNetwork: deps.config.PADDOCK_ALLOW_UNRESTRICTED_NETWORK });
   if (unsupported) throw new InvalidInputError(`environment_id: ${envId} ${unsupported}`);
   const session = await deps.store.createSession({
     ...(p.title ? { title: p.title } : {}),

@@ -10,8 +10,13 @@ export type ProvisionSpec =
 /** A paddock-hand process on this machine: sandboxed, or (`local`, opt-in only) not. */
 export interface SandboxSpec {
   kind: 'sandbox' | 'local';
-  /** Hosts the hand may reach (exact names or `*.example.com`); empty = no network. */
+  /** Hosts the hand may reach (exact names or `*.example.com`); empty = no network (unless unrestricted). */
   allowedDomains?: string[];
+  /**
+   * `unrestricted`: any public host besides `allowedDomains` (private, loopback and link-local
+   * addresses only when listed there). Absent: only `allowedDomains`.
+   */
+  network?: 'unrestricted';
   resources?: HandResources;
 }
 

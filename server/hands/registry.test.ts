@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { normalizeEnvironmentConfig } from '~/lib/agent';
 import type { LiveDelta } from '~/lib/events';
 import type { Hand } from '~/lib/hand';
 import { createMemoryProvisioner, MemoryHand } from '~/server/hands/memory-hand';
@@ -75,13 +76,32 @@ describe('hand registry', () => {
   it("gives a sandbox hand its environment's hosts (limited networking) besides the server's and the session's own", async () => {
     const specs: unknown[] = [];
     const p: Provisioner = { provision: (id, spec) => (specs.push(spec), Promise.resolve(new MemoryHand(id))) };
-    const reg = new HandRegistry({ store, live, provisioners: { sandbox: p }, defaultKind: 'sandbox', allowedDomains: ['server.example'], environmentHosts: (id) => Promise.resolve(id === 'env_web' ? ['api.example.com', '*.cdn.example'] : []) });
+    const web = normalizeEnvironmentConfig({ type: 'cloud', networking: { type: 'limited', allowed_hosts: ['api.example.com', '*.cdn.example'] } });
+    const reg = new HandRegistry({ store, live, provisioners: { sandbox: p }, defaultKind: 'sandbox', allowedDomains: ['server.example'], environment: (id) => Promise.resolve(id === 'env_web' ? web : normalizeEnvironmentConfig(null)) });
     const s = await store.createSession({ environment_id: 'env_web', metadata: { allowed_domains: 'own.example' } });
     await reg.resolve({ sessionId: s.id, signal: new AbortController().signal, emit: (e, key) => store.emitEvent(s.id, e, { idempotencyKey: key }) }, undefined);
     expect(specs).toEqual([{ kind: 'sandbox', allowedDomains: ['server.example', 'own.example', 'api.example.com', '*.cdn.example'] }]);
     const other = await store.createSession({ environment_id: 'env_default' });
     await reg.resolve({ sessionId: other.id, signal: new AbortController().signal, emit: (e, key) => store.emitEvent(other.id, e, { idempotencyKey: key }) }, undefined);
     expect(specs[1]).toEqual({ kind: 'sandbox', allowedDomains: ['server.example'] });
+  });
+
+  it('gives a sandbox hand unrestricted networking only when its environment asks and the server allows it', async () => {
+    const specs: unknown[] = [];
+    const p: Provisioner = { provision: (id, spec) => (specs.push(spec), Promise.resolve(new MemoryHand(id))) };
+    const open = normalizeEnvironmentConfig({ type: 'cloud', networking: { type: 'unrestricted' } });
+    const start = async (allowUnrestrictedNetwork: boolean) => {
+      const reg = new HandRegistry({ store, live, provisioners: { sandbox: p }, defaultKind: 'sandbox', allowedDomains: ['server.example'], environment: () => Promise.resolve(open), allowUnrestrictedNetwork });
+      const s = await store.createSession({ environment_id: 'env_open' });
+      await reg.resolve({ sessionId: s.id, signal: new AbortController().signal, emit: (e, key) => store.emitEvent(s.id, e, { idempotencyKey: key }) }, undefined);
+      expect(await reg.networkPolicy(s.id)).toEqual({ type: allowUnrestrictedNetwork ? 'unrestricted' : 'limited', hosts: ['server.example'] });
+    };
+    await start(true);
+    await start(false);
+    expect(specs).toEqual([
+      { kind: 'sandbox', allowedDomains: ['server.example'], network: 'unrestricted' },
+      { kind: 'sandbox', allowedDomains: ['server.example'] },
+    ]);
   });
 
   it('routes a named hand, refuses an unknown one, and a second provision becomes current', async () => {

@@ -1,8 +1,10 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
+import type { EnvironmentConfig } from '~/lib/agent';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { type Hand, type HandKind, ToolError, lostHandText } from '~/lib/hand';
 import { type HandRecord, handsInLog } from '~/lib/hand-log';
+import { type NetworkPolicy, sessionNetworkPolicy } from '~/lib/network-policy';
 import { type HandResources, type ProvisionSpec, type Provisioner, isSuspendable } from '~/server/hands/provisioner';
 import { IdleReaper, type LiveHand, type ReaperLimits, type SuspendReason } from '~/server/hands/idle-reaper';
 import { type SuspendDeps, resumeEntry, suspendEntry } from '~/server/hands/suspend';
@@ -82,10 +84,12 @@ export interface HandRegistryOptions {
   provisioners: Partial<Record<HandKind, Provisioner>>;
   /** The kind a session gets when a call needs a hand and it has none. */
   defaultKind: HandKind;
-  /** Extra hosts sandbox hands may reach, on top of a session's own `allowed_domains`. */
+  /** Extra hosts sandbox hands (and web_fetch) may reach, on top of a session's own `allowed_domains`. */
   allowedDomains?: string[];
-  /** A session's environment's hosts (its `limited` networking): what its sandbox hands may reach. */
-  environmentHosts?: (environmentId: string) => Promise<string[]>;
+  /** A session's environment's config (null when it is gone): its networking is part of the session's network policy. */
+  environment?: (environmentId: string) => Promise<EnvironmentConfig | null>;
+  /** `PADDOCK_ALLOW_UNRESTRICTED_NETWORK`: an environment with unrestricted networking gets it. */
+  allowUnrestrictedNetwork?: boolean;
   /** Operator-configured remote endpoints the brain may attach by name (tokens stay here). */
   remoteEndpoints?: Record<string, { url: string; token?: string }>;
   pool?: WarmPool | null;
@@ -533,18 +537,32 @@ export class HandRegistry {
     await scope.emit({ type: 'hand.reattached', hand: r.id, reattach_ms: ms }, `hand:${r.id}:reattached:${randomUUID()}`);
   }
 
+  /**
+   * What a session may reach over the network (read fresh: its environment may have changed): the
+   * one answer its sandbox hands and the web_fetch tool both go by.
+   */
+  async networkPolicy(sessionId: string): Promise<NetworkPolicy> {
+    const session = await this.o.store.getSession(sessionId);
+    const environment = session?.environment_id && this.o.environment ? await this.o.environment(session.environment_id) : null;
+    return sessionNetworkPolicy({
+      serverHosts: this.o.allowedDomains ?? [],
+      sessionMetadata: session?.metadata,
+      environment,
+      allowUnrestricted: this.o.allowUnrestrictedNetwork ?? false,
+    });
+  }
+
   private async specFor(sessionId: string, request: ProvisionRequest): Promise<ProvisionSpec> {
     switch (request.kind) {
       case 'memory':
         return { kind: 'memory' };
       case 'sandbox':
       case 'local': {
-        const session = await this.o.store.getSession(sessionId);
-        const own = (session?.metadata.allowed_domains ?? '').split(',').map((d) => d.trim()).filter(Boolean);
-        const env = session?.environment_id && this.o.environmentHosts ? await this.o.environmentHosts(session.environment_id) : [];
+        const network = await this.networkPolicy(sessionId);
         return {
           kind: request.kind,
-          allowedDomains: [...new Set([...(this.o.allowedDomains ?? []), ...own, ...env])],
+          allowedDomains: network.hosts,
+          ...(network.type === 'unrestricted' ? { network: 'unrestricted' as const } : {}),
           ...(request.resources ? { resources: request.resources } : {}),
         };
       }

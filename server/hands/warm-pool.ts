@@ -58,7 +58,7 @@ export class WarmPool {
    */
   async take(spec: ProvisionSpec, signal?: AbortSignal): Promise<Hand | null> {
     // Pooled hands have the default policy and no resource limits: anything else starts fresh.
-    if (spec.kind !== this.spec.kind || spec.resources || !sameDomains(spec.allowedDomains, this.spec.allowedDomains)) return null;
+    if (spec.kind !== this.spec.kind || spec.resources || spec.network !== this.spec.network || !sameDomains(spec.allowedDomains, this.spec.allowedDomains)) return null;
     const now = Date.now();
     if (this.target > this.size && now - this.lastMiss > SHRINK_AFTER_MS) {
       this.target -= 1;

@@ -4,7 +4,7 @@ import type { SessionAgent } from '~/lib/agent';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { type StoreUnavailableError, isDomainError, isStoreUnavailable } from '~/lib/errors';
 import { abortReason, backoffMs, sleep } from '~/lib/sleep';
-import { BRAIN_TOOLS, isHandTool, toolSpecsFor } from '~/lib/tools';
+import { BRAIN_TOOLS, WEB_FETCH_TOOL, isHandTool, toolSpecsFor } from '~/lib/tools';
 import { type AgentTool, routeTool } from '~/lib/toolset';
 import { ToolError } from '~/lib/hand';
 import { unreachable } from '~/lib/unreachable';
@@ -321,7 +321,7 @@ export class Harness {
         }
         return;
       case 'run_tools':
-        await this.withStep(run, (signal) => this.runTools(sessionId, fence, action.calls, signal, run));
+        await this.withStep(run, (signal) => this.runTools(sessionId, fence, action.calls, events, signal, run));
         return;
       case 'call_model':
         await this.callModel(sessionId, fence, events, action.attempt, run);
@@ -365,7 +365,7 @@ export class Harness {
     return run.agent;
   }
 
-  private async runTools(sessionId: string, fence: Fence, calls: ToolUse[], signal: AbortSignal, run: Run): Promise<void> {
+  private async runTools(sessionId: string, fence: Fence, calls: ToolUse[], events: readonly StoredEvent[], signal: AbortSignal, run: Run): Promise<void> {
     const scope: HandScope = {
       sessionId,
       signal,
@@ -379,7 +379,7 @@ export class Harness {
         // Fail closed: a call the agent's tools do not allow never runs (decide() holds the ones
         // that ask until confirmed; this catches anything else, e.g. an agent changed under it).
         if (agent) refuseUnallowed(agent.tools, call);
-        outcome = { ...(await runToolCall(this.o.hands, scope, call, signal)), isError: false };
+        outcome = { ...(await runToolCall(this.o.hands, scope, call, signal, { tools: agent?.tools ?? null, events })), isError: false };
       } catch (e) {
         if (signal.aborted) throw abortReason(signal);
         // The store failed, not the call (a hand event could not be written): the step is
@@ -477,7 +477,8 @@ export class Harness {
         batch.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
         continue;
       }
-      const named = typeof b.input.hand === 'string' && b.input.hand.length > 0 ? b.input.hand : undefined;
+      // web_fetch runs here, on no hand: never addressed to one (a browser tab would claim it).
+      const named = typeof b.input.hand === 'string' && b.input.hand.length > 0 && b.name !== WEB_FETCH_TOOL.name ? b.input.hand : undefined;
       const hand = named ?? (isHandTool(b.name) ? (current ?? undefined) : undefined);
       const permission = route === null ? undefined : route.kind === 'toolset' ? route.permission : 'deny';
       batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, ...(hand ? { hand } : {}), ...(permission ? { evaluated_permission: permission } : {}) });

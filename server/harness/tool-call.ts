@@ -1,11 +1,13 @@
 import 'server-only';
 import { z } from 'zod';
-import { describeZodError } from '~/lib/events';
+import { type StoredEvent, describeZodError } from '~/lib/events';
 import { type HandKind, ToolError, lostHandText } from '~/lib/hand';
 import { isHandTool } from '~/lib/tools';
+import { type AgentTool, toolsetConfig } from '~/lib/toolset';
 import type { HandResources } from '~/server/hands/provisioner';
 import type { HandEntry, HandRegistry, HandScope } from '~/server/hands/registry';
 import type { ToolUse } from '~/server/harness/decide';
+import { webFetch } from '~/server/harness/web-fetch';
 
 /** A failed call, remembering which hand it ran on so the result can say so. */
 export class CallFailure extends Error {
@@ -44,8 +46,20 @@ function formatHands(entries: HandEntry[]): string {
     .join('\n');
 }
 
-/** One tool call: a hand-management tool, or a hand tool routed to its hand. A failure throws (the harness stores it as an error result). */
-export async function runToolCall(hands: HandRegistry, scope: HandScope, call: ToolUse, signal: AbortSignal): Promise<{ text: string; hand?: string }> {
+/** What a call runs under besides its hands: the session's agent tools and its log (web_fetch reads both). */
+export interface CallContext {
+  /** The session's agent's tools; null for a session without an agent (no web_fetch). */
+  tools: readonly AgentTool[] | null;
+  /** The session's log as the harness read it for this step. */
+  events: readonly StoredEvent[];
+}
+const NO_CONTEXT: CallContext = { tools: null, events: [] };
+
+/**
+ * One tool call: a hand-management tool, web_fetch (run here, on no hand), or a hand tool routed
+ * to its hand. A failure throws (the harness stores it as an error result).
+ */
+export async function runToolCall(hands: HandRegistry, scope: HandScope, call: ToolUse, signal: AbortSignal, ctx: CallContext = NO_CONTEXT): Promise<{ text: string; hand?: string }> {
   const { hand: requested, ...input } = call.input;
   // A call addressed to a browser hand at turn time stays there: its tabs already saw it. Any
   // other addressed hand keeps the call while it is ready (a re-attached remote hand collects
@@ -68,6 +82,12 @@ export async function runToolCall(hands: HandRegistry, scope: HandScope, call: T
     }
     case 'list_hands':
       return { text: formatHands(await hands.list(scope)) };
+    case 'web_fetch': {
+      const config = ctx.tools ? toolsetConfig(ctx.tools, 'web_fetch') : null;
+      if (!config?.enabled) throw new ToolError('web_fetch is not a tool of this session (its agent does not enable it)');
+      const network = await hands.networkPolicy(scope.sessionId);
+      return { text: await webFetch(input, { config, network, events: ctx.events, callSeq: call.seq, signal }) };
+    }
     default:
       break;
   }

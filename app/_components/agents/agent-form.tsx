@@ -5,7 +5,7 @@ import type { Agent } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
 import { type AgentToolParams, CUSTOM_TOOL_NAME, NOT_BUILT, PADDOCK_TOOLS, TOOLSET_TOOLS, type ToolConfig, toolsetConfig } from '~/lib/toolset';
 
-// The tools the model can be given here (web_search and web_fetch are not built: never offered).
+// The tools the model can be given here (web_search is not built: never offered).
 const TOOL_NAMES = [...TOOLSET_TOOLS, ...PADDOCK_TOOLS].filter((n): n is Exclude<(typeof TOOLSET_TOOLS)[number], keyof typeof NOT_BUILT> | (typeof PADDOCK_TOOLS)[number] => !(n in NOT_BUILT));
 type ToolName = (typeof TOOL_NAMES)[number];
 type Policy = 'always_allow' | 'always_ask';
@@ -15,6 +15,18 @@ interface ToolRow {
   /** The stored config, kept so fields this form does not edit (domains, limits) survive a save. */
   stored: ToolConfig | null;
 }
+/** What a row's name alone does not say. */
+const TOOL_HINTS: Partial<Record<ToolName, string>> = {
+  web_fetch: "Fetches a URL from the server (any hand, or none), only from hosts the session's environment allows",
+};
+
+/** Domain limits set through the API (kept on save; not edited here). */
+function domainsNote(c: ToolConfig | null): string | null {
+  if (c?.allowed_domains) return `only ${c.allowed_domains.join(', ')}`;
+  if (c?.blocked_domains) return `not ${c.blocked_domains.join(', ')}`;
+  return null;
+}
+
 interface CustomRow {
   key: string;
   name: string;
@@ -132,9 +144,10 @@ export function AgentForm({ agent, defaultModel, onDone, onCancel }: { agent: Ag
         <div className="tool-grid">
           {TOOL_NAMES.map((n) => (
             <div key={n} className="tool-row" data-testid={`tool-${n}`}>
-              <label className="check">
+              <label className="check" title={TOOL_HINTS[n]}>
                 <input type="checkbox" checked={tools[n].enabled} onChange={(e) => setTool(n, { enabled: e.target.checked })} />
                 <span className="mono">{n}</span>
+                {domainsNote(tools[n].stored) && <span className="muted small">{domainsNote(tools[n].stored)}</span>}
               </label>
               <select aria-label={`${n} permission`} data-testid={`policy-${n}`} value={tools[n].policy} disabled={!tools[n].enabled} onChange={(e) => setTool(n, { policy: e.target.value as Policy })}>
                 <option value="always_allow">always allow</option>

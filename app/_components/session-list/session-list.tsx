@@ -18,6 +18,8 @@ export function SessionList() {
   // What a new session runs: the built-in defaults are preselected (and work even if these lists fail).
   const agents = useQuery(trpc.agents.list.queryOptions({ limit: 100 }));
   const environments = useQuery(trpc.environments.list.queryOptions({ limit: 100 }));
+  // Until the server says otherwise, what it allows by default.
+  const support = useQuery(trpc.environments.support.queryOptions()).data ?? { allowUnrestrictedNetwork: false };
   const [agentId, setAgentId] = useState(DEFAULT_AGENT_ID);
   const [environmentId, setEnvironmentId] = useState(DEFAULT_ENVIRONMENT_ID);
   const mirrored = useLiveQuery(() => mirror().sessions.orderBy('updated_at').reverse().limit(100).toArray(), []);
@@ -73,7 +75,7 @@ export function SessionList() {
             <select data-testid="new-session-environment" value={environmentId} onChange={(e) => setEnvironmentId(e.target.value)}>
               {(environments.data?.data ?? []).some((e) => e.id === DEFAULT_ENVIRONMENT_ID) ? null : <option value={DEFAULT_ENVIRONMENT_ID}>Default environment</option>}
               {(environments.data?.data ?? [])
-                .map((e) => ({ e, why: unsupportedEnvironment(e.config) }))
+                .map((e) => ({ e, why: unsupportedEnvironment(e.config, support) }))
                 .map(({ e, why }) => (
                   // Offered but not choosable: the server would refuse a session there, saying why.
                   <option key={e.id} value={e.id} disabled={why !== null} title={why ? `This environment ${why}` : undefined}>

@@ -1,6 +1,6 @@
 import 'server-only';
 import { z } from 'zod';
-import { EnvironmentCreateParams, EnvironmentUpdateParams } from '~/lib/agent';
+import { EnvironmentCreateParams, type EnvironmentSupport, EnvironmentUpdateParams } from '~/lib/agent';
 import { EnvironmentId, PageCursor } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
 
@@ -9,6 +9,9 @@ export const environmentsRouter = createTRPCRouter({
   list: protectedProcedure
     .input(z.object({ limit: z.number().int().min(1).max(100).default(50), page: PageCursor, includeArchived: z.boolean().default(false) }).default({ limit: 50, includeArchived: false }))
     .query(({ ctx, input }) => ctx.runtime.agents.listEnvironments({ limit: input.limit, page: input.page ?? null, includeArchived: input.includeArchived })),
+
+  /** What this server lets an environment have (the new-session picker greys out the rest). */
+  support: protectedProcedure.query(({ ctx }): EnvironmentSupport => ({ allowUnrestrictedNetwork: ctx.runtime.config.PADDOCK_ALLOW_UNRESTRICTED_NETWORK })),
 
   get: protectedProcedure.input(z.object({ id: EnvironmentId })).query(({ ctx, input }) => ctx.runtime.agents.getEnvironment(input.id)),
 

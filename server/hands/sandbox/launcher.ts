@@ -16,8 +16,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { SandboxManager } from '@anthropic-ai/sandbox-runtime';
 import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/sandbox/cgroup';
+import { type RuntimeTools, askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
 import {
   CHILD_ENV_ENV,
   NO_LIMITS,
@@ -69,11 +70,7 @@ async function findOnPath(bin: string): Promise<string | undefined> {
   return undefined;
 }
 
-interface Tools {
-  bwrap: string;
-  socat: string;
-  rg: string;
-}
+type Tools = RuntimeTools;
 
 /**
  * Finds what the runtime needs and asks the runtime itself (platform, uid-0 capability probe).
@@ -106,23 +103,6 @@ function runtimeVendorDir(): string {
   if (existsSync(bundled)) return bundled;
   const entry = fileURLToPath(import.meta.resolve('@anthropic-ai/sandbox-runtime'));
   return path.join(path.dirname(path.dirname(entry)), 'vendor', 'seccomp');
-}
-
-function runtimeConfig(policy: SandboxPolicy, tools: Tools): SandboxRuntimeConfig {
-  return {
-    network: { allowedDomains: policy.allowedDomains, deniedDomains: [] },
-    filesystem: {
-      denyRead: policy.denyRead,
-      allowRead: [...policy.allowRead, runtimeVendorDir()],
-      allowWrite: policy.allowWrite,
-      // The runtime always adds /tmp/claude to the writable paths; shared by every hand, it would be
-      // a channel between them, so it is denied (deny wins over allow).
-      denyWrite: ['/tmp/claude'],
-    },
-    bwrapPath: tools.bwrap,
-    socatPath: tools.socat,
-    ripgrep: { command: tools.rg },
-  };
 }
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -218,7 +198,7 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools): Promise<void> 
   // time (not the child's cwd): we must stand in the workspace.
   process.chdir(policy.workspace);
   try {
-    await SandboxManager.initialize(runtimeConfig(policy, tools));
+    await SandboxManager.initialize(runtimeConfig(policy, tools, runtimeVendorDir()), askCallbackFor(policy));
   } catch (err) {
     const message = (err as Error).message;
     if (/dependencies not available/i.test(message)) throw unavailable(message);
@@ -300,6 +280,7 @@ async function check(tools: Tools): Promise<number> {
       denyRead: [],
       allowRead: [],
       allowedDomains: [],
+      network: 'limited',
       limits: NO_LIMITS,
     };
     await startSandbox(policy, tools);

@@ -7,7 +7,8 @@ import { z } from 'zod';
 /**
  * What one sandboxed hand may do: write only in its workspace and private tmp; read the system
  * (programs, libraries, /etc) but none of `denyRead` except what `allowRead` opens again (its own
- * workspace, tmp and the hand's code); reach only `allowedDomains` (empty = no network at all);
+ * workspace, tmp and the hand's code); reach only `allowedDomains` (empty = no network at all), or
+ * with `network: 'unrestricted'` any public host;
  * stay within `limits`. One launcher process enforces one policy, because sandbox-runtime's
  * network filter is global per process.
  */
@@ -24,6 +25,11 @@ export interface SandboxPolicy {
   allowRead: string[];
   /** Hosts reachable through the runtime's proxy: exact names, `*.example.com`, or IP literals. */
   allowedDomains: string[];
+  /**
+   * `limited`: `allowedDomains` only. `unrestricted`: any host besides, but never a private,
+   * loopback or link-local address that `allowedDomains` does not name (see runtime-config.ts).
+   */
+  network: 'limited' | 'unrestricted';
   /** Bounds on the whole hand (every process in it together); 0 = none. */
   limits: SandboxLimits;
 }
@@ -53,6 +59,7 @@ const PolicySchema = z.strictObject({
   denyRead: z.array(AbsolutePath),
   allowRead: z.array(AbsolutePath),
   allowedDomains: z.array(z.string().min(1)),
+  network: z.enum(['limited', 'unrestricted']),
   limits: z.strictObject({
     maxProcs: z.number().int().min(0),
     memoryMb: z.number().int().min(0),
@@ -132,8 +139,10 @@ export interface SandboxPolicyOptions {
   masterKeyFile?: string;
   /** Any other paths to hide. */
   extraDenyRead?: string[];
-  /** Empty or absent = no network. */
+  /** Empty or absent = no network (unless unrestricted). */
   allowedDomains?: string[];
+  /** Default `limited`. */
+  network?: 'limited' | 'unrestricted';
   /** The server's home directory; defaults to os.homedir(). */
   home?: string;
   /** The server's working directory (the project: source, `.env*`, data): hidden; defaults to process.cwd(). */
@@ -176,6 +185,7 @@ export function sandboxPolicy(opts: SandboxPolicyOptions): SandboxPolicy {
     // Allow beats deny in the runtime: only these come back inside the hidden folders.
     allowRead: [workspace, tmpDir, runtimeTmpDir({ tmpDir }), ...(opts.handCode ?? []).map((p) => path.resolve(/*turbopackIgnore: true*/ p))],
     allowedDomains: [...new Set(opts.allowedDomains ?? [])],
+    network: opts.network ?? 'limited',
     limits: opts.limits ?? NO_LIMITS,
   };
 }

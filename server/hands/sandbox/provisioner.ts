@@ -100,6 +100,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           handCode: [handBundleDir()],
           limits: { maxProcs: limits.maxProcs, memoryMb: limits.memoryMb, fileSizeMb: limits.fileSizeMb },
           allowedDomains: spec.allowedDomains ?? [],
+          ...(spec.network ? { network: spec.network } : {}),
           ...(o.masterKeyFile ? { masterKeyFile: o.masterKeyFile } : {}),
         });
         const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher });

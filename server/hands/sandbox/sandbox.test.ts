@@ -24,13 +24,14 @@ let keyFile: string;
 let server: http.Server;
 let port: number;
 
-function policyFor(allowedDomains: string[] = []): SandboxPolicy {
+function policyFor(allowedDomains: string[] = [], network: 'limited' | 'unrestricted' = 'limited'): SandboxPolicy {
   return sandboxPolicy({
     workspace,
     tmpDir: path.join(root, 'hand-tmp'),
     dataDir,
     masterKeyFile: keyFile,
     allowedDomains,
+    network,
   });
 }
 
@@ -214,6 +215,46 @@ describe('a sandboxed hand', () => {
     expect(run.stdout).toContain('BY_NAME:Connection blocked by network allowlist');
     // No network namespace of its own: only the proxy leads out.
     expect(run.stdout).not.toContain('DIRECT_CONNECTED');
+  });
+
+  it('lets any host past the allowlist when unrestricted, but reaches a private address only when it is listed', async () => {
+    // No public host is reachable from a test, only this machine. What is shown: a listed address
+    // is reached; an unlisted name gets past the allowlist (no 403: the proxy tries it, and finds
+    // no such host); loopback by an unlisted address or name is refused by the unrestricted hand's
+    // own rule, whose reason is the CONNECT's status phrase, and the server there is never reached.
+    const OTHER = `other-server-${randomBytes(4).toString('hex')}`;
+    const other = http.createServer((_req, res) => res.end(OTHER));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as AddressInfo).port;
+    const script = `
+      for i in 1 2 3 4 5 6 7 8 9 10; do
+        body=$(NO_PROXY= no_proxy= curl -sS --fail --max-time 3 http://127.0.0.1:${port}/ 2>&1) && break
+        sleep 0.1 # the proxy may still be warming up
+      done
+      echo "LISTED:$body"
+      echo "UNLISTED_NAME:$(NO_PROXY= no_proxy= curl -sS -i --max-time 5 http://paddock-test.invalid/ 2>&1)"
+      echo "LOOPBACK_ADDRESS:$(NO_PROXY= no_proxy= curl -sS -i --max-time 3 https://127.0.0.1:${otherPort}/ 2>&1)"
+      echo "LOOPBACK_NAME:$(NO_PROXY= no_proxy= curl -sS -i --max-time 3 https://localhost:${otherPort}/ 2>&1)"
+      echo "PLAIN_HTTP:$(NO_PROXY= no_proxy= curl -sS -i --max-time 3 http://localhost:${otherPort}/ 2>&1)"
+      echo "DONE:"
+    `;
+    const section = (out: string, name: string) => new RegExp(`${name}:([\\s\\S]*?)\\n[A-Z_]+:`).exec(out)?.[1] ?? '';
+    try {
+      const open = await runInSandbox(script, policyFor([`127.0.0.1:${port}`], 'unrestricted'));
+      expect(section(open.stdout, 'LISTED')).toBe(BODY);
+      expect(section(open.stdout, 'UNLISTED_NAME')).toMatch(/^HTTP\/1\.1 502 Bad Gateway/);
+      expect(section(open.stdout, 'LOOPBACK_ADDRESS')).toContain("403 a loopback address is reachable only when listed in the environment's allowed_hosts");
+      expect(section(open.stdout, 'LOOPBACK_NAME')).toContain("403 a loopback name is reachable only when listed in the environment's allowed_hosts");
+      expect(section(open.stdout, 'PLAIN_HTTP')).toMatch(/^HTTP\/1\.1 403 Forbidden/);
+      // The same requests from a limited hand stop at the allowlist.
+      const limited = await runInSandbox(script, policyFor([`127.0.0.1:${port}`]));
+      expect(section(limited.stdout, 'LISTED')).toBe(BODY);
+      expect(section(limited.stdout, 'UNLISTED_NAME')).toMatch(/^HTTP\/1\.1 403 Forbidden[\s\S]*blocked-by-allowlist/);
+      expect(limited.stdout).not.toContain('reachable only when listed');
+      for (const run of [open, limited]) expect(run.stdout).not.toContain(OTHER);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it('keeps git usable in a repository workspace while its hooks stay read-only', async () => {
