@@ -155,6 +155,7 @@ test('follows each new answer down, and stays put once the reader scrolls up unt
   // Held where the reader left it while the answer grew and was stored.
   expect(await scrollTop(page)).toBe(top);
   await expect(answers.last().getByText('End of answer 7.')).not.toBeInViewport();
+  await page.locator('.chat').screenshot({ path: `${SHOTS}/chat-scrolled-up.png` });
 
   await page.getByTestId('jump-latest').click();
   await expect.poll(() => gapBelow(page)).toBeLessThan(4);
@@ -184,6 +185,7 @@ test('a 200 KB answer and a long tool output show collapsed, in a bounded box, u
   expect(await height(message)).toBeLessThan(450);
   expect(await height(body)).toBeLessThanOrEqual(310);
   await expect(message).not.toContainText('END-OF-LONG-ANSWER');
+  await page.locator('.chat').screenshot({ path: `${SHOTS}/chat-collapsed.png` });
 
   await message.getByTestId('show-all').click();
   await expect(message).toContainText('END-OF-LONG-ANSWER');
@@ -198,6 +200,8 @@ test('a 200 KB answer and a long tool output show collapsed, in a bounded box, u
   await expect(read.getByTestId('tool-result')).toContainText('row 0');
   await expect(read.getByTestId('tool-result')).not.toContainText('LAST-ROW');
   expect(await height(read)).toBeLessThan(520);
+  await read.scrollIntoViewIfNeeded();
+  await page.locator('.chat').screenshot({ path: `${SHOTS}/chat-tool-collapsed.png` });
   await read.getByTestId('show-all').click();
   await expect(read.getByTestId('tool-result')).toContainText('LAST-ROW');
 });
