@@ -3,7 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useRef, useState } from 'react';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 
-export function Composer({ sessionId, busy, disabled }: { sessionId: string; busy: boolean; disabled: boolean }) {
+export function Composer({ sessionId, busy, disabled, onSend }: { sessionId: string; busy: boolean; disabled: boolean; onSend?: () => void }) {
   const trpc = useTRPC();
   const [text, setText] = useState('');
   // One key per message: sending the same text again after a failure (whose answer may have been
@@ -30,6 +30,7 @@ export function Composer({ sessionId, busy, disabled }: { sessionId: string; bus
     if (!body) return;
     if (pending.current?.text !== body) pending.current = { text: body, key: crypto.randomUUID() };
     send.mutate({ sessionId, event: { type: 'user.message', content: [{ type: 'text', text: body }] }, idempotencyKey: pending.current.key });
+    onSend?.();
   };
 
   return (

@@ -45,3 +45,77 @@ describe('conversation', () => {
     expect(conversation(events)).toMatchObject([{ kind: 'custom', call: { result: { content: [{ type: 'text', text: '42' }] } } }]);
   });
 });
+
+describe('queued messages', () => {
+  const usage = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const say = (text: string) => ({ type: 'user.message' as const, content: [{ type: 'text' as const, text }] });
+  const queuedOf = (events: StoredEvent[]) =>
+    conversation(events).flatMap((i) => (i.kind === 'user' ? [[i.event.content.map((c) => (c.type === 'text' ? c.text : '')).join(''), i.queued]] : []));
+
+  it('marks a message sent during a turn queued until the next model request takes it up', () => {
+    const { events, add } = log();
+    add(say('first'));
+    add({ type: 'session.status_running' });
+    const start = add({ type: 'span.model_request_start' });
+    add(say('second'));
+    expect(queuedOf(events)).toEqual([
+      ['first', false],
+      ['second', true],
+    ]);
+
+    // The turn that was running ends: still queued, the model has not read it yet.
+    add({ type: 'agent.message', content: [{ type: 'text', text: 'answer' }] });
+    add({ type: 'span.model_request_end', model_request_start_id: start.id, is_error: false, model_usage: usage });
+    expect(queuedOf(events)[1]).toEqual(['second', true]);
+
+    add({ type: 'span.model_request_start' });
+    expect(queuedOf(events)).toEqual([
+      ['first', false],
+      ['second', false],
+    ]);
+  });
+
+  it('shows a queued message last, then after the answer it arrived during, never above it', () => {
+    const { events, add } = log();
+    add(say('first'));
+    add({ type: 'session.status_running' });
+    const start = add({ type: 'span.model_request_start' });
+    add(say('second'));
+    add({ type: 'agent.message', content: [{ type: 'text', text: 'answer' }] });
+    expect(conversation(events).map((i) => i.kind)).toEqual(['user', 'agent', 'user']);
+    add({ type: 'span.model_request_end', model_request_start_id: start.id, is_error: false, model_usage: usage });
+    add({ type: 'span.model_request_start' });
+    add({ type: 'agent.message', content: [{ type: 'text', text: 'second answer' }] });
+    expect(conversation(events).map((i) => (i.kind === 'user' ? `user ${i.queued}` : i.kind))).toEqual(['user false', 'agent', 'user false', 'agent']);
+  });
+
+  it('does not queue a message sent to an idle session, which starts a turn of its own', () => {
+    const { events, add } = log();
+    add(say('hello'));
+    expect(queuedOf(events)).toEqual([['hello', false]]);
+    add({ type: 'session.status_running' });
+    add({ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null });
+    add(say('again'));
+    expect(queuedOf(events)).toEqual([
+      ['hello', false],
+      ['again', false],
+    ]);
+  });
+
+  it('stops showing a message as queued once the session stops without taking it up', () => {
+    const { events, add } = log();
+    add(say('go'));
+    add({ type: 'session.status_running' });
+    add({ type: 'span.model_request_start' });
+    add(say('while busy'));
+    add({ type: 'user.interrupt' });
+    expect(queuedOf(events)[1]).toEqual(['while busy', false]);
+
+    const other = log();
+    other.add({ type: 'session.status_rescheduled', attempt: 1, retry_in_ms: 500 });
+    other.add(say('during a retry'));
+    expect(queuedOf(other.events)).toEqual([['during a retry', true]]);
+    other.add({ type: 'session.status_idle', stop_reason: { type: 'retries_exhausted' }, stop_details: null });
+    expect(queuedOf(other.events)).toEqual([['during a retry', false]]);
+  });
+});

@@ -15,7 +15,8 @@ export function awaitsConfirmation(call: ToolCall): boolean {
 }
 
 export type Item =
-  | { kind: 'user'; event: StoredEventOf<'user.message'> }
+  /** `queued`: sent while the session ran a turn, and no model request has taken it up yet. */
+  | { kind: 'user'; event: StoredEventOf<'user.message'>; queued: boolean }
   | { kind: 'agent'; event: StoredEventOf<'agent.message'> }
   | { kind: 'thinking'; event: StoredEventOf<'agent.thinking'> }
   | { kind: 'tool'; call: ToolCall }
@@ -24,15 +25,28 @@ export type Item =
   | { kind: 'error'; event: StoredEventOf<'session.error'> }
   | { kind: 'rescheduled'; event: StoredEventOf<'session.status_rescheduled'> };
 
-/** The conversation as a person reads it: messages, and each tool call beside its result. */
+/**
+ * The conversation as a person reads it: messages, and each tool call beside its result. Queued
+ * messages come last; the page draws them below the answer still streaming.
+ */
 export function conversation(events: readonly StoredEvent[]): Item[] {
   const items: Item[] = [];
   const calls = new Map<string, ToolCall>();
   const customCalls = new Map<string, CustomCall>();
+  // A message sent while a turn runs waits for the next model request (which reads it), unless
+  // the session stops first (interrupt, idle). It is shown where it was taken up, after the answer
+  // that was being written when it was sent, so that answer reads as the reply to what preceded it.
+  let running = false;
+  let queued: Array<Extract<Item, { kind: 'user' }>> = [];
+  const takenUp = () => {
+    for (const item of queued) items.push({ ...item, queued: false });
+    queued = [];
+  };
   for (const e of events) {
     switch (e.type) {
       case 'user.message':
-        items.push({ kind: 'user', event: e });
+        if (running) queued.push({ kind: 'user', event: e, queued: true });
+        else items.push({ kind: 'user', event: e, queued: false });
         break;
       case 'agent.message':
         items.push({ kind: 'agent', event: e });
@@ -69,23 +83,32 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
         break;
       }
       case 'user.interrupt':
+        takenUp();
         items.push({ kind: 'interrupt', event: e });
         break;
       case 'session.error':
         items.push({ kind: 'error', event: e });
         break;
       case 'session.status_rescheduled':
+        running = true;
         items.push({ kind: 'rescheduled', event: e });
+        break;
+      case 'session.status_running':
+        running = true;
+        break;
+      case 'session.status_idle':
+      case 'session.status_terminated':
+        running = false;
+        takenUp();
+        break;
+      case 'span.model_request_start':
+        takenUp();
         break;
       // Not part of the conversation as a person reads it: the timeline and the IDE show them.
       case 'user.file_edit':
       case 'agent.mcp_tool_use':
       case 'agent.mcp_tool_result':
       case 'agent.thread_context_compacted':
-      case 'session.status_running':
-      case 'session.status_idle':
-      case 'session.status_terminated':
-      case 'span.model_request_start':
       case 'span.model_request_end':
       case 'hand.provisioned':
       case 'hand.reattached':
@@ -101,7 +124,8 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
         break;
     }
   }
-  return items;
+  // Still waiting: last, after everything the current turn has said so far.
+  return [...items, ...queued];
 }
 
 export type Status = 'idle' | 'running' | 'rescheduling' | 'terminated';

@@ -1,6 +1,7 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { StickToBottomContext } from 'use-stick-to-bottom';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { Composer } from '~/app/_components/session-view/composer';
 import { Conversation } from '~/app/_components/session-view/conversation';
@@ -34,6 +35,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
   // Whether this tab serves as the session's browser hand; remembered so a reload re-attaches.
   const [browserEnabled, setBrowserEnabled] = useState(false);
   const [view, setView] = useState<'timeline' | 'waterfall'>('timeline');
+  const follow = useRef<StickToBottomContext>(null);
   useEffect(() => {
     setBrowserEnabled(localStorage.getItem(`paddock.browserHand.${sessionId}`) === '1');
   }, [sessionId]);
@@ -127,8 +129,9 @@ export function SessionView({ sessionId }: { sessionId: string }) {
           </div>
         </section>
         <section className="chat">
-          {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} />}
-          <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} />
+          {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} followRef={follow} />}
+          {/* Whoever sends wants to see the answer, even if they had scrolled up. */}
+          <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} onSend={() => void follow.current?.scrollToBottom()} />
         </section>
       </div>
     </main>

@@ -1,0 +1,177 @@
+'use client';
+import type { ReactNode } from 'react';
+import { useStickToBottomContext } from 'use-stick-to-bottom';
+import type { ToolResultContent } from '~/lib/events';
+import { unreachable } from '~/lib/unreachable';
+import { Collapsible } from '~/app/_components/collapsible/collapsible';
+import { CopyButton } from '~/app/_components/copy-button/copy-button';
+import { Markdown } from '~/app/_components/markdown/markdown';
+import { type Item, awaitsConfirmation } from '~/app/_components/session-view/derive';
+import { ToolConfirmation } from '~/app/_components/session-view/tool-confirmation';
+
+function resultText(content: readonly ToolResultContent[] | undefined): string {
+  return (content ?? []).map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
+}
+
+/** Long text collapsed; opening it stops following new output, so the reader stays on what they opened. */
+function Long({ text, render }: { text: string; render: (text: string, clipped: boolean) => ReactNode }) {
+  const { stopScroll } = useStickToBottomContext();
+  return <Collapsible text={text} render={render} onExpand={stopScroll} />;
+}
+
+function Who({ children, copy }: { children: ReactNode; copy: string }) {
+  return (
+    <div className="who">
+      <span>{children}</span>
+      <CopyButton text={copy} testId="copy-message" />
+    </div>
+  );
+}
+
+/** An answer being written: markdown healed as it grows, long ones collapsed like stored ones. */
+export function StreamingView({ text, thinking, tools }: { text: string; thinking: string; tools: string[] }) {
+  return (
+    <div className="msg agent streaming" data-testid="streaming">
+      <div className="who">agent · streaming…</div>
+      {thinking && <pre className="thinking">{thinking}</pre>}
+      <Long text={text} render={(t) => <Markdown text={t} partial />} />
+      {tools.length > 0 && <div className="muted small">preparing {tools.join(', ')}…</div>}
+    </div>
+  );
+}
+
+export function ItemView({ sessionId, item }: { sessionId: string; item: Item }) {
+  switch (item.kind) {
+    case 'user': {
+      const text = item.event.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
+      return (
+        <div className={item.queued ? 'msg user queued' : 'msg user'}>
+          <Who copy={text}>
+            you
+            {item.queued && (
+              <span className="queued-badge" data-testid="queued" title="Sent while the agent was busy: it reads this when its current step ends">
+                queued
+              </span>
+            )}
+          </Who>
+          {/* What the person typed, as typed: no markdown. */}
+          <Long
+            text={text}
+            render={(t) => (
+              <div className="text" data-testid="user-message">
+                {t}
+              </div>
+            )}
+          />
+        </div>
+      );
+    }
+    case 'agent': {
+      const text = item.event.content.map((c) => (c.type === 'text' ? c.text : '[redacted]')).join('\n');
+      return (
+        <div className="msg agent">
+          <Who copy={text}>agent</Who>
+          <Long text={text} render={(t, clipped) => <Markdown text={t} partial={clipped} testId="agent-message" />} />
+        </div>
+      );
+    }
+    case 'thinking':
+      return (
+        <details className="msg thinking">
+          <summary>thinking</summary>
+          <Long text={(item.event.content ?? []).map((c) => c.thinking).join('\n')} render={(t) => <pre>{t}</pre>} />
+        </details>
+      );
+    case 'tool': {
+      const { use, result } = item.call;
+      const hand = (result?.type === 'agent.tool_result' ? result.hand : undefined) ?? use.hand;
+      const bash = use.name === 'bash' && typeof use.input.command === 'string';
+      const asking = awaitsConfirmation(item.call);
+      const output = result ? resultText(result.content) : null;
+      return (
+        <div className={`tool ${result?.is_error ? 'tool-error' : ''}`} data-testid="tool-call">
+          <div className="tool-head">
+            <span className="mono">{use.name}</span>
+            {hand && (
+              <span className="muted small" data-testid="tool-hand">
+                on {hand}
+              </span>
+            )}
+            <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : asking ? 'waiting for your approval' : 'running…'}</span>
+          </div>
+          {bash ? (
+            <Long
+              text={output ?? ''}
+              render={(t) => (
+                <pre className="terminal">
+                  <span className="prompt">$ </span>
+                  {String(use.input.command)}
+                  {output !== null && (
+                    <>
+                      {'\n'}
+                      <span data-testid="tool-result">{t}</span>
+                    </>
+                  )}
+                </pre>
+              )}
+            />
+          ) : (
+            <>
+              <Long text={JSON.stringify(use.input, null, 2)} render={(t) => <pre className="tool-input">{t}</pre>} />
+              {output !== null && (
+                <Long
+                  text={output}
+                  render={(t) => (
+                    <pre className="tool-result" data-testid="tool-result">
+                      {t}
+                    </pre>
+                  )}
+                />
+              )}
+            </>
+          )}
+          {use.evaluated_permission === 'ask' && <ToolConfirmation sessionId={sessionId} call={item.call} />}
+        </div>
+      );
+    }
+    case 'custom': {
+      const { use, result } = item.call;
+      return (
+        <div className={`tool tool-custom ${result?.is_error ? 'tool-error' : ''}`} data-testid="custom-tool-call">
+          <div className="tool-head">
+            <span className="mono">{use.name}</span>
+            <span className="muted small">custom tool</span>
+            <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : "waiting for the client's result"}</span>
+          </div>
+          <Long text={JSON.stringify(use.input, null, 2)} render={(t) => <pre className="tool-input">{t}</pre>} />
+          {result && (
+            <Long
+              text={resultText(result.content)}
+              render={(t) => (
+                <pre className="tool-result" data-testid="custom-tool-result">
+                  {t}
+                </pre>
+              )}
+            />
+          )}
+        </div>
+      );
+    }
+    case 'interrupt':
+      return <div className="notice">interrupted</div>;
+    case 'error':
+      return (
+        <div className="notice error" data-testid="session-error">
+          {item.event.error.type}: {item.event.error.message} ({item.event.error.retry_status.type})
+        </div>
+      );
+    case 'rescheduled':
+      return (
+        <div className="notice muted">
+          model unavailable; retry {item.event.attempt ?? ''} in {Math.round((item.event.retry_in_ms ?? 0) / 100) / 10}s
+        </div>
+      );
+    default:
+      return unreachable(item);
+  }
+}
