@@ -488,3 +488,43 @@ describe('buildContext: lost hands', () => {
     expect(JSON.stringify(blocks[1])).toContain('hand sandbox-1 was lost: its server process is gone; its workspace and files are gone');
   });
 });
+
+describe('a message sent while the model answers', () => {
+  it('goes after the answer it arrived during, so the request ends with the user and the message gets its own turn', () => {
+    const log = new Log();
+    log.user('first');
+    const start = log.spanStart();
+    log.user('second, while you answer');
+    log.say('answer to first');
+    log.spanEnd(start);
+    const req = log.build();
+    expect(req.messages.map((m) => [m.role, blocksOf(m).map((b) => (b.type === 'text' ? b.text : b.type))])).toEqual([
+      ['user', ['first']],
+      ['assistant', ['answer to first']],
+      ['user', ['second, while you answer']],
+    ]);
+  });
+
+  it('follows a request cut off before its end was stored, and a tool result of the turn still comes first in its user turn', () => {
+    const cut = new Log();
+    cut.user('first');
+    cut.spanStart();
+    cut.user('second');
+    expect(cut.build().messages.map((m) => m.role)).toEqual(['user']);
+    expect(blocksOf(cut.build().messages[0]).map((b) => (b.type === 'text' ? b.text : b.type))).toEqual(['first', 'second']);
+
+    const tools = new Log();
+    tools.user('run ls');
+    const start = tools.spanStart();
+    const call = tools.toolUse('toolu_1');
+    tools.user('and then say hi');
+    tools.spanEnd(start);
+    tools.result(call, 'a.txt');
+    const req = tools.build();
+    expect(req.messages.map((m) => [m.role, blocksOf(m).map((b) => b.type)])).toEqual([
+      ['user', ['text']],
+      ['assistant', ['tool_use']],
+      ['user', ['tool_result', 'text']],
+    ]);
+  });
+});

@@ -44,12 +44,29 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
     }
   };
 
-  for (const e of events) {
+  // What the user says while a model request runs is stored inside its span, but the model did not
+  // see it: it goes after that turn's output, so the request never ends on the assistant's answer
+  // (a prefill it would only continue) and the message gets the answer of its own turn.
+  let requestOpen = false;
+  const heldBack: StoredEvent[] = [];
+
+  const add = (e: StoredEvent) => {
     switch (e.type) {
+      case 'span.model_request_start':
+        requestOpen = true;
+        break;
+      case 'span.model_request_end':
+        requestOpen = false;
+        for (const held of heldBack.splice(0)) add(held);
+        break;
       case 'user.interrupt':
         giveUpCustom();
         break;
       case 'user.message':
+        if (requestOpen) {
+          heldBack.push(e);
+          break;
+        }
         giveUpCustom();
         push(
           'user',
@@ -68,6 +85,10 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
         );
         break;
       case 'user.file_edit': {
+        if (requestOpen) {
+          heldBack.push(e);
+          break;
+        }
         const shown = e.content.length > 20_000 ? `${e.content.slice(0, 20_000)}\n[… ${e.content.length - 20_000} more characters]` : e.content;
         push('user', [{ type: 'text', text: `[The user edited ${e.path} on hand ${e.hand} in the editor. Its content is now:]\n${shown}` }]);
         break;
@@ -116,7 +137,11 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
       default:
         break;
     }
-  }
+  };
+  for (const e of events) add(e);
+  // A request cut off before its end was stored (a crash): what arrived during it follows it.
+  requestOpen = false;
+  for (const held of heldBack.splice(0)) add(held);
 
   // The API wants a user turn's tool_result blocks before any other content in it.
   for (const m of messages) {
