@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type NewEvent, type StoredEvent, parseStoredEvent } from '~/lib/events';
+import type { StoredEvent } from '~/lib/events';
+import { storedLog } from '~/lib/testing/stored-log';
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { buildContext } from '~/server/harness/context';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 
-function log(...events: NewEvent[]): StoredEvent[] {
-  return events.map((e, i) => parseStoredEvent({ ...e, id: `sevt_${String(i + 1).padStart(26, '0')}`, session_id: 'sesn_test', seq: i + 1, processed_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString() }));
-}
+const log = storedLog;
 
 async function answer(events: StoredEvent[]) {
   const request = buildContext(events, { model: 'paddock-demo-brain', maxTokens: 1024, system: 'demo', tools: [...BRAIN_TOOLS] });

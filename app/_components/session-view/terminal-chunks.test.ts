@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type NewEvent, type StoredEvent, parseStoredEvent } from '~/lib/events';
+import { storedLog } from '~/lib/testing/stored-log';
 import { terminalChunks } from '~/app/_components/session-view/terminal-chunks';
 
-function log(...events: NewEvent[]): StoredEvent[] {
-  return events.map((e, i) => parseStoredEvent({ ...e, id: `sevt_${String(i + 1).padStart(26, '0')}`, session_id: 'sesn_test', seq: i + 1, processed_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString() }));
-}
+const log = storedLog;
 const ESC = String.fromCharCode(27);
 const strip = (s: string) => s.split(ESC).map((part, i) => (i === 0 ? part : part.replace(/^\[[0-9;]*m/, ''))).join('');
 
