@@ -2,6 +2,8 @@
 import type { ReactNode } from 'react';
 import { useStickToBottomContext } from 'use-stick-to-bottom';
 import type { ToolResultContent } from '~/lib/events';
+import { RetryButton } from '~/app/_components/session-view/retry-button';
+import { errorText } from '~/app/_components/session-view/error-text';
 import { unreachable } from '~/lib/unreachable';
 import { Collapsible } from '~/app/_components/collapsible/collapsible';
 import { CopyButton } from '~/app/_components/copy-button/copy-button';
@@ -40,7 +42,7 @@ export function StreamingView({ text, thinking, tools }: { text: string; thinkin
   );
 }
 
-export function ItemView({ sessionId, item }: { sessionId: string; item: Item }) {
+export function ItemView({ sessionId, item, last = false }: { sessionId: string; item: Item; /** The newest item: only there does Retry make sense. */ last?: boolean }) {
   switch (item.kind) {
     case 'user': {
       const text = item.event.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
@@ -159,12 +161,19 @@ export function ItemView({ sessionId, item }: { sessionId: string; item: Item })
     }
     case 'interrupt':
       return <div className="notice">interrupted</div>;
-    case 'error':
+    case 'error': {
+      const text = errorText(item.event.error);
       return (
-        <div className="notice error" data-testid="session-error">
-          {item.event.error.type}: {item.event.error.message} ({item.event.error.retry_status.type})
+        <div className="notice error" data-testid="session-error" data-error-type={item.event.error.type}>
+          <strong>{text.sentence}</strong> {text.hint}
+          {text.retry && last && <RetryButton sessionId={sessionId} />}
+          <details className="small muted">
+            <summary>details</summary>
+            {item.event.error.type}: {item.event.error.message} ({item.event.error.retry_status.type})
+          </details>
         </div>
       );
+    }
     case 'rescheduled':
       return (
         <div className="notice muted">

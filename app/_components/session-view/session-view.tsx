@@ -102,8 +102,8 @@ export function SessionView({ sessionId }: { sessionId: string }) {
       )}
       {outage !== null && connection !== 'offline' && <StoreOutageBanner detail={outage} />}
       {(connection === 'offline' || (session.isError && !notFound)) && (
-        <p className="offline-banner" data-testid="offline-banner">
-          Offline: showing this session as mirrored in your browser{error ? ` (${error})` : ''}.
+        <p className="offline-banner" data-testid="offline-banner" role="status" title={error ?? undefined}>
+          The Paddock server cannot be reached: showing the copy of this session saved in your browser. Reconnecting by itself.
         </p>
       )}
       <div className="session-body">
