@@ -14,3 +14,15 @@ test('without a key the offline demo brain answers, labelled as not Claude', asy
   await expect(page.locator('[data-type="span.model_request_start"]').first()).toContainText('not Claude');
   await expect(page.getByTestId('status')).toHaveText('idle');
 });
+
+test('an empty session offers example prompts the demo brain understands; one click sends it', async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  const examples = page.getByTestId('example-prompts');
+  await expect(examples.getByRole('button')).toHaveCount(3);
+  await examples.getByRole('button', { name: 'write notes.txt: hello from Paddock' }).click();
+  await expect(page.getByTestId('tool-result')).toContainText('notes.txt');
+  await expect(page.getByTestId('example-prompts')).toHaveCount(0);
+  await expect(page.getByTestId('user-message')).toHaveText('write notes.txt: hello from Paddock');
+});

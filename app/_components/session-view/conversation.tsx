@@ -3,6 +3,7 @@ import { type Ref, useState } from 'react';
 import { StickToBottom, type StickToBottomContext, useStickToBottomContext } from 'use-stick-to-bottom';
 import type { Item } from '~/app/_components/session-view/derive';
 import { ItemView, StreamingView } from '~/app/_components/session-view/item-view';
+import { ExamplePrompts } from '~/app/_components/session-view/example-prompts';
 import type { Streaming } from '~/app/_components/session-view/use-session-log';
 import '~/app/_components/session-view/conversation.css';
 
@@ -49,6 +50,7 @@ export function Conversation({
             show {items.length - shown.length} earlier messages
           </button>
         )}
+        {items.length === 0 && Object.keys(streaming).length === 0 && <ExamplePrompts sessionId={sessionId} />}
         {said.map(view)}
         {Object.entries(streaming).map(([startId, s]) => (
           <StreamingView key={startId} text={s.text} thinking={s.thinking} tools={s.tools} />
