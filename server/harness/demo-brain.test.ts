@@ -27,4 +27,14 @@ describe('the demo brain', () => {
     const content = await answer(log({ type: 'user.message', content: [{ type: 'text', text: 'hello there' }] }));
     expect(content).toEqual([{ type: 'text', text: expect.stringContaining('You said: hello there') as unknown }]);
   });
+
+  it("shows a tool's output as a code block, so its lines stay lines when rendered as markdown", async () => {
+    const events = log(
+      { type: 'user.message', content: [{ type: 'text', text: 'files' }] },
+      { type: 'agent.tool_use', name: 'glob', input: { pattern: '**/*' }, model_tool_use_id: 'toolu_1' },
+      { type: 'agent.tool_result', tool_use_id: 'sevt_00000000000000000000000002', content: [{ type: 'text', text: 'a.txt\nb.txt' }] },
+    );
+    const [block] = await answer(events);
+    expect(block).toEqual({ type: 'text', text: 'The tool returned:\n\n```\na.txt\nb.txt\n```\n' });
+  });
 });

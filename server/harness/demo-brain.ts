@@ -60,7 +60,8 @@ function respond(request: ModelRequest): TurnBlock[] {
     const text = results
       .map((r) => {
         const body = typeof r.content === 'string' ? r.content : (r.content ?? []).map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
-        return `${r.is_error ? 'The tool reported an error' : 'The tool returned'}:\n\n${body}`;
+        // Fenced: its answers render as markdown, and a tool's output is not prose.
+        return `${r.is_error ? 'The tool reported an error' : 'The tool returned'}:\n\n\`\`\`\n${body.replaceAll('```', "'''")}\n\`\`\`\n`;
       })
       .join('\n\n');
     return [{ type: 'text', text }];
