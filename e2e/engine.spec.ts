@@ -196,5 +196,11 @@ test.describe('engine choice', () => {
     expect(ms).toBeGreaterThanOrEqual(3000);
     expect((await bash(page, 'echo fallback works')).text).toBe('fallback works\nexit code: 0');
     console.log(`[timing] auto with a 3 s boot timeout: engine ready after ${ms} ms`);
+
+    // The next page load in this browser does not wait for it again: the offline engine at once.
+    const again = await open(page, `engine=auto&coi=ignore&boot=3000&session=${session('boot-again')}`);
+    await expect(page.getByTestId('engine-kind')).toHaveText('offline');
+    await expect(page.getByTestId('engine-reason')).toContainText('WebContainer did not boot in this browser last time (WebContainer did not boot within 3 s');
+    expect(again).toBeLessThan(3000);
   });
 });
