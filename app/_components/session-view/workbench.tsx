@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { CodeEditor } from '~/app/_components/ide/code-editor';
 import { FileTree } from '~/app/_components/ide/file-tree';
 import { HandSwitcher } from '~/app/_components/ide/hand-switcher';
+import { PanePlaceholder } from '~/app/_components/ide/pane-placeholder';
 import { TerminalView } from '~/app/_components/ide/terminal-view';
 import { HandsPanel } from '~/app/_components/session-view/hands-panel';
 import { useHandFiles } from '~/app/_components/session-view/use-hand-files';
@@ -91,7 +92,13 @@ export function Workbench({
         </div>
         <HandsPanel events={events} progress={progress} />
         {records.length > 0 && <HandSwitcher hands={records} selected={hand} onSelect={setPicked} />}
-        {unavailable ? <p className="small muted">{unavailable}</p> : <FileTree files={files} selected={file} onSelect={setFile} />}
+        {unavailable ? (
+          <p className="small muted">{unavailable}</p>
+        ) : hand === null ? (
+          <PanePlaceholder testId="files-empty" title="No files yet" hint="The workspace appears once the agent (or this tab) provides a hand." />
+        ) : (
+          <FileTree files={files} selected={file} onSelect={setFile} />
+        )}
       </div>
       <div className="wb-main">
         <div className="wb-editor">
@@ -102,11 +109,15 @@ export function Workbench({
               <CodeEditor path={file} value={content} onSave={(c) => write(file, c)} />
             )
           ) : (
-            <p className="muted small wb-empty">{hand ? 'Pick a file to open it.' : 'No hand yet: files appear once the agent (or this tab) provides one.'}</p>
+            <PanePlaceholder
+              testId="editor-empty"
+              title="No file open"
+              hint={hand ? 'Pick a file in the tree to open it here.' : 'No hand yet: files appear once the agent (or this tab) provides one.'}
+            />
           )}
         </div>
         <div className="wb-terminal">
-          {terminal.length > 0 ? <TerminalView chunks={terminal} /> : <p className="muted small wb-empty" data-testid="terminal-empty">No commands yet: every shell command of this session appears here, whichever hand runs it.</p>}
+          {terminal.length > 0 ? <TerminalView chunks={terminal} /> : <PanePlaceholder testId="terminal-empty" title="No commands yet" hint="Every shell command of this session appears here, whichever hand runs it." />}
         </div>
       </div>
     </div>
