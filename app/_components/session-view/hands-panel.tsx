@@ -14,8 +14,9 @@ function age(since: string, now: number): string {
 function Reason({ text }: { text: string }) {
   const [open, setOpen] = useState(false);
   return (
-    <button type="button" className={`small muted hand-reason${open ? '' : ' hand-reason-clamped'}`} title={text} aria-expanded={open} data-testid="hand-reason" onClick={() => setOpen(!open)}>
-      {text}
+    <button type="button" className="small muted hand-reason" title={text} aria-expanded={open} data-testid="hand-reason" onClick={() => setOpen(!open)}>
+      {/* Clamped on an inner span: a button's own box does not take line-clamp. */}
+      <span className={open ? undefined : 'hand-reason-clamped'}>{text}</span>
     </button>
   );
 }
