@@ -27,6 +27,16 @@ async function sessionWithFiles(page: Page): Promise<void> {
   await expect(page.getByTestId('agent-message')).toHaveText('Listed.');
 }
 
+test('empty panes say what will appear in them', async ({ page }) => {
+  await page.goto('/');
+  await startSession(page);
+  await expect(page.getByTestId('files-empty')).toContainText('No files yet');
+  await expect(page.getByTestId('editor-empty')).toContainText('No file open');
+  await expect(page.getByTestId('terminal-empty')).toContainText('No commands yet');
+  await expect(page.getByTestId('file-tree')).toHaveCount(0);
+  await expect(page.getByTestId('timeline-empty')).toContainText('No events yet');
+});
+
 test("the file tree lists the agent's files but not the sandbox's empty masking dotfiles", async ({ page }) => {
   await sessionWithFiles(page);
   // They are there (the runtime's protection is on): `ls -a` in the sandbox shows them.
