@@ -14,6 +14,8 @@ import { useSessionLog } from '~/app/_components/session-view/use-session-log';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { useLiveQuery } from 'dexie-react-hooks';
+import { useMediaQuery } from '~/lib/browser/use-media-query';
+import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable/resizable';
 
 // The IDE (CodeMirror, xterm) and the waterfall load after the log has painted.
 const Workbench = dynamic(() => import('~/app/_components/session-view/workbench').then((m) => m.Workbench), {
@@ -21,6 +23,17 @@ const Workbench = dynamic(() => import('~/app/_components/session-view/workbench
   loading: () => <div className="workbench" />,
 });
 const Waterfall = dynamic(() => import('~/app/_components/ide/waterfall').then((m) => m.Waterfall), { ssr: false });
+
+/** Below this width the panes are tabs: side by side, the editor would be a sliver. */
+const NARROW = '(max-width: 900px)';
+type NarrowTab = 'chat' | 'files' | 'editor' | 'terminal' | 'log';
+const NARROW_TABS: readonly (readonly [NarrowTab, string])[] = [
+  ['chat', 'Chat'],
+  ['files', 'Files'],
+  ['editor', 'Editor'],
+  ['terminal', 'Terminal'],
+  ['log', 'Log'],
+];
 
 export function SessionView({ sessionId }: { sessionId: string }) {
   const trpc = useTRPC();
@@ -35,6 +48,9 @@ export function SessionView({ sessionId }: { sessionId: string }) {
   // Whether this tab serves as the session's browser hand; remembered so a reload re-attaches.
   const [browserEnabled, setBrowserEnabled] = useState(false);
   const [view, setView] = useState<'timeline' | 'waterfall'>('timeline');
+  // Phone width: one pane at a time behind tabs, so the editor gets the whole width.
+  const narrow = useMediaQuery(NARROW);
+  const [tab, setTab] = useState<NarrowTab>('chat');
   const follow = useRef<StickToBottomContext>(null);
   useEffect(() => {
     setBrowserEnabled(localStorage.getItem(`paddock.browserHand.${sessionId}`) === '1');
@@ -63,6 +79,39 @@ export function SessionView({ sessionId }: { sessionId: string }) {
   const status = currentStatus(log);
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
+
+  const workbench = (pane: 'files' | 'editor' | 'terminal' | null) => (
+    <Workbench
+      sessionId={sessionId}
+      events={log}
+      progress={handProgress}
+      browser={browser}
+      browserEnabled={browserEnabled}
+      onToggleBrowser={toggleBrowser}
+      pane={pane}
+      onFileOpened={() => setTab('editor')}
+    />
+  );
+  const bottom = (
+    <div className="bottom">
+      <div className="tabs" role="tablist">
+        <button type="button" role="tab" aria-selected={view === 'timeline'} data-testid="tab-timeline" onClick={() => setView('timeline')}>
+          Timeline
+        </button>
+        <button type="button" role="tab" aria-selected={view === 'waterfall'} data-testid="tab-waterfall" onClick={() => setView('waterfall')}>
+          Waterfall
+        </button>
+      </div>
+      <div className="bottom-body">{view === 'timeline' ? <Timeline events={log} /> : <Waterfall events={log} />}</div>
+    </div>
+  );
+  const chat = (
+    <section className="chat">
+      {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} followRef={follow} />}
+      {/* Whoever sends wants to see the answer, even if they had scrolled up. */}
+      <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} onSend={() => void follow.current?.scrollToBottom()} />
+    </section>
+  );
 
   if (notFound) {
     return (
@@ -95,8 +144,16 @@ export function SessionView({ sessionId }: { sessionId: string }) {
         <BrainBadge />
       )}
       {asking > 0 && (
-        // On a phone the chat is below the IDE: say so at the top, and take the reader there.
-        <button type="button" className="approval-banner" data-testid="approval-banner" onClick={() => document.querySelector('[data-testid=tool-confirm]')?.scrollIntoView({ block: 'center' })}>
+        // On a phone the chat may be another tab: say so at the top, and take the reader there.
+        <button
+          type="button"
+          className="approval-banner"
+          data-testid="approval-banner"
+          onClick={() => {
+            setTab('chat');
+            requestAnimationFrame(() => document.querySelector('[data-testid=tool-confirm]')?.scrollIntoView({ block: 'center' }));
+          }}
+        >
           {asking === 1 ? 'A tool call waits for your approval' : `${asking} tool calls wait for your approval`} ↓
         </button>
       )}
@@ -106,34 +163,49 @@ export function SessionView({ sessionId }: { sessionId: string }) {
           The Paddock server cannot be reached: showing the copy of this session saved in your browser. Reconnecting by itself.
         </p>
       )}
-      <div className="session-body">
-        <section className="ide">
-          <Workbench
-            sessionId={sessionId}
-            events={log}
-            progress={handProgress}
-            browser={browser}
-            browserEnabled={browserEnabled}
-            onToggleBrowser={toggleBrowser}
-          />
-          <div className="bottom">
-            <div className="tabs" role="tablist">
-              <button type="button" role="tab" aria-selected={view === 'timeline'} data-testid="tab-timeline" onClick={() => setView('timeline')}>
-                Timeline
+      {narrow === null ? (
+        // Server render and hydration: the width (and the saved pane sizes) are the browser's.
+        <div className="session-body" />
+      ) : narrow ? (
+        <>
+          <div className="tabs session-tabs" role="tablist" aria-label="Session panes" data-testid="session-tabs">
+            {NARROW_TABS.map(([id, label]) => (
+              <button key={id} type="button" role="tab" aria-selected={tab === id} data-testid={`session-tab-${id}`} onClick={() => setTab(id)}>
+                {label}
               </button>
-              <button type="button" role="tab" aria-selected={view === 'waterfall'} data-testid="tab-waterfall" onClick={() => setView('waterfall')}>
-                Waterfall
-              </button>
-            </div>
-            <div className="bottom-body">{view === 'timeline' ? <Timeline events={log} /> : <Waterfall events={log} />}</div>
+            ))}
           </div>
-        </section>
-        <section className="chat">
-          {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} followRef={follow} />}
-          {/* Whoever sends wants to see the answer, even if they had scrolled up. */}
-          <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} onSend={() => void follow.current?.scrollToBottom()} />
-        </section>
-      </div>
+          <div className="session-narrow">
+            <div className="pane chat-pane" hidden={tab !== 'chat'}>
+              {chat}
+            </div>
+            <div className="pane" hidden={tab !== 'files' && tab !== 'editor' && tab !== 'terminal'}>
+              {workbench(tab === 'files' || tab === 'terminal' ? tab : 'editor')}
+            </div>
+            <div className="pane" hidden={tab !== 'log'}>
+              {bottom}
+            </div>
+          </div>
+        </>
+      ) : (
+        <PersistedGroup id="layout-session" orientation="horizontal" className="session-body">
+          <Panel id="pane-chat" defaultSize="40%" minSize="300px" className="pane chat-pane">
+            {chat}
+          </Panel>
+          <ResizeHandle id="resize-chat" />
+          <Panel id="pane-ide" defaultSize="60%" minSize="360px" className="pane">
+            <PersistedGroup id="layout-ide" orientation="vertical" className="ide">
+              <Panel id="pane-workbench" defaultSize="74%" minSize="200px" className="pane">
+                {workbench(null)}
+              </Panel>
+              <ResizeHandle id="resize-log" />
+              <Panel id="pane-log" defaultSize="26%" minSize="80px" className="pane">
+                {bottom}
+              </Panel>
+            </PersistedGroup>
+          </Panel>
+        </PersistedGroup>
+      )}
     </main>
   );
 }

@@ -2,6 +2,7 @@
 import { useState } from 'react';
 import type { StoredEvent } from '~/lib/events';
 import { clock } from '~/app/_components/time';
+import { PanePlaceholder } from '~/app/_components/ide/pane-placeholder';
 
 const SUSPEND_REASONS = { idle: 'idle', cap: 'too many live hands', shutdown: 'the server stopped' } as const;
 
@@ -54,6 +55,7 @@ const WINDOW = 150;
 export function Timeline({ events }: { events: readonly StoredEvent[] }) {
   const [all, setAll] = useState(false);
   const shown = all || events.length <= WINDOW ? events : events.slice(-WINDOW);
+  if (events.length === 0) return <PanePlaceholder testId="timeline-empty" title="No events yet" hint="Every event of the session log appears here as it is stored." />;
   return (
     <ol className="timeline" data-testid="timeline">
       {shown.length < events.length && (

@@ -3,6 +3,8 @@ import { useEffect, useMemo, useState } from 'react';
 import { CodeEditor } from '~/app/_components/ide/code-editor';
 import { FileTree } from '~/app/_components/ide/file-tree';
 import { HandSwitcher } from '~/app/_components/ide/hand-switcher';
+import { PanePlaceholder } from '~/app/_components/ide/pane-placeholder';
+import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable/resizable';
 import { TerminalView } from '~/app/_components/ide/terminal-view';
 import { HandsPanel } from '~/app/_components/session-view/hands-panel';
 import { useHandFiles } from '~/app/_components/session-view/use-hand-files';
@@ -19,6 +21,8 @@ export function Workbench({
   browser,
   browserEnabled,
   onToggleBrowser,
+  pane = null,
+  onFileOpened,
 }: {
   sessionId: string;
   events: readonly StoredEvent[];
@@ -26,6 +30,10 @@ export function Workbench({
   browser: BrowserHandState;
   browserEnabled: boolean;
   onToggleBrowser: () => void;
+  /** At phone width, the one pane shown (the page's tabs pick it); null: all, side by side. */
+  pane?: 'files' | 'editor' | 'terminal' | null;
+  /** A file was picked in the tree (at phone width the page then shows the editor tab). */
+  onFileOpened?: () => void;
 }) {
   const records = useMemo(() => handsInLog(events), [events]);
   const terminal = useMemo(() => terminalChunks(events), [events]);
@@ -59,56 +67,109 @@ export function Workbench({
     };
   }, [file, read, version]);
 
-  return (
-    <div className="workbench">
-      <div className="wb-left">
-        <div className="browser-hand" data-testid="browser-hand" data-engine={browser.engine?.kind ?? ''}>
-          <button type="button" data-testid="browser-hand-toggle" onClick={onToggleBrowser} className={browserEnabled ? '' : 'primary'}>
-            {browserEnabled ? 'Stop using this tab' : 'Use this tab as a hand'}
-          </button>
-          {browserEnabled && (
-            <div className="small muted" data-testid="browser-hand-status">
-              {browser.engine ? (
-                <>
-                  <strong data-testid="engine-kind">{browser.engine.kind === 'webcontainer' ? 'WebContainer' : 'offline engine'}</strong>
-                  {browser.hand ? ` · ${browser.hand}` : ''}
-                  <div data-testid="engine-reason">{browser.engine.reason}</div>
-                </>
-              ) : (
-                browser.status
-              )}
-              {browser.error && <div className="error">{browser.error}</div>}
-              {Object.entries(browser.previews).map(([port, url]) => (
-                <div key={port} data-testid="preview-url">
-                  preview :{port}{' '}
-                  <a href={url} target="_blank" rel="noreferrer">
-                    {url}
-                  </a>
-                </div>
-              ))}
-            </div>
-          )}
-        </div>
-        <HandsPanel events={events} progress={progress} />
-        {records.length > 0 && <HandSwitcher hands={records} selected={hand} onSelect={setPicked} />}
-        {unavailable ? <p className="small muted">{unavailable}</p> : <FileTree files={files} selected={file} onSelect={setFile} />}
-      </div>
-      <div className="wb-main">
-        <div className="wb-editor">
-          {file ? (
-            fileError ? (
-              <p className="error small">{fileError}</p>
+  const side = (
+    <div className="wb-left">
+      <div className="browser-hand" data-testid="browser-hand" data-engine={browser.engine?.kind ?? ''}>
+        <button type="button" data-testid="browser-hand-toggle" onClick={onToggleBrowser} className={browserEnabled ? '' : 'primary'}>
+          {browserEnabled ? 'Stop using this tab' : 'Use this tab as a hand'}
+        </button>
+        {browserEnabled && (
+          <div className="small muted" data-testid="browser-hand-status">
+            {browser.engine ? (
+              <>
+                <strong data-testid="engine-kind">{browser.engine.kind === 'webcontainer' ? 'WebContainer' : 'offline engine'}</strong>
+                {browser.hand ? ` · ${browser.hand}` : ''}
+                <div data-testid="engine-reason">{browser.engine.reason}</div>
+              </>
             ) : (
-              <CodeEditor path={file} value={content} onSave={(c) => write(file, c)} />
-            )
-          ) : (
-            <p className="muted small wb-empty">{hand ? 'Pick a file to open it.' : 'No hand yet: files appear once the agent (or this tab) provides one.'}</p>
-          )}
+              browser.status
+            )}
+            {browser.error && <div className="error">{browser.error}</div>}
+            {Object.entries(browser.previews).map(([port, url]) => (
+              <div key={port} data-testid="preview-url">
+                preview :{port}{' '}
+                <a href={url} target="_blank" rel="noreferrer">
+                  {url}
+                </a>
+              </div>
+            ))}
+          </div>
+        )}
+      </div>
+      <HandsPanel events={events} progress={progress} />
+      {records.length > 0 && <HandSwitcher hands={records} selected={hand} onSelect={setPicked} />}
+      {unavailable ? (
+        <p className="small muted">{unavailable}</p>
+      ) : hand === null ? (
+        <PanePlaceholder testId="files-empty" title="No files yet" hint="The workspace appears once the agent (or this tab) provides a hand." />
+      ) : (
+        <FileTree
+            files={files}
+            selected={file}
+            onSelect={(f) => {
+              setFile(f);
+              onFileOpened?.();
+            }}
+          />
+      )}
+    </div>
+  );
+  const editor = (
+    <div className="wb-editor">
+      {file ? (
+        fileError ? (
+          <p className="error small">{fileError}</p>
+        ) : (
+          <CodeEditor path={file} value={content} onSave={(c) => write(file, c)} />
+        )
+      ) : (
+        <PanePlaceholder
+          testId="editor-empty"
+          title="No file open"
+          hint={hand ? 'Pick a file in the tree to open it here.' : 'No hand yet: files appear once the agent (or this tab) provides one.'}
+        />
+      )}
+    </div>
+  );
+  const terminalPane = (
+    <div className="wb-terminal">
+      {terminal.length > 0 ? <TerminalView chunks={terminal} /> : <PanePlaceholder testId="terminal-empty" title="No commands yet" hint="Every shell command of this session appears here, whichever hand runs it." />}
+    </div>
+  );
+
+  if (pane !== null) {
+    // Phone width: one pane at a time, full width; all stay mounted so switching keeps state.
+    return (
+      <div className="workbench-narrow">
+        <div className="pane" hidden={pane !== 'files'}>
+          {side}
         </div>
-        <div className="wb-terminal">
-          {terminal.length > 0 ? <TerminalView chunks={terminal} /> : <p className="muted small wb-empty" data-testid="terminal-empty">No commands yet: every shell command of this session appears here, whichever hand runs it.</p>}
+        <div className="pane" hidden={pane !== 'editor'}>
+          {editor}
+        </div>
+        <div className="pane" hidden={pane !== 'terminal'}>
+          {terminalPane}
         </div>
       </div>
-    </div>
+    );
+  }
+  return (
+    <PersistedGroup id="layout-workbench" orientation="horizontal" className="workbench">
+      <Panel id="pane-files" defaultSize="25%" minSize="140px" className="pane">
+        {side}
+      </Panel>
+      <ResizeHandle id="resize-files" />
+      <Panel id="pane-main" minSize="200px" className="pane">
+        <PersistedGroup id="layout-editor" orientation="vertical" className="wb-main">
+          <Panel id="pane-editor" defaultSize="70%" minSize="80px" className="pane">
+            {editor}
+          </Panel>
+          <ResizeHandle id="resize-terminal" />
+          <Panel id="pane-terminal" defaultSize="30%" minSize="60px" className="pane">
+            {terminalPane}
+          </Panel>
+        </PersistedGroup>
+      </Panel>
+    </PersistedGroup>
   );
 }

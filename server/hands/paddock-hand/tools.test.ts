@@ -169,6 +169,17 @@ describe('paddock-hand glob and grep', () => {
     expect(await ws.glob({ pattern: '**/*.py' })).toBe('no files match **/*.py');
   });
 
+  it("leaves out the sandbox runtime's empty placeholders at the top level, for glob and the file tree alike", async () => {
+    for (const name of ['.bashrc', '.gitconfig', '.mcp.json']) writeFileSync(path.join(root, name), '');
+    mkdirSync(path.join(root, '.vscode'));
+    writeFileSync(path.join(root, '.gitmodules'), '[submodule "x"]\n');
+    mkdirSync(path.join(root, 'sub'));
+    writeFileSync(path.join(root, 'sub/.bashrc'), '');
+    writeFileSync(path.join(root, '.env'), '');
+    expect(await ws.glob({ pattern: '**/*' })).toBe('.env\n.gitmodules\nREADME.md\nsrc/b.ts\nsrc/blob.bin\nsrc/lib/a.ts\nsub/.bashrc');
+    expect(await ws.glob({ pattern: '.*' })).toBe('.env\n.gitmodules');
+  });
+
   it('caps glob results with a notice', async () => {
     const small = new Workspace(root, { globResults: 2 });
     expect(await small.glob({ pattern: '**' })).toBe('README.md\nsrc/b.ts\n[glob: 2 more matches not shown; narrow the pattern]');

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { type Dirent, realpathSync } from 'node:fs';
 import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -8,6 +8,7 @@ import { formatGlobHits, globPlan, skipUnlessNamed } from '~/lib/glob';
 import { checkViewRange, editedText, lineRange, replaceText } from '~/lib/text-edits';
 import { parseToolInput, type ToolInput } from '~/lib/tool-inputs';
 import { grepFiles, grepRegExp } from '~/lib/grep-lines';
+import { type EntryShape, isSandboxMask, SANDBOX_MASKED_NAMES } from '~/lib/sandbox-masks';
 
 /**
  * The six hand tools on a real workspace folder. Every path is confined to the workspace (after
@@ -197,9 +198,24 @@ export class Workspace {
     }
     for (const entry of entries) {
       const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      // Hidden here, in the hand, rather than only in the IDE: the agent's glob and grep then skip
+      // the sandbox's placeholders too (they are not its files, and writing them fails anyway).
+      if (rel === '' && (await this.isMask(abs, entry))) continue;
       if (entry.isDirectory()) {
         if (!skip(entry.name)) yield* this.walk(path.join(abs, entry.name), childRel, skip);
       } else yield childRel;
+    }
+  }
+
+  /** Whether a top-level entry is one of the sandbox runtime's empty placeholders (`lib/sandbox-masks.ts`). */
+  private async isMask(dir: string, entry: Dirent): Promise<boolean> {
+    if (!SANDBOX_MASKED_NAMES.has(entry.name)) return false;
+    const abs = path.join(dir, entry.name);
+    try {
+      const shape: EntryShape = entry.isDirectory() ? { kind: 'directory', entries: (await readdir(abs)).length } : { kind: 'file', size: (await lstat(abs)).size };
+      return isSandboxMask(entry.name, shape);
+    } catch {
+      return false;
     }
   }
 
