@@ -11,6 +11,7 @@ import { useHandFiles } from '~/app/_components/session-view/use-hand-files';
 import type { HandProgress } from '~/app/_components/session-view/use-session-log';
 import type { StoredEvent } from '~/lib/events';
 import { terminalChunks } from '~/app/_components/session-view/terminal-chunks';
+import { forgetWebContainerFailure, rememberedWebContainerFailure } from '~/lib/browser/engine/start-engine';
 import type { BrowserHandState } from '~/lib/browser/use-browser-hand';
 import { currentHand, handsInLog } from '~/lib/hand-log';
 
@@ -80,6 +81,19 @@ export function Workbench({
                 <strong data-testid="engine-kind">{browser.engine.kind === 'webcontainer' ? 'WebContainer' : 'offline engine'}</strong>
                 {browser.hand ? ` · ${browser.hand}` : ''}
                 <div data-testid="engine-reason">{browser.engine.reason}</div>
+                {browser.engine.kind !== 'webcontainer' && rememberedWebContainerFailure() && (
+                  <button
+                    type="button"
+                    className="small"
+                    data-testid="retry-webcontainer"
+                    onClick={() => {
+                      forgetWebContainerFailure();
+                      window.location.reload();
+                    }}
+                  >
+                    Try WebContainer again
+                  </button>
+                )}
               </>
             ) : (
               browser.status
