@@ -2,19 +2,7 @@ import type { Page } from '@playwright/test';
 import { expect, test } from '~/e2e/auth';
 import { send, startSession } from '~/e2e/session-page';
 import { enqueue, recordedRequests, resetFake } from '~/e2e/fake';
-
-/** Screenshots for a person to look at (not compared): the pages at desktop and phone width. */
-const SHOTS = process.env.E2E_SHOTS_DIR ?? '/tmp/shots';
-const WIDTHS = [1280, 390] as const;
-
-async function shoot(page: Page, name: string): Promise<void> {
-  const size = page.viewportSize();
-  for (const width of WIDTHS) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true });
-  }
-  if (size) await page.setViewportSize(size);
-}
+import { shoot } from '~/e2e/shots';
 
 test.beforeEach(async () => {
   await resetFake();

@@ -1,6 +1,7 @@
 import { expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { send, startSession } from '~/e2e/session-page';
+import { shoot } from '~/e2e/shots';
 
 test.beforeEach(async () => {
   await resetFake();
@@ -19,6 +20,7 @@ test('a model that stays overloaded reads as a plain sentence with a Retry butto
   await expect(notice).toContainText('press Retry');
   await expect(notice).not.toContainText('model_overloaded_error: Overloaded');
   await expect(page.getByTestId('status')).toHaveText('idle');
+  await shoot(page, 'session-error');
 
   await enqueue({ kind: 'message', steps: [{ kind: 'text', text: 'Back again.' }] });
   await notice.getByTestId('retry').click();
