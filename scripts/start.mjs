@@ -2,6 +2,9 @@
 import { spawnSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { exitUnlessSupported } from './check-node.mjs';
+
+exitUnlessSupported();
 
 const root = path.resolve(import.meta.dirname, '..');
 const buildId = path.join(root, '.next', 'BUILD_ID');

@@ -6,7 +6,11 @@ export NEXT_TELEMETRY_DISABLED=1
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# A Node that Paddock supports, fetched from the npm registry when the machine's is older.
+source scripts/supported-node.sh
+paddock_use_supported_node
 if [ ! -d node_modules ]; then step "npm ci"; npm ci; fi
+paddock_native_modules_ok
 step "system packages"; bash scripts/ensure-system-deps.sh
 step "postgresql"; bash scripts/ensure-postgres.sh
 step "typecheck"; npx tsc --noEmit -p .

@@ -183,11 +183,27 @@ export function sandboxPolicy(opts: SandboxPolicyOptions): SandboxPolicy {
     // sandbox-runtime binds the write roots back over the hidden directory.
     denyRead: [...new Set(denyRead)],
     // Allow beats deny in the runtime: only these come back inside the hidden folders.
-    allowRead: [workspace, tmpDir, runtimeTmpDir({ tmpDir }), ...(opts.handCode ?? []).map((p) => path.resolve(/*turbopackIgnore: true*/ p))],
+    allowRead: [
+      workspace,
+      tmpDir,
+      runtimeTmpDir({ tmpDir }),
+      ...(opts.handCode ?? []).map((p) => path.resolve(/*turbopackIgnore: true*/ p)),
+      ...nodeBinary(denyRead),
+    ],
     allowedDomains: [...new Set(opts.allowedDomains ?? [])],
     network: opts.network ?? 'limited',
     limits: opts.limits ?? NO_LIMITS,
   };
+}
+
+/**
+ * The Node binary the hand runs on, when it sits inside a hidden folder (Node 22 fetched into
+ * ~/.cache by scripts/supported-node.sh, or an nvm install): readable again, and only its folder.
+ */
+function nodeBinary(denyRead: string[]): string[] {
+  const bin = path.dirname(process.execPath);
+  const hidden = denyRead.some((d) => bin === d || bin.startsWith(d.endsWith(path.sep) ? d : d + path.sep));
+  return hidden ? [bin] : [];
 }
 
 /** Stable per workspace, so a re-provisioned hand on the same workspace finds its tmp again. */

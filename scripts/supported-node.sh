@@ -1,0 +1,42 @@
+# Sourced by ./paddock and scripts/test.sh: puts a Node.js that Paddock supports (22 or newer) first
+# on PATH. The machine's own Node when it is one; otherwise Node 22 from the npm registry (the
+# `node-<platform>-<arch>` binary package, the one the `node` package installs), cached under
+# ~/.cache/paddock, so nothing has to be installed by hand and CI runs what users run.
+# Native addons (better-sqlite3) are then built against that Node's own headers.
+
+PADDOCK_NODE_MAJOR=22
+
+paddock_node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+
+paddock_use_supported_node() {
+  if ! command -v node >/dev/null 2>&1; then
+    echo "paddock: Node.js is not installed; install Node.js ${PADDOCK_NODE_MAJOR} or 24 (https://nodejs.org) and run this again" >&2
+    return 1
+  fi
+  local have
+  have=$(paddock_node_major)
+  if [ "$have" -ge "$PADDOCK_NODE_MAJOR" ]; then return 0; fi
+  local pkg dir
+  pkg="node-$(node -p 'process.platform')-$(node -p 'process.arch')"
+  dir="${PADDOCK_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/paddock}/node-${PADDOCK_NODE_MAJOR}"
+  if [ ! -x "$dir/node_modules/$pkg/bin/node" ]; then
+    echo "paddock: this machine has Node $(node -v), Paddock needs ${PADDOCK_NODE_MAJOR} or newer: fetching ${pkg}@${PADDOCK_NODE_MAJOR} from the npm registry into $dir" >&2
+    mkdir -p "$dir"
+    npm install --prefix "$dir" --no-save --no-audit --no-fund --no-package-lock --loglevel=error "${pkg}@${PADDOCK_NODE_MAJOR}" >&2 || {
+      echo "paddock: could not fetch ${pkg}@${PADDOCK_NODE_MAJOR}; install Node.js ${PADDOCK_NODE_MAJOR} or 24 yourself" >&2
+      return 1
+    }
+  fi
+  export PATH="$dir/node_modules/$pkg/bin:$PATH"
+  # node-gyp builds native addons against these headers instead of the machine's older ones.
+  export npm_config_nodedir="$dir/node_modules/$pkg"
+  echo "paddock: using Node $(node -v) from $dir" >&2
+}
+
+# node_modules holds native code built for one Node ABI: rebuild it when it was installed under another Node.
+paddock_native_modules_ok() {
+  [ -d node_modules/better-sqlite3 ] || return 0
+  if node -e "new (require('better-sqlite3'))(':memory:').close()" >/dev/null 2>&1; then return 0; fi
+  echo "paddock: node_modules was built for another Node version; rebuilding better-sqlite3 for Node $(node -v)" >&2
+  npm rebuild better-sqlite3 >&2
+}
