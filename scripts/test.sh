@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1
+# The chaos test kills harness processes for this long (its own default is 60 s; `npm run bench` soaks for minutes).
+export PADDOCK_CHAOS_SECONDS="${PADDOCK_CHAOS_SECONDS:-40}"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
