@@ -19,8 +19,9 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 async function rotate(env: Record<string, string> = {}) {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PADDOCK_') && k !== 'DATABASE_URL'));
-  return run(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'scripts/rotate-master-key.ts'], { cwd: root, env: { ...clean, PADDOCK_DATA_DIR: dir, ...env } as NodeJS.ProcessEnv, timeout: 60_000, encoding: 'utf8' });
+  const clean: NodeJS.ProcessEnv = { ...process.env, PADDOCK_DATA_DIR: dir, ...env };
+  for (const k of Object.keys(clean)) if ((k.startsWith('PADDOCK_') && k !== 'PADDOCK_DATA_DIR' && !(k in env)) || k === 'DATABASE_URL') delete clean[k];
+  return run(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'scripts/rotate-master-key.ts'], { cwd: root, env: clean, timeout: 60_000, encoding: 'utf8' });
 }
 
 describe('npm run vault:rotate-master-key', () => {
