@@ -18,10 +18,13 @@ import {
   describeCredentialKey,
 } from '~/lib/vault';
 import type { ListPage } from '~/server/agents/agent-store';
+import { logger } from '~/server/log';
 import type { Database, VaultCredentialsTable, VaultsTable } from '~/server/session/schema';
 import { type MasterKey, type Sealed, seal } from '~/server/vault/envelope';
 
 const ulid = monotonicFactory();
+// An audit trail of ids and types only: never a value, a URL's query or a request body.
+const log = logger('vault');
 const MAX_PAGE = 100;
 
 export type SealedFields = Partial<Record<SecretField, Sealed>>;
@@ -167,6 +170,7 @@ export class VaultStore {
       if (isUniqueViolation(e)) throw new ConflictError(`vault ${vaultId} already has a live credential for ${describeCredentialKey(auth)}: update or archive it`);
       throw e;
     }
+    log.info('credential created', { vault_id: vaultId, credential_id: id, type: auth.type });
     return credentialOf(row);
   }
 
@@ -200,6 +204,7 @@ export class VaultStore {
         .set({ auth: JSON.stringify(next.auth), secrets: JSON.stringify(secrets), display_name: next.display_name, metadata: JSON.stringify(next.metadata), updated_at: now })
         .where('id', '=', id)
         .execute();
+      log.info('credential updated', { vault_id: vaultId, credential_id: id, type: auth.type, values: Object.keys(p.auth ?? {}).filter((k) => k !== 'type') });
       return next;
     });
   }
@@ -233,6 +238,7 @@ export class VaultStore {
   async deleteCredential(vaultId: string, id: string): Promise<{ id: string; type: 'vault_credential_deleted' }> {
     const r = await this.db.deleteFrom('vault_credentials').where('id', '=', id).where('vault_id', '=', vaultId).executeTakeFirst();
     if (Number(r.numDeletedRows) === 0) throw new NotFoundError('credential', id);
+    log.info('credential deleted', { vault_id: vaultId, credential_id: id });
     return { id, type: 'vault_credential_deleted' };
   }
 
