@@ -152,10 +152,10 @@ describe('/v1/vaults through the official SDK', () => {
     const gone = await client.beta.vaults.create({ display_name: 'gone' });
     await client.beta.vaults.archive(gone.id);
     const before = (await client.beta.sessions.list()).data.length;
-    expect(await apiError(client.beta.sessions.create({ agent: 'agent_default', vault_ids: [v.id, 'vlt_missing'] }))).toMatchObject({ status: 400, message: expect.stringContaining('vlt_missing') as unknown });
-    expect(await apiError(client.beta.sessions.create({ agent: 'agent_default', vault_ids: [gone.id] }))).toMatchObject({ status: 400, message: expect.stringContaining(`${gone.id} is archived`) as unknown });
+    expect(await apiError(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', vault_ids: [v.id, 'vlt_missing'] }))).toMatchObject({ status: 400, message: expect.stringContaining('vlt_missing') as unknown });
+    expect(await apiError(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', vault_ids: [gone.id] }))).toMatchObject({ status: 400, message: expect.stringContaining(`${gone.id} is archived`) as unknown });
     expect((await client.beta.sessions.list()).data.length).toBe(before);
-    const s = await client.beta.sessions.create({ agent: 'agent_default', vault_ids: [v.id] });
+    const s = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', vault_ids: [v.id] });
     expect(s.vault_ids).toEqual([v.id]);
   });
 });
