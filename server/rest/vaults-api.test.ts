@@ -35,7 +35,7 @@ beforeEach(async () => {
     vi.spyOn(stream, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: unknown[]) => {
       logged.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
       return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof stream.write);
+    }));
   }
   const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
   rt = testRuntime({ store, model: createDemoBrain(), dataDir: dir, env: { PADDOCK_API_KEY: KEY } });
@@ -69,7 +69,8 @@ async function apiError(p: Promise<unknown>): Promise<{ status: number; type: st
   } catch (e) {
     if (e instanceof Anthropic.APIError) {
       const body = e.error as { error?: { type?: string; message?: string } } | undefined;
-      return { status: e.status ?? 0, type: body?.error?.type ?? '', message: body?.error?.message ?? '' };
+      const status = Number(e.status);
+      return { status, type: body?.error?.type ?? '', message: body?.error?.message ?? '' };
     }
     throw e;
   }
