@@ -7,6 +7,7 @@ import { createDemoBrain } from '~/server/harness/demo-brain';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import { handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
+import type { Credential, Vault } from '~/lib/vault';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 
@@ -63,6 +64,10 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+// What the store answers is what the SDK declares (tsc fails here when either drifts).
+const sdkVault = (v: Vault): Anthropic.Beta.Vaults.BetaManagedAgentsVault => v;
+const sdkCredential = (c: Credential): Anthropic.Beta.Vaults.Credentials.BetaManagedAgentsCredential => c;
+
 async function apiError(p: Promise<unknown>): Promise<{ status: number; type: string; message: string }> {
   try {
     await p;
@@ -84,6 +89,8 @@ describe('/v1/vaults through the official SDK', () => {
     expect(a.id).toMatch(/^vlt_/);
     const b = await client.beta.vaults.create({ display_name: 'Team B' });
     expect(await client.beta.vaults.retrieve(a.id)).toEqual(a);
+    expect(sdkVault(await rt.vaults.getVault(a.id))).toEqual(a);
+    expect(Object.keys(a).sort()).toEqual(['archived_at', 'created_at', 'display_name', 'id', 'metadata', 'type', 'updated_at']);
     expect(await client.beta.vaults.update(a.id, { display_name: 'Team A2', metadata: { team: null, x: 'y' } })).toMatchObject({ display_name: 'Team A2', metadata: { x: 'y' } });
     const seen: string[] = [];
     for await (const v of client.beta.vaults.list({ limit: 1 })) seen.push(v.id);
@@ -114,6 +121,8 @@ describe('/v1/vaults through the official SDK', () => {
     expect(env.auth).toEqual({ type: 'environment_variable', secret_name: 'STRIPE_KEY', networking: { type: 'limited', allowed_hosts: ['api.stripe.com'] }, injection_location: { header: true, body: false } });
 
     expect(await client.beta.vaults.credentials.retrieve(bearer.id, { vault_id: v.id })).toEqual(bearer);
+    expect(sdkCredential(await rt.vaults.getCredential(v.id, bearer.id))).toEqual(bearer);
+    expect(Object.keys(bearer).sort()).toEqual(['archived_at', 'auth', 'created_at', 'display_name', 'id', 'metadata', 'type', 'updated_at', 'vault_id']);
     const updated = await client.beta.vaults.credentials.update(bearer.id, { vault_id: v.id, auth: { type: 'static_bearer', token: canary('bearer2') }, metadata: { k: 'v' } });
     expect(updated).toMatchObject({ metadata: { k: 'v' }, auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp' } });
     const ids: string[] = [];
