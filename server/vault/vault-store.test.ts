@@ -130,6 +130,14 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     await vaults.createCredential(v.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/a', token: 't4' } });
     expect((await vaults.listCredentials(v.id, {})).data).toHaveLength(2);
     expect((await vaults.listCredentials(v.id, { includeArchived: true })).data).toHaveLength(3);
+    // Racing creates of one URL: exactly one is stored, the others are conflicts.
+    const raced = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => vaults.createCredential(other.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://race.example.com/mcp', token: `t${i}` } })));
+    expect(raced.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of raced) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConflictError);
+    // An archived vault is read-only: no new credential, and its credentials are archived with it.
+    await vaults.archiveVault(other.id);
+    await expect(vaults.createCredential(other.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://new.example.com/mcp', token: 't' } })).rejects.toThrow(/archived/);
+    expect((await vaults.listCredentials(other.id, {})).data).toEqual([]);
   });
 
   it('refuses bad credentials by field, before writing anything', async () => {
