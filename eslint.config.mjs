@@ -1,6 +1,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const RELATIVE = { group: ['../*', '../**'], message: 'Use the ~/ alias.' };
+const VAULT_SECRETS = { group: ['~/server/vault/secrets', '~/server/vault/envelope'], message: 'Only server/proxy and server/vault may open or seal secrets (the vault boundary).' };
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.next/**', '.paddock/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts', '*.config.*', 'scripts/*.mjs', 'bin/*.mjs', 'public/**/*.js'] },
   js.configs.recommended,
@@ -14,12 +17,28 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '../**'], message: 'Use the ~/ alias.' }] }],
       'no-console': 'error',
     },
   },
   {
     files: ['bench/**', 'scripts/**', 'e2e/**'],
     rules: { 'no-console': 'off' },
+  },
+  // The vault boundary (ARCHITECTURE.md): only the proxies and the vault open secrets, and the
+  // harness and hands import nothing of the vault (a type of the MCP proxy's contract at most).
+  // Each block restates the `../` rule: a later `no-restricted-imports` replaces, not merges.
+  {
+    rules: { 'no-restricted-imports': ['error', { patterns: [RELATIVE, VAULT_SECRETS] }] },
+  },
+  {
+    files: ['server/proxy/**', 'server/vault/**', 'server/runtime.ts', '**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [RELATIVE] }] },
+  },
+  {
+    files: ['server/harness/**', 'server/hands/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [RELATIVE, { group: ['~/server/vault/**', '!~/server/vault/mcp-secret'], message: 'server/harness and server/hands must not import the vault (no secret may reach a harness or a hand).' }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: '~/server/vault/mcp-secret', allowTypeImports: true, message: 'only type imports of the vault contract here.' }] }],
+    },
   },
 );

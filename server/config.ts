@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/server/hands/sandbox/limits';
+import { decodeMasterKeyText } from '~/server/vault/master-key';
 
 /**
  * The environment, validated once at start. A bad value stops the server with a message naming
@@ -102,6 +103,11 @@ const Env = z.object({
   PADDOCK_OWNER_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** An API key accepted besides those made on the settings page (for automation). */
   PADDOCK_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** The vault's master key (32 bytes: base64 or 64 hex characters); without it `<dataDir>/master.key` is made and used. */
+  PADDOCK_MASTER_KEY: z
+    .string()
+    .refine((v) => decodeMasterKeyText(v) !== null, 'must be 32 bytes written as base64 or as 64 hex characters (e.g. `openssl rand -base64 32`)')
+    .optional(),
   /** How long a browser sign-in lasts. */
   PADDOCK_SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   /** Largest request body the API reads (413 above it). */

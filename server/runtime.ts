@@ -28,6 +28,10 @@ import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
 import { installGracefulStop } from '~/server/shutdown';
+import { loadMasterKey } from '~/server/vault/master-key';
+import type { McpSecretSource } from '~/server/vault/mcp-secret';
+import { VaultSecrets } from '~/server/vault/secrets';
+import { VaultStore } from '~/server/vault/vault-store';
 
 const log = logger('runtime');
 
@@ -39,6 +43,10 @@ export interface Runtime {
   hands: HandRegistry;
   access: Access;
   agents: AgentStore;
+  /** Vaults and credentials (write-only values). */
+  vaults: VaultStore;
+  /** The decrypting side, for the MCP proxy only. */
+  vaultSecrets: McpSecretSource;
 }
 
 /**
@@ -162,6 +170,13 @@ export function agentsFor(config: Config, store: SessionStore): AgentStore {
   return new AgentStore(store.db, { model: config.PADDOCK_MODEL, system: SYSTEM_PROMPT });
 }
 
+/** Vaults live in the session database; their values are sealed under the master key (PADDOCK_MASTER_KEY or `<dataDir>/master.key`). */
+export function vaultsFor(config: Config, store: SessionStore): { vaults: VaultStore; vaultSecrets: McpSecretSource } {
+  if (!(store instanceof KyselySessionStore)) throw new Error('vaults need a Kysely-backed session store');
+  const master = loadMasterKey({ value: config.PADDOCK_MASTER_KEY, dataDir: config.dataDir });
+  return { vaults: new VaultStore(store.db, master), vaultSecrets: new VaultSecrets(store.db, master) };
+}
+
 async function startRuntime(): Promise<Runtime> {
   const config = loadConfig();
   prepareDataDir(config.dataDir);
@@ -170,6 +185,7 @@ async function startRuntime(): Promise<Runtime> {
     : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
   const live = new LiveBus(store.liveRelay);
   const agents = agentsFor(config, store);
+  const { vaults, vaultSecrets } = vaultsFor(config, store);
   const hands = createHands(config, store, live, agents);
   const model = modelFromConfig(config);
   const harness = new Harness({
@@ -189,7 +205,7 @@ async function startRuntime(): Promise<Runtime> {
   const access = accessFor(config, store);
   await announceSignIn(config, access);
   await agents.ensureDefaults();
-  return { config, store, harness, live, hands, access, agents };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets };
 }
 
 /**

@@ -7,10 +7,13 @@ import { normalizeTools } from '~/lib/toolset';
 import type { AgentStore } from '~/server/agents/agent-store';
 import type { Config } from '~/server/config';
 import type { Session, SessionStore } from '~/server/session/store';
+import type { VaultStore } from '~/server/vault/vault-store';
 
 export interface NewSessionDeps {
   store: SessionStore;
   agents: AgentStore;
+  /** `vault_ids` must name vaults that exist and are not archived. */
+  vaults: Pick<VaultStore, 'requireUsableVaults'>;
   /** The server's settings an environment is checked against. */
   config: Pick<Config, 'PADDOCK_ALLOW_UNRESTRICTED_NETWORK'>;
 }
@@ -47,6 +50,7 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
   if (environment.archived_at !== null) throw new InvalidInputError(`environment_id: ${envId} is archived`);
   const unsupported = unsupportedEnvironment(environment.config, { allowUnrestrictedNetwork: deps.config.PADDOCK_ALLOW_UNRESTRICTED_NETWORK });
   if (unsupported) throw new InvalidInputError(`environment_id: ${envId} ${unsupported}`);
+  await deps.vaults.requireUsableVaults(p.vault_ids ?? []);
   const session = await deps.store.createSession({
     ...(p.title ? { title: p.title } : {}),
     ...(p.metadata ? { metadata: p.metadata } : {}),

@@ -105,6 +105,24 @@ describe('access', () => {
     expect(await rt.access.identify(new Headers({ host: 'localhost:3000', cookie: `paddock_session_3000=${none}` }))).toEqual({ kind: 'anonymous' });
   });
 
+  it("keeps the settings page's vault procedures to the owner, and never answers a value", async () => {
+    const cookie = await signIn();
+    const api = httpApi(rt);
+    const owner = { ...SAME_ORIGIN, cookie };
+    const vault = (await api.mutate('vaults.create', { display_name: 'team' }, owner)).body!.result!.data as { id: string };
+    const added = await api.mutate('vaults.addCredential', { vaultId: vault.id, auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: 'CANARY-owner-token' } }, owner);
+    expect(added.status).toBe(200);
+    const listed = await api.query('vaults.credentials', { vaultId: vault.id }, owner);
+    expect(listed.body!.result!.data).toMatchObject({ data: [{ auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp' } }] });
+    expect(added.text + listed.text).not.toContain('CANARY');
+    // A program's key opens /v1/vaults, not the settings page's procedures.
+    const program = { host: 'localhost:3000', 'content-type': 'application/json', 'x-api-key': ENV_KEY };
+    expect((await api.query('vaults.list', undefined, program)).status).toBe(403);
+    expect((await api.mutate('vaults.addCredential', { vaultId: vault.id, auth: { type: 'static_bearer', mcp_server_url: 'https://x.example.com/mcp', token: 't' } }, program)).status).toBe(403);
+    expect((await api.mutate('vaults.delete', { id: vault.id }, program)).status).toBe(403);
+    expect((await api.query('vaults.list', undefined, owner)).body!.result!.data).toMatchObject({ data: [{ id: vault.id }] });
+  });
+
   it('makes API keys shown once and stored hashed, accepts them as Bearer and x-api-key, and refuses them once revoked', async () => {
     const cookie = await signIn();
     const api = httpApi(rt);

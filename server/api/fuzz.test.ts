@@ -37,7 +37,12 @@ interface World {
   sessions: string[];
   tab: { sessionId: string; hand: string; tabId: string; tabSecret: string };
   callIds: string[];
+  /** A vault and one of its credentials. */
+  vault: string;
+  credential: string;
 }
+/** Sent as every credential value: no answer may carry it back. */
+const SECRET = 'SECRET-FUZZ-VALUE';
 let world: World;
 
 beforeAll(async () => {
@@ -70,7 +75,9 @@ beforeAll(async () => {
   const tabId = 'tab-fuzz0001';
   const hand = (await rt.hands.attachBrowser({ sessionId: sessions[0]!, signal: new AbortController().signal, emit: (e, k) => store.emitEvent(sessions[0]!, e, { idempotencyKey: k }) }, tabId, 'offline')).id;
   const tab = { sessionId: sessions[0]!, hand, tabId, tabSecret: await rt.access.tabSecret(sessions[0]!, hand, tabId) };
-  world = { cookie, apiKey, sessions, tab, callIds };
+  const vault = (await rt.vaults.createVault({ display_name: 'fuzz' })).id;
+  const credential = (await rt.vaults.createCredential(vault, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: SECRET } })).id;
+  world = { cookie, apiKey, sessions, tab, callIds, vault, credential };
 });
 
 afterAll(async () => {
@@ -207,6 +214,26 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
       return { name: text() };
     case 'apiKeys.revoke':
       return { id: fakeId(r, 'apik') };
+    case 'vaults.list':
+      return { includeArchived: pick(r, [true, false, 'yes']) };
+    case 'vaults.create':
+      return { display_name: text() };
+    case 'vaults.archive':
+    case 'vaults.delete':
+      return { id: pick(r, [world.vault, fakeId(r, 'vlt'), 'vlt_']) };
+    case 'vaults.credentials':
+      return { vaultId: pick(r, [world.vault, fakeId(r, 'vlt')]), includeArchived: pick(r, [true, false]) };
+    case 'vaults.addCredential':
+      return {
+        vaultId: pick(r, [world.vault, fakeId(r, 'vlt')]),
+        auth: pick(r, [
+          { type: 'static_bearer', mcp_server_url: pick(r, [`https://m${Math.floor(r() * 1e9)}.example.com/mcp`, 'javascript:alert(1)', `https://u:${SECRET}@x.example.com`]), token: SECRET },
+          { type: 'environment_variable', secret_name: pick(r, [`K_${Math.floor(r() * 1e9)}`, 'BAD NAME']), secret_value: SECRET, networking: { type: 'limited', allowed_hosts: ['api.example.com'] } },
+        ]),
+      };
+    case 'vaults.archiveCredential':
+    case 'vaults.deleteCredential':
+      return { vaultId: pick(r, [world.vault, fakeId(r, 'vlt')]), id: pick(r, [world.credential, fakeId(r, 'vcrd')]) };
     default:
       return { sessionId: s(), id: s() };
   }
@@ -252,7 +279,13 @@ function headersFor(r: Rand): { headers: Record<string, string>; refuse: 'always
 }
 
 /** Sends one request over the API handler; a stream (a subscription) is read briefly and cancelled. */
-const send = async (req: Request): Promise<number> => answeredStatus(await httpApi(rt).send(req));
+/** Every answer's text, to check no credential value ever comes back. */
+const answers: string[] = [];
+const send = async (req: Request): Promise<number> => {
+  const a = await httpApi(rt).send(req);
+  if (a.text.includes(SECRET)) answers.push(`${req.method} ${req.url.slice(0, 120)}: ${a.text.slice(0, 200)}`);
+  return answeredStatus(a);
+};
 
 /** Everything a request could have written: sessions, keys, and every session's log length. */
 async function snapshot(): Promise<string> {
@@ -263,7 +296,9 @@ async function snapshot(): Promise<string> {
   const agents = await store.db.selectFrom('agents').select(['id', 'version', 'archived_at']).orderBy('id').execute();
   const versions = await store.db.selectFrom('agent_versions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const environments = await store.db.selectFrom('environments').select(['id', 'updated_at', 'archived_at']).orderBy('id').execute();
-  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments });
+  const vaults = await store.db.selectFrom('vaults').selectAll().orderBy('id').execute();
+  const credentials = await store.db.selectFrom('vault_credentials').selectAll().orderBy('id').execute();
+  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials });
 }
 
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);
@@ -315,6 +350,7 @@ describe('fuzz', () => {
     expect(fivexx).toEqual([]);
     expect(partial).toEqual([]);
     expect(letThrough).toEqual([]);
+    expect(answers, 'a credential value in an answer').toEqual([]);
     expect([...seen.keys()].sort()).toEqual(procedures.map(([n]) => n).sort());
     expect(refused).toBeGreaterThan(COUNT / 2);
 

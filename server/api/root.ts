@@ -5,6 +5,7 @@ import { environmentsRouter } from '~/server/api/routers/environments';
 import { eventsRouter } from '~/server/api/routers/events';
 import { handsRouter } from '~/server/api/routers/hands';
 import { sessionsRouter } from '~/server/api/routers/sessions';
+import { vaultsRouter } from '~/server/api/routers/vaults';
 import { createCallerFactory, createTRPCRouter } from '~/server/api/trpc';
 
 export const appRouter = createTRPCRouter({
@@ -14,6 +15,7 @@ export const appRouter = createTRPCRouter({
   apiKeys: apiKeysRouter,
   agents: agentsRouter,
   environments: environmentsRouter,
+  vaults: vaultsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -9,13 +9,14 @@ import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/res
 import { eventRoutes } from '~/server/rest/events';
 import { type Route, matchRoute } from '~/server/rest/route-table';
 import { sessionRoutes } from '~/server/rest/sessions';
+import { vaultRoutes } from '~/server/rest/vaults';
 import type { Runtime } from '~/server/runtime';
 
 const log = logger('rest');
 const ulid = monotonicFactory();
 
 /** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
-export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes];
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes];
 
 export interface RestDeps {
   runtime: () => Promise<Runtime>;

@@ -24,7 +24,9 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[] };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]> };
+/** Sent as every credential value: no answer may carry it back. */
+const SECRET = 'SECRET-FUZZ-VALUE';
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-rest-fuzz-'));
@@ -47,7 +49,15 @@ beforeAll(async () => {
     { type: 'agent.tool_use', name: 'write', input: { file_path: 'a', content: 'b' }, model_tool_use_id: 'toolu_fuzz', evaluated_permission: 'ask' },
     { type: 'agent.custom_tool_use', name: 'lookup', input: {}, model_tool_use_id: 'toolu_fuzz2' },
   ]);
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id) };
+  // Vaults the vault routes act on, and others whose credentials the credential routes act on.
+  const vaults = [];
+  for (let i = 0; i < 8; i++) vaults.push((await rt.vaults.createVault({ display_name: `fuzz ${i}` })).id);
+  const credentials: Array<[string, string]> = [];
+  for (let i = 0; i < 4; i++) {
+    const v = (await rt.vaults.createVault({ display_name: `fuzz creds ${i}` })).id;
+    for (let j = 0; j < 3; j++) credentials.push([v, (await rt.vaults.createCredential(v, { auth: { type: 'static_bearer', mcp_server_url: `https://mcp${j}.example.com/mcp`, token: SECRET } })).id]);
+  }
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials };
 });
 
 afterAll(async () => {
@@ -82,6 +92,8 @@ function idFor(r: Rand, route: Route): string {
   if (r() < 0.15) return pick(r, ['', '..', '%2e%2e', 'sesn_' + 'A'.repeat(300), fakeId(r, 'sesn'), 'agent_nope', encodeURIComponent('<x>')]);
   if (route.path.startsWith('agents')) return pick(r, world.agents);
   if (route.path.startsWith('environments')) return pick(r, world.envs);
+  if (route.path.startsWith('vaults/:vault/')) return pick(r, world.credentials).join('/');
+  if (route.path.startsWith('vaults')) return pick(r, world.vaults);
   return pick(r, world.sessions);
 }
 
@@ -94,6 +106,18 @@ function bodyFor(r: Rand, route: Route): unknown {
   if (p === 'environments/:id') return { name: text(), config: { type: 'cloud', packages: { npm: ['$(rm -rf /)'] } } };
   if (p === 'sessions') return { agent: pick(r, [...world.agents, { type: 'agent', id: world.agents[0], version: 7 }, { type: 'agent_with_overrides', id: world.agents[0], system: text() }]), environment_id: pick(r, world.envs), initial_events: pick(r, [undefined, [{ type: 'user.message', content: [{ type: 'text', text: text() }] }], [{ type: 'agent.message', content: [] }]]), resources: pick(r, [undefined, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'FORGED' }]]) };
   if (p === 'sessions/:id') return { title: text(), metadata: { a: 'b' }, agent: pick(r, [undefined, 'x']) };
+  if (p === 'vaults') return { display_name: text(), metadata: pick(r, [undefined, { k: 'v' }, { k: 5 }]) };
+  if (p === 'vaults/:id') return { display_name: pick(r, [text(), null, '']), metadata: { k: pick(r, ['v', null]) } };
+  if (p === 'vaults/:vault/credentials') {
+    return {
+      auth: pick(r, [
+        { type: 'static_bearer', mcp_server_url: pick(r, ['https://mcp0.example.com/mcp', 'javascript:alert(1)', `https://u:${SECRET}@x.example.com`]), token: SECRET },
+        { type: 'environment_variable', secret_name: pick(r, ['OK_NAME', 'BAD NAME', '$(id)']), secret_value: SECRET, networking: pick(r, [{ type: 'unrestricted' }, { type: 'limited', allowed_hosts: ['http://x/'] }]) },
+        { type: 'mcp_oauth', mcp_server_url: 'https://o.example.com/mcp', access_token: SECRET, refresh: { client_id: 'c', refresh_token: SECRET, token_endpoint: 'file:///etc/passwd', token_endpoint_auth: { type: 'client_secret_post', client_secret: SECRET } } },
+      ]),
+    };
+  }
+  if (p === 'vaults/:vault/credentials/:id') return { auth: pick(r, [{ type: 'environment_variable', secret_value: SECRET }, { type: 'static_bearer', token: SECRET }, { type: 'mcp_oauth', access_token: SECRET }]), display_name: text() };
   if (p === 'sessions/:id/events') {
     return {
       events: [
@@ -121,6 +145,16 @@ function cleanBodyFor(r: Rand, route: Route): unknown {
   if (p === 'sessions') return { agent: pick(r, world.agents), environment_id: pick(r, world.envs) };
   if (p === 'sessions/:id') return { title: 'clean title', metadata: { a: 'b' } };
   if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
+  if (p === 'vaults') return { display_name: `vault ${Math.floor(r() * 1e6)}`, metadata: { team: 'fuzz' } };
+  if (p === 'vaults/:id') return { display_name: 'clean update', metadata: { team: null } };
+  if (p === 'vaults/:vault/credentials') {
+    const n = Math.floor(r() * 1e9);
+    return pick(r, [
+      { auth: { type: 'static_bearer', mcp_server_url: `https://mcp-${n}.example.com/mcp`, token: SECRET } },
+      { auth: { type: 'environment_variable', secret_name: `KEY_${n}`, secret_value: SECRET, networking: { type: 'limited', allowed_hosts: ['api.example.com'] } } },
+    ]);
+  }
+  if (p === 'vaults/:vault/credentials/:id') return { display_name: 'clean update', auth: { type: 'static_bearer', token: SECRET } };
   return undefined;
 }
 
@@ -168,10 +202,16 @@ async function snapshot(): Promise<string> {
   const sessions = await store.db.selectFrom('sessions').select(['id', 'last_seq', 'title', 'metadata', 'archived_at']).orderBy('id').execute();
   const agents = await store.db.selectFrom('agents').select(['id', 'version', 'archived_at']).orderBy('id').execute();
   const envs = await store.db.selectFrom('environments').select(['id', 'body', 'archived_at']).orderBy('id').execute();
-  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n });
+  const vaults = await store.db.selectFrom('vaults').selectAll().orderBy('id').execute();
+  const credentials = await store.db.selectFrom('vault_credentials').selectAll().orderBy('id').execute();
+  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials });
 }
 
-const url = (route: Route, id: string) => `http://localhost:3000/v1/${route.path.replace(':id', encodeURIComponent(id))}`;
+/** A credential route's id is `<vault>/<credential>`: the pair it belongs to. */
+const url = (route: Route, id: string) => {
+  const [vault, cred] = route.path.includes(':vault') && id.includes('/') ? id.split('/') : [id, id];
+  return `http://localhost:3000/v1/${route.path.replace(':vault', encodeURIComponent(vault!)).replace(':id', encodeURIComponent(cred!))}`;
+};
 
 describe('the /v1 API under attack', () => {
   it('refuses every route to a caller without credentials, with the API error shape and a request-id (a new unprotected route fails here)', async () => {
@@ -196,6 +236,7 @@ describe('the /v1 API under attack', () => {
     const partial: string[] = [];
     const letThrough: string[] = [];
     const badShape: string[] = [];
+    const echoed: string[] = [];
     const seen = new Set<string>();
     // What got through: hostile input must not be all that is sent, or every route could refuse
     // everything and pass. A floor of accepted requests, on most routes, keeps the suite honest.
@@ -214,6 +255,7 @@ describe('the /v1 API under attack', () => {
       const before = await snapshot();
       const res = await send(req);
       const what = `#${i} ${method} ${route.path}${query} ${JSON.stringify(headers).slice(0, 100)} ${body.slice(0, 160)}`;
+      if (JSON.stringify(res.body).includes(SECRET)) echoed.push(what);
       if (res.status < 300) accepted.set(`${route.method} ${route.path}`, (accepted.get(`${route.method} ${route.path}`) ?? 0) + 1);
       if (res.status >= 500) fivexx.push(`${res.status} ${what} ${JSON.stringify(res.body)}`);
       if (refuse && res.status < 400) letThrough.push(`${res.status} ${what}`);
@@ -227,6 +269,7 @@ describe('the /v1 API under attack', () => {
     expect(partial).toEqual([]);
     expect(letThrough).toEqual([]);
     expect(badShape).toEqual([]);
+    expect(echoed, 'a credential value in an answer').toEqual([]);
     expect(seen.size).toBe(REST_ROUTES.length);
     const acceptedCount = [...accepted.values()].reduce((a, b) => a + b, 0);
     expect(acceptedCount, 'requests accepted').toBeGreaterThanOrEqual(COUNT / 10);

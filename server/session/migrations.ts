@@ -182,6 +182,47 @@ export const migrations: Readonly<Record<string, Migration>> = {
       for (const t of ['environments', 'agent_versions', 'agents']) await db.schema.dropTable(t).execute();
     },
   },
+  '0006_vaults': {
+    // Vaults and their credentials. A credential's values are only ever stored sealed
+    // (`secrets`: JSON of field → envelope, server/vault/envelope.ts); `auth` holds the rest.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('vaults')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('archived_at', 'text')
+        .execute();
+      await db.schema.createIndex('vaults_created_at_id').on('vaults').columns(['created_at', 'id']).execute();
+      await db.schema
+        .createTable('vault_credentials')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('vault_id', 'text', (c) => c.notNull().references('vaults.id').onDelete('cascade'))
+        .addColumn('match_key', 'text', (c) => c.notNull())
+        .addColumn('display_name', 'text')
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('auth', 'text', (c) => c.notNull())
+        .addColumn('secrets', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('archived_at', 'text')
+        .execute();
+      await db.schema.createIndex('vault_credentials_vault_created').on('vault_credentials').columns(['vault_id', 'created_at', 'id']).execute();
+      // One live credential per MCP server URL (or env var name) in a vault, whoever races.
+      await db.schema
+        .createIndex('vault_credentials_live_key')
+        .on('vault_credentials')
+        .columns(['vault_id', 'match_key'])
+        .unique()
+        .where(sql.ref('archived_at'), 'is', null)
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const t of ['vault_credentials', 'vaults']) await db.schema.dropTable(t).execute();
+    },
+  },
 };
 
 /**

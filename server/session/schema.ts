@@ -22,6 +22,8 @@ export interface Database {
   agents: AgentsTable;
   agent_versions: AgentVersionsTable;
   environments: EnvironmentsTable;
+  vaults: VaultsTable;
+  vault_credentials: VaultCredentialsTable;
 }
 
 export interface SessionsTable {
@@ -143,6 +145,32 @@ export interface AgentVersionsTable {
 export interface EnvironmentsTable {
   id: string;
   body: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+/** A vault: a named set of credentials a session may use (`vault_ids`). */
+export interface VaultsTable {
+  id: string;
+  display_name: string;
+  /** JSON text of a Record<string, string>. */
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+/** A credential: `auth` is JSON of its non-secret fields; `secrets` JSON of field → sealed value, never plaintext. */
+export interface VaultCredentialsTable {
+  id: string;
+  vault_id: string;
+  /** `mcp:<url>` or `env:<name>`: unique among a vault's live credentials. */
+  match_key: string;
+  display_name: string | null;
+  metadata: string;
+  auth: string;
+  secrets: string;
   created_at: string;
   updated_at: string;
   archived_at: string | null;

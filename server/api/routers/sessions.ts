@@ -15,7 +15,7 @@ export const sessionsRouter = createTRPCRouter({
     .input(z.object({ title: z.string().trim().min(1).max(200).optional(), agentId: AgentId.optional(), environmentId: EnvironmentId.optional() }).default({}))
     .mutation(async ({ ctx, input }) => {
       const { session, hasWork } = await createSessionFor(
-        { store: ctx.runtime.store, agents: ctx.runtime.agents, config: ctx.runtime.config },
+        { store: ctx.runtime.store, agents: ctx.runtime.agents, vaults: ctx.runtime.vaults, config: ctx.runtime.config },
         { agent: input.agentId ?? DEFAULT_AGENT_ID, ...(input.environmentId ? { environment_id: input.environmentId } : {}), ...(input.title ? { title: input.title } : {}) },
       );
       if (hasWork) void ctx.runtime.harness.wake(session.id);

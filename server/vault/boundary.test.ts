@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The vault boundary is a lint rule (eslint.config.mjs); this runs the project's own config on
+ * snippets placed as if in each folder, so removing or weakening the rule fails here.
+ */
+const root = path.resolve(import.meta.dirname, '..', '..');
+const eslint = new ESLint({ cwd: root });
+
+// Existing files, so the type-aware parser knows them; only the text linted is ours.
+const IN_HARNESS = 'server/harness/decide.ts';
+const IN_HANDS = 'server/hands/provisioner.ts';
+const IN_REST = 'server/rest/vaults.ts';
+const IN_VAULT = 'server/vault/secrets.ts';
+
+async function restricted(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(root, filePath) });
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports' || m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+}
+
+describe('the vault boundary (lint)', () => {
+  it.each([IN_HARNESS, IN_HANDS])('refuses any vault import in %s', async (file) => {
+    for (const mod of ['secrets', 'envelope', 'vault-store', 'master-key', 'rotate']) {
+      const msgs = await restricted(file, `import * as v from '~/server/vault/${mod}';\nexport const x = v;\n`);
+      expect(msgs.join('\n'), mod).toMatch(/must not import the vault/);
+    }
+  }, 60_000);
+
+  it('allows only a type import of the MCP secret contract in the harness', async () => {
+    expect(await restricted(IN_HARNESS, `import type { McpSecretSource } from '~/server/vault/mcp-secret';\nexport type X = McpSecretSource;\n`)).toEqual([]);
+    const msgs = await restricted(IN_HARNESS, `import { type McpSecretSource } from '~/server/vault/mcp-secret';\nimport * as m from '~/server/vault/mcp-secret';\nexport type X = McpSecretSource;\nexport const y = m;\n`);
+    expect(msgs.join('\n')).toMatch(/only type imports/);
+  }, 60_000);
+
+  it('lets only the vault and the proxies open secrets', async () => {
+    const code = `import { open } from '~/server/vault/envelope';\nimport { VaultSecrets } from '~/server/vault/secrets';\nexport const x = [open, VaultSecrets];\n`;
+    expect((await restricted(IN_REST, code)).join('\n')).toMatch(/Only server\/proxy and server\/vault/);
+    expect(await restricted(IN_VAULT, code)).toEqual([]);
+  }, 60_000);
+
+  it('still refuses relative imports everywhere', async () => {
+    for (const file of [IN_HARNESS, IN_REST, IN_VAULT]) {
+      const msgs = await restricted(file, `import { x } from '../x';\nexport const y = x;\n`);
+      expect(msgs, file).toHaveLength(1);
+      expect(msgs[0]).toMatch(/Use the ~\/ alias/);
+    }
+  }, 60_000);
+});

@@ -1,0 +1,33 @@
+import 'server-only';
+import type { Kysely } from 'kysely';
+import type { SecretField } from '~/lib/vault';
+import type { Database } from '~/server/session/schema';
+import { type MasterKey, newMasterKey, rewrap } from '~/server/vault/envelope';
+import { type SealedFields, sealContext } from '~/server/vault/vault-store';
+
+export { newMasterKey };
+
+/**
+ * Re-wraps every credential's data keys under a new master key, in one transaction: all or none.
+ * The values' ciphertexts do not change. A value already under `to` is left as it is, so a rotation
+ * interrupted after its commit (before the new key was put in place) can simply be run again.
+ */
+export async function rotateMasterKey(db: Kysely<Database>, from: MasterKey, to: MasterKey): Promise<{ credentials: number; rewrapped: number }> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx.selectFrom('vault_credentials').select(['id', 'secrets']).execute();
+    let rewrapped = 0;
+    for (const row of rows) {
+      const secrets = JSON.parse(row.secrets) as SealedFields;
+      const next: SealedFields = {};
+      for (const [field, sealed] of Object.entries(secrets) as Array<[SecretField, NonNullable<SealedFields[SecretField]>]>) {
+        if (sealed.masterKeyId === to.id) next[field] = sealed;
+        else {
+          next[field] = rewrap(from, to, sealed, sealContext(row.id, field));
+          rewrapped++;
+        }
+      }
+      await trx.updateTable('vault_credentials').set({ secrets: JSON.stringify(next) }).where('id', '=', row.id).execute();
+    }
+    return { credentials: rows.length, rewrapped };
+  });
+}

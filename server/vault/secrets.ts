@@ -1,0 +1,89 @@
+import 'server-only';
+import type { Kysely } from 'kysely';
+import type { CredentialAuth } from '~/lib/vault';
+import type { Database } from '~/server/session/schema';
+import { type MasterKey, type Sealed, open, seal } from '~/server/vault/envelope';
+import type { McpSecret, McpSecretSource } from '~/server/vault/mcp-secret';
+import { type SealedFields, sealContext } from '~/server/vault/vault-store';
+
+/**
+ * The decrypting side of the vault: the only code that opens a sealed value. Only `server/proxy`
+ * (and the vault itself) may import it; `server/harness` and `server/hands` may not (lint rule,
+ * checked by `boundary.test.ts`).
+ */
+
+/** Seals a value bound to `context` (e.g. `<id>:<field>`), for stores of the proxies to come. */
+export function sealSecret(master: MasterKey, value: string, context: string): Sealed {
+  return seal(master, value, context);
+}
+
+export function openSecret(master: MasterKey, sealed: Sealed, context: string): string {
+  return open(master, sealed, context);
+}
+
+export class VaultSecrets implements McpSecretSource {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly master: MasterKey,
+  ) {}
+
+  async mcpSecret(vaultIds: readonly string[], serverUrl: string): Promise<McpSecret | null> {
+    for (const vaultId of vaultIds) {
+      const row = await this.db
+        .selectFrom('vault_credentials')
+        .innerJoin('vaults', 'vaults.id', 'vault_credentials.vault_id')
+        .select(['vault_credentials.id', 'vault_credentials.auth', 'vault_credentials.secrets'])
+        .where('vault_credentials.vault_id', '=', vaultId)
+        .where('vault_credentials.match_key', '=', `mcp:${serverUrl}`)
+        .where('vault_credentials.archived_at', 'is', null)
+        .where('vaults.archived_at', 'is', null)
+        .executeTakeFirst();
+      if (!row) continue;
+      const auth = JSON.parse(row.auth) as CredentialAuth;
+      const secrets = JSON.parse(row.secrets) as SealedFields;
+      const read = (field: keyof SealedFields): string => {
+        const s = secrets[field];
+        if (!s) throw new Error(`credential ${row.id}: ${field} is missing`);
+        return open(this.master, s, sealContext(row.id, field));
+      };
+      if (auth.type === 'static_bearer') return { credentialId: row.id, vaultId, type: 'static_bearer', token: read('token') };
+      if (auth.type !== 'mcp_oauth') continue;
+      const r = auth.refresh;
+      return {
+        credentialId: row.id,
+        vaultId,
+        type: 'mcp_oauth',
+        accessToken: read('access_token'),
+        expiresAt: auth.expires_at,
+        refresh: r
+          ? {
+              clientId: r.client_id,
+              refreshToken: read('refresh_token'),
+              tokenEndpoint: r.token_endpoint,
+              tokenEndpointAuth: r.token_endpoint_auth.type === 'none' ? { type: 'none' } : { type: r.token_endpoint_auth.type, clientSecret: read('client_secret') },
+              resource: r.resource,
+              scope: r.scope,
+            }
+          : null,
+      };
+    }
+    return null;
+  }
+
+  async saveRefreshedToken(credentialId: string, next: { accessToken: string; expiresAt: string | null; refreshToken?: string }): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('vault_credentials').select(['auth', 'secrets']).where('id', '=', credentialId).executeTakeFirst();
+      if (!row) return; // deleted meanwhile: nothing to keep
+      const auth = JSON.parse(row.auth) as CredentialAuth;
+      if (auth.type !== 'mcp_oauth') throw new Error(`credential ${credentialId} is not mcp_oauth`);
+      const secrets = JSON.parse(row.secrets) as SealedFields;
+      secrets.access_token = seal(this.master, next.accessToken, sealContext(credentialId, 'access_token'));
+      if (next.refreshToken) secrets.refresh_token = seal(this.master, next.refreshToken, sealContext(credentialId, 'refresh_token'));
+      await trx
+        .updateTable('vault_credentials')
+        .set({ auth: JSON.stringify({ ...auth, expires_at: next.expiresAt }), secrets: JSON.stringify(secrets), updated_at: new Date().toISOString() })
+        .where('id', '=', credentialId)
+        .execute();
+    });
+  }
+}
