@@ -11,7 +11,7 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
   // Claude's own tool_use id, to rebuild the Messages API history; the hand that runs the call.
   'agent.tool_use': ['model_tool_use_id', 'hand'],
   'agent.custom_tool_use': ['model_tool_use_id'],
-  'agent.mcp_tool_use': ['model_tool_use_id'],
+  'agent.mcp_tool_use': ['model_tool_use_id', 'evaluated_permission'],
   'agent.tool_result': ['hand'],
   // Thinking is kept (text and signature) so tool loops can replay it.
   'agent.thinking': ['content'],
@@ -23,4 +23,4 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
 };
 
 /** Event types of Paddock's own (hands and IDE edits): not in the SDK, served to every client. */
-export const PADDOCK_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed']);
+export const PADDOCK_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed', 'mcp.tools_listed']);
