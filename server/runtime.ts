@@ -28,6 +28,7 @@ import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
 import { installGracefulStop } from '~/server/shutdown';
+import { NO_MCP_SECRETS, mcpGatewayFor } from '~/server/proxy/gateway';
 
 const log = logger('runtime');
 
@@ -177,6 +178,8 @@ async function startRuntime(): Promise<Runtime> {
     model,
     hands,
     live,
+    // MCP servers through the proxy (session tokens; credentials from the vault once it is wired: NO_MCP_SECRETS until then).
+    mcp: mcpGatewayFor(store.db, store, NO_MCP_SECRETS),
     maxTokens: config.PADDOCK_MAX_TOKENS,
     leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,
     maxRetries: config.PADDOCK_MODEL_RETRIES,

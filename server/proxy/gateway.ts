@@ -1,7 +1,11 @@
 import 'server-only';
+import type { Kysely } from 'kysely';
 import type { McpGateway } from '~/server/proxy/mcp-gateway';
-import type { McpProxy } from '~/server/proxy/mcp-proxy';
-import { type SigningKey, mintSessionToken } from '~/server/proxy/session-token';
+import { McpProxy } from '~/server/proxy/mcp-proxy';
+import { type SigningKey, mintSessionToken, proxySigningKey } from '~/server/proxy/session-token';
+import type { Database } from '~/server/session/schema';
+import type { SessionStore } from '~/server/session/store';
+import type { McpSecretSource } from '~/server/vault/mcp-secret';
 
 /**
  * The harness's way to the proxy: each request carries a fresh token for its session only, so the
@@ -13,4 +17,19 @@ export function createMcpGateway(proxy: McpProxy, signingKey: SigningKey): McpGa
     listTools: async (sessionId, server, signal) => proxy.listTools(await token(sessionId), server, signal),
     callTool: async (sessionId, server, tool, input, signal) => proxy.callTool(await token(sessionId), server, tool, input, signal),
   };
+}
+
+/**
+ * Until the vault is wired in, no session has a credential: servers are called without one.
+ * (The integrator replaces this with the vault's McpSecretSource.)
+ */
+export const NO_MCP_SECRETS: McpSecretSource = {
+  mcpSecret: () => Promise.resolve(null),
+  saveRefreshedToken: () => Promise.reject(new Error('no vault: a refreshed token cannot be saved')),
+};
+
+/** The gateway a runtime gives its harness: the proxy over this database's sessions and signing key. */
+export function mcpGatewayFor(db: Kysely<Database>, sessions: Pick<SessionStore, 'getSession'>, secrets: McpSecretSource): McpGateway {
+  const signingKey = proxySigningKey(db);
+  return createMcpGateway(new McpProxy({ secrets, sessions, signingKey }), signingKey);
 }
