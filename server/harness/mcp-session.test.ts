@@ -12,6 +12,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
+import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { mcpGatewayFor } from '~/server/proxy/gateway';
 import type { McpGateway } from '~/server/proxy/mcp-gateway';
@@ -114,8 +115,9 @@ describe('a session whose agent has an MCP server (server-everything behind a be
     expect(JSON.stringify(messagesRequests()[2]!.body!.tools)).toBe(JSON.stringify(messagesRequests()[0]!.body!.tools));
     expect(await ofType(s.id, 'mcp.tools_listed')).toHaveLength(1);
 
-    const all = JSON.stringify(await store.getEvents(s.id));
-    expect(all).not.toContain(CANARY);
+    const events = await store.getEvents(s.id);
+    expect(checkLogInvariants(events)).toEqual([]);
+    expect(JSON.stringify(events)).not.toContain(CANARY);
     expect(JSON.stringify(fake.requests)).not.toContain(CANARY);
   }, 60_000);
 
@@ -170,7 +172,9 @@ describe('a session whose agent has an MCP server (server-everything behind a be
     await say(s.id, 'anything else?');
     await harness().wake(s.id);
     expect((await ofType(s.id, 'agent.message')).at(-1)!.content).toEqual([{ type: 'text', text: 'Another turn.' }]);
-    expect(JSON.stringify(await store.getEvents(s.id))).not.toContain(CANARY);
+    const events = await store.getEvents(s.id);
+    expect(checkLogInvariants(events)).toEqual([]);
+    expect(JSON.stringify(events)).not.toContain(CANARY);
   }, 60_000);
 
   it('a server that cannot be listed: a session.error naming it, and the session runs without its tools', async () => {

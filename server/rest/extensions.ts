@@ -11,7 +11,7 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
   // Claude's own tool_use id, to rebuild the Messages API history; the hand that runs the call.
   'agent.tool_use': ['model_tool_use_id', 'hand'],
   'agent.custom_tool_use': ['model_tool_use_id'],
-  'agent.mcp_tool_use': ['model_tool_use_id', 'evaluated_permission'],
+  'agent.mcp_tool_use': ['model_tool_use_id'],
   'agent.tool_result': ['hand'],
   // Thinking is kept (text and signature) so tool loops can replay it.
   'agent.thinking': ['content'],
