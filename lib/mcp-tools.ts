@@ -65,12 +65,16 @@ export interface McpToolEntry {
  */
 export function mcpToolsFor(tools: readonly AgentTool[], listed: readonly McpServerListing[]): McpToolEntry[] {
   const out: McpToolEntry[] = [];
+  // One tool per name: a custom tool keeps its name, and of two listings giving one full name
+  // (server `a` tool `b__c`, server `a__b` tool `c`) the first wins.
+  const taken = new Set(tools.filter((t) => t.type === 'custom').map((t) => t.name));
   for (const srv of listed) {
     if (!toolsetOf(tools, srv.mcp_server_name)) continue;
     for (const t of srv.tools) {
       const name = mcpToolName(srv.mcp_server_name, t.name);
       const policy = mcpToolPolicy(tools, srv.mcp_server_name, t.name);
-      if (!policy.enabled || !API_TOOL_NAME.test(name)) continue;
+      if (!policy.enabled || !API_TOOL_NAME.test(name) || taken.has(name)) continue;
+      taken.add(name);
       // `$schema` is the MCP server's annotation, not part of the tool: left out.
       const { $schema: _, type: __, properties, required, ...rest } = t.input_schema;
       const input_schema: ToolSpec['input_schema'] = {

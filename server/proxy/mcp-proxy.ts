@@ -42,7 +42,11 @@ export class McpProxy {
       // Paged: a server with many tools answers in pages (bounded, so a server cannot loop us).
       for (let page = 0; page < 20; page++) {
         const res = await client.listTools(cursor ? { cursor } : {}, opts);
-        for (const t of res.tools) tools.push({ name: t.name, description: t.description ?? t.title ?? '', input_schema: t.inputSchema });
+        // Only what can be offered to the model, bounded: the listing is stored in the log.
+        for (const t of res.tools) {
+          if (!TOOL_NAME.test(t.name) || tools.length >= MAX_TOOLS) continue;
+          tools.push({ name: t.name, description: (t.description ?? t.title ?? '').slice(0, 10_000), input_schema: t.inputSchema });
+        }
         cursor = res.nextCursor;
         if (!cursor) break;
       }
@@ -181,6 +185,10 @@ export class McpProxy {
     return { ...s, accessToken: t.access_token, expiresAt, refresh: { ...r, refreshToken: t.refresh_token ?? r.refreshToken } };
   }
 }
+
+/** A name that can be part of a Messages API tool name (`mcp__<server>__<tool>`, ≤ 64 characters). */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const MAX_TOOLS = 1000;
 
 const TokenResponse = z.object({
   access_token: z.string().min(1),
