@@ -177,6 +177,26 @@ describe('a session whose agent has an MCP server (server-everything behind a be
     expect(JSON.stringify(events)).not.toContain(CANARY);
   }, 60_000);
 
+  it('a call stored without a result (the harness died) is run on the next wake and answered once', async () => {
+    fake.enqueue(textResponse('Recovered.'));
+    const s = await store.createSession({ agent: agentWith(toolset('always_allow'), [{ name: 'everything', url: gate.url }]), vault_ids: ['vlt_team'] });
+    const listing = { type: 'mcp.tools_listed' as const, servers: [{ mcp_server_name: 'everything', tools: [{ name: 'echo', description: 'Echoes back the input string', input_schema: { type: 'object', properties: { message: { type: 'string' } } } }] }] };
+    await store.emitEvents(s.id, [{ type: 'user.message', content: [{ type: 'text', text: 'echo' }] }, { type: 'session.status_running' }, listing]);
+    const start = await store.emitEvent(s.id, { type: 'span.model_request_start', model: 'claude-agent-model' });
+    await store.emitEvents(s.id, [
+      { type: 'agent.mcp_tool_use', name: 'echo', mcp_server_name: 'everything', input: { message: 'after the crash' }, model_tool_use_id: 'toolu_c', evaluated_permission: 'allow' },
+      { type: 'span.model_request_end', model_request_start_id: start.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+    ]);
+    await harness().wake(s.id);
+    await harness().wake(s.id);
+    const results = await ofType(s.id, 'agent.mcp_tool_result');
+    expect(results).toHaveLength(1);
+    expect(results[0]!.content).toEqual([{ type: 'text', text: 'Echo: after the crash' }]);
+    expect(toolNames(0)).toEqual(['mcp__everything__echo']); // from the stored listing: nothing listed again
+    expect(await ofType(s.id, 'mcp.tools_listed')).toHaveLength(1);
+    expect(await last(s.id)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+  }, 60_000);
+
   it('a server that cannot be listed: a session.error naming it, and the session runs without its tools', async () => {
     const closed = net.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

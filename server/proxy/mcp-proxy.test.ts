@@ -105,6 +105,24 @@ describe('the MCP proxy against server-everything behind a bearer gate', () => {
     expect(new Set(g.seenAuth)).toEqual(new Set([`Bearer ${STATIC}`]));
   }, 30_000);
 
+  it('scrubs the credential from a result when the upstream echoes it back', async () => {
+    const g = await gate({ token: STATIC });
+    secrets.put('vlt_a', g.url, { credentialId: 'vcrd_1', vaultId: 'vlt_a', type: 'static_bearer', token: STATIC });
+    const id = await sessionWith([{ name: 'everything', url: g.url }]);
+    const res = await proxy.callTool(await mintSessionToken(key, id), 'everything', 'echo', { message: `my header was ${STATIC}` });
+    expect(res.content).toEqual([{ type: 'text', text: 'Echo: my header was [redacted]' }]);
+  }, 30_000);
+
+  it('a call that outlasts the call timeout is a connection error naming the server, and the client is closed', async () => {
+    const slow = new McpProxy({ secrets, sessions: store, signingKey: proxySigningKey(store.db), connectTimeoutMs: 5_000, callTimeoutMs: 300 });
+    const id = await sessionWith([{ name: 'everything', url: `${everything.base}/mcp` }]);
+    const began = Date.now();
+    const e = await failure(slow.callTool(await mintSessionToken(key, id), 'everything', 'trigger-long-running-operation', { duration: 5, steps: 5 }));
+    expect(e).toMatchObject({ kind: 'connection', server: 'everything' });
+    expect(e.message).toMatch(/in time/);
+    expect(Date.now() - began).toBeLessThan(4_000);
+  }, 30_000);
+
   it('takes the first vault (in the session’s order) holding a credential for the URL', async () => {
     const g = await gate({ token: STATIC });
     secrets.put('vlt_b', g.url, { credentialId: 'vcrd_2', vaultId: 'vlt_b', type: 'static_bearer', token: STATIC });
