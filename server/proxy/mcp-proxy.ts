@@ -141,6 +141,13 @@ export class McpProxy {
         throw classify(server.name, e, 'call', secrets);
       }
     } finally {
+      // Tell the server its session is over (it may keep state per session), briefly: a server
+      // that does not answer must not hold the call up.
+      if (transport.sessionId) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([transport.terminateSession().catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, 1_000)))]);
+        clearTimeout(timer);
+      }
       await client.close().catch(() => undefined);
     }
   }
