@@ -177,6 +177,22 @@ describe('a session whose agent has an MCP server (server-everything behind a be
     expect(JSON.stringify(events)).not.toContain(CANARY);
   }, 60_000);
 
+  it('a tool the toolset disables is neither offered nor run when the model calls it anyway', async () => {
+    fake.enqueue(toolUseResponse('mcp__everything__echo', { message: 'sneaky' }, { id: 'toolu_d' }), textResponse('ok'));
+    const tools: AgentToolParams[] = [{ type: 'mcp_toolset', mcp_server_name: 'everything', default_config: { permission_policy: { type: 'always_allow' } }, configs: [{ name: 'echo', enabled: false }] }];
+    const s = await store.createSession({ agent: agentWith(tools, [{ name: 'everything', url: gate.url }]), vault_ids: ['vlt_team'] });
+    await say(s.id, 'echo');
+    await harness().wake(s.id);
+    expect(toolNames(0)).not.toContain('mcp__everything__echo');
+    expect(toolNames(0)).toContain('mcp__everything__get-sum');
+    expect(await ofType(s.id, 'agent.mcp_tool_use')).toEqual([]);
+    const [call] = await ofType(s.id, 'agent.tool_use');
+    expect(call).toMatchObject({ name: 'mcp__everything__echo', evaluated_permission: 'deny' });
+    const [result] = await ofType(s.id, 'agent.tool_result');
+    expect(result).toMatchObject({ tool_use_id: call!.id, is_error: true });
+    expect(JSON.stringify(await store.getEvents(s.id))).not.toContain('Echo: sneaky');
+  }, 60_000);
+
   it('a call stored without a result (the harness died) is run on the next wake and answered once', async () => {
     fake.enqueue(textResponse('Recovered.'));
     const s = await store.createSession({ agent: agentWith(toolset('always_allow'), [{ name: 'everything', url: gate.url }]), vault_ids: ['vlt_team'] });
