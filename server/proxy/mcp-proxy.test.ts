@@ -140,6 +140,7 @@ describe('the MCP proxy against server-everything behind a bearer gate', () => {
     expect(e).toMatchObject({ kind: 'authentication', server: 'everything' });
     expect(e.message).toMatch(/"everything".*401/);
     expectClean(e);
+    expect(logged.some((l) => l.includes('mcp upstream failed') && l.includes('authentication'))).toBe(true);
   }, 30_000);
 
   it('no credential in the vaults: the call goes out without one (and the gate refuses it)', async () => {
@@ -188,6 +189,8 @@ describe('the MCP proxy against server-everything behind a bearer gate', () => {
       // The next call uses the saved token, no refresh.
       await proxy.callTool(await mintSessionToken(key, id), 'everything', 'echo', { message: 'again' });
       expect(g.tokenRequests).toHaveLength(1);
+      // Logged (so the no-secret check over log lines in afterEach has lines to look at).
+      expect(logged.some((l) => l.includes('mcp oauth token refreshed') && l.includes('vcrd_oauth'))).toBe(true);
     },
     30_000,
   );
