@@ -44,7 +44,7 @@ export class McpProxy {
         const res = await client.listTools(cursor ? { cursor } : {}, opts);
         // Only what can be offered to the model, bounded: the listing is stored in the log.
         for (const t of res.tools) {
-          if (!TOOL_NAME.test(t.name) || tools.length >= MAX_TOOLS) continue;
+          if (!TOOL_NAME.test(t.name) || tools.length >= MAX_TOOLS || JSON.stringify(t.inputSchema).length > MAX_SCHEMA_CHARS) continue;
           tools.push({ name: t.name, description: (t.description ?? t.title ?? '').slice(0, 10_000), input_schema: t.inputSchema });
         }
         cursor = res.nextCursor;
@@ -196,6 +196,7 @@ export class McpProxy {
 /** A name that can be part of a Messages API tool name (`mcp__<server>__<tool>`, ≤ 64 characters). */
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const MAX_TOOLS = 1000;
+const MAX_SCHEMA_CHARS = 32_000;
 
 const TokenResponse = z.object({
   access_token: z.string().min(1),
