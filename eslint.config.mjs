@@ -21,6 +21,23 @@ export default tseslint.config(
     },
   },
   {
+    // The harness reaches MCP servers only through the McpGateway it is handed: never the vault,
+    // never the proxy itself (so no credential or token-signing code runs in it).
+    files: ['server/harness/**'],
+    ignores: ['server/harness/**/*.test.ts', 'server/harness/testing/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../*', '../**'], message: 'Use the ~/ alias.' },
+            { group: ['~/server/vault/*', '~/server/vault/**', '~/server/proxy/*', '!~/server/proxy/mcp-gateway'], message: 'The harness uses MCP servers only through McpGateway (~/server/proxy/mcp-gateway).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['bench/**', 'scripts/**', 'e2e/**'],
     rules: { 'no-console': 'off' },
   },

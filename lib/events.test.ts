@@ -43,7 +43,7 @@ const DESIGN_SDK_TYPES = [
   'span.model_request_start',
   'span.model_request_end',
 ] as const;
-const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed'] as const;
+const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed', 'mcp.tools_listed'] as const;
 
 const roundTrip = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
 
@@ -84,7 +84,7 @@ describe('event vocabulary', () => {
     expectTypeOf<Exclude<EventType, BetaManagedAgentsSessionEventType | (typeof PADDOCK_TYPES)[number]>>().toEqualTypeOf<never>();
     // …and every DESIGN type is one of ours.
     expectTypeOf<Exclude<(typeof DESIGN_SDK_TYPES)[number], EventType>>().toEqualTypeOf<never>();
-    expect(EVENT_TYPES.filter((t) => t.startsWith('hand.') || t === 'user.file_edit')).toEqual([...PADDOCK_TYPES]);
+    expect(EVENT_TYPES.filter((t) => t.startsWith('hand.') || t.startsWith('mcp.') || t === 'user.file_edit')).toEqual([...PADDOCK_TYPES]);
   });
 
   it('lists the user event types as a subset of all event types', () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { McpServerListing } from '~/lib/mcp-tools';
 
 /**
  * The session event vocabulary: the single source of truth for every boundary (REST, tRPC,
@@ -45,6 +46,8 @@ export const SessionErrorObject = z.object({
   ]),
   message: z.string(),
   retry_status: retryStatus,
+  /** On the mcp_* types: the server (by its name in the agent's `mcp_servers`). */
+  mcp_server_name: z.string().min(1).optional(),
 });
 export type SessionErrorObject = z.infer<typeof SessionErrorObject>;
 
@@ -117,6 +120,8 @@ export const NewEvent = z.discriminatedUnion('type', [
     mcp_server_name: z.string().min(1),
     input: z.record(z.string(), z.unknown()),
     model_tool_use_id: z.string().min(1),
+    /** As on agent.tool_use: the policy of the server's toolset for this tool, evaluated when the model made the call. */
+    evaluated_permission: z.enum(['allow', 'ask', 'deny']).optional(),
   }),
   z.object({
     type: z.literal('agent.mcp_tool_result'),
@@ -191,6 +196,11 @@ export const NewEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('hand.suspended'), hand: z.string().min(1), reason: z.enum(['idle', 'cap', 'shutdown']) }),
   /** A suspended hand runs again on the same workspace. */
   z.object({ type: z.literal('hand.resumed'), hand: z.string().min(1), resume_ms: z.number().nonnegative().optional() }),
+  /**
+   * Paddock's own: the tools of the session's MCP servers, listed once (before its first model
+   * request) so every later request, on any instance, offers byte-identical tool definitions.
+   */
+  z.object({ type: z.literal('mcp.tools_listed'), servers: z.array(McpServerListing).max(20) }),
 ]);
 export type NewEvent = z.infer<typeof NewEvent>;
 export type NewEventInput = z.input<typeof NewEvent>;
@@ -212,6 +222,7 @@ export const SIDE_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   'hand.suspended',
   'hand.resumed',
   'user.file_edit',
+  'mcp.tools_listed',
 ]);
 export const EventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);
 

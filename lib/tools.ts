@@ -1,6 +1,7 @@
 import { type AgentTool, type CustomTool, routeTool } from '~/lib/toolset';
 import type { ToolSpec } from '~/lib/hand';
 import { WebFetchInput, jsonSchemaOf, toInputSchema } from '~/lib/tool-inputs';
+import { type McpServerListing, mcpToolsFor } from '~/lib/mcp-tools';
 
 /**
  * The tool set the brain sees. It is fixed (it does not change as hands come and go) so the
@@ -86,10 +87,11 @@ const TOOLSET_SPECS: readonly ToolSpec[] = [...BRAIN_TOOLS, WEB_FETCH_TOOL];
 
 /**
  * The tools an agent's model sees: its enabled toolset tools (Paddock's hand tools included)
- * in a fixed order, then its custom tools. The same agent version always gives the same list,
- * so the request prefix stays byte-stable for prompt caching.
+ * in a fixed order, then its MCP servers' enabled tools (`mcp__<server>__<tool>`, from the listing
+ * stored in the log), then its custom tools. The same agent version and listing always give the
+ * same list, so the request prefix stays byte-stable for prompt caching.
  */
-export function toolSpecsFor(tools: readonly AgentTool[]): ToolSpec[] {
+export function toolSpecsFor(tools: readonly AgentTool[], mcpListed: readonly McpServerListing[] = []): ToolSpec[] {
   const builtIn = TOOLSET_SPECS.filter((t) => routeTool(tools, t.name).kind === 'toolset');
   const custom = tools
     .filter((t): t is CustomTool => t.type === 'custom')
@@ -97,5 +99,5 @@ export function toolSpecsFor(tools: readonly AgentTool[]): ToolSpec[] {
       const { properties, required, ...rest } = t.input_schema;
       return { name: t.name, description: t.description, input_schema: { ...rest, type: 'object', properties: properties ?? {}, ...(required ? { required } : {}) } };
     });
-  return [...builtIn, ...custom];
+  return [...builtIn, ...mcpToolsFor(tools, mcpListed).map((t) => t.spec), ...custom];
 }

@@ -32,6 +32,7 @@ import { loadMasterKey } from '~/server/vault/master-key';
 import type { McpSecretSource } from '~/server/vault/mcp-secret';
 import { VaultSecrets } from '~/server/vault/secrets';
 import { VaultStore } from '~/server/vault/vault-store';
+import { mcpGatewayFor } from '~/server/proxy/gateway';
 
 const log = logger('runtime');
 
@@ -193,6 +194,8 @@ async function startRuntime(): Promise<Runtime> {
     model,
     hands,
     live,
+    // MCP servers through the proxy (short-lived session tokens); only the proxy opens the vault's credentials.
+    mcp: mcpGatewayFor(store.db, store, vaultSecrets),
     maxTokens: config.PADDOCK_MAX_TOKENS,
     leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,
     maxRetries: config.PADDOCK_MODEL_RETRIES,

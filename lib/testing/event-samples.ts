@@ -52,6 +52,7 @@ export const EVENT_SAMPLES: { [T in EventType]: NewEventOf<T> } = {
     mcp_server_name: 'github',
     input: { q: 'is:open' },
     model_tool_use_id: 'toolu_01MCP',
+    evaluated_permission: 'ask',
   },
   'agent.mcp_tool_result': {
     type: 'agent.mcp_tool_result',
@@ -85,4 +86,11 @@ export const EVENT_SAMPLES: { [T in EventType]: NewEventOf<T> } = {
   'hand.reattached': { type: 'hand.reattached', hand: 'remote-2', reattach_ms: 14 },
   'hand.suspended': { type: 'hand.suspended', hand: 'sandbox-1', reason: 'idle' },
   'hand.resumed': { type: 'hand.resumed', hand: 'sandbox-1', resume_ms: 180 },
+  'mcp.tools_listed': {
+    type: 'mcp.tools_listed',
+    servers: [
+      { mcp_server_name: 'github', tools: [{ name: 'search_issues', description: 'Search issues', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }] },
+      { mcp_server_name: 'linear', tools: [], error: 'authentication' },
+    ],
+  },
 };

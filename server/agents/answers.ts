@@ -5,7 +5,7 @@ import { foldLog } from '~/server/harness/decide';
 import type { SessionStore } from '~/server/session/store';
 
 /** The events whose order decides whether a call still waits for its answer (see foldLog). */
-const ANSWER_TYPES = ['user.message', 'user.interrupt', 'agent.tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'user.tool_result'] as const;
+const ANSWER_TYPES = ['user.message', 'user.interrupt', 'agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result'] as const;
 
 type Answer = Extract<NewEvent, { type: 'user.tool_confirmation' | 'user.custom_tool_result' | 'user.tool_result' }>;
 
@@ -35,7 +35,8 @@ export async function checkAnswers(store: Pick<SessionStore, 'getEvents'>, sessi
     const call: StoredEvent | undefined = byId.get(id);
     switch (e.type) {
       case 'user.tool_confirmation': {
-        if (call?.type !== 'agent.tool_use') throw new InvalidInputError(`${at}.tool_use_id: session ${sessionId} has no tool call ${id}`);
+        // An MCP call asks like any other: its verdict names it by the same field.
+        if (call?.type !== 'agent.tool_use' && call?.type !== 'agent.mcp_tool_use') throw new InvalidInputError(`${at}.tool_use_id: session ${sessionId} has no tool call ${id}`);
         if (call.evaluated_permission !== 'ask') throw new InvalidInputError(`${at}.tool_use_id: call ${id} (${call.name}) does not wait for a confirmation: its policy lets it run`);
         const earlier = log.find((x) => x.type === 'user.tool_confirmation' && x.tool_use_id === id);
         if (earlier?.type === 'user.tool_confirmation') throw new ConflictError(`${at}: call ${id} was already answered: ${earlier.result}`);

@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { StoredEvent } from '~/lib/events';
 import { type ToolSpec, lostHandText } from '~/lib/hand';
+import { mcpToolName } from '~/lib/mcp-tools';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
@@ -110,6 +111,11 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
         modelToolIds.set(e.id, e.model_tool_use_id);
         push('assistant', [{ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input }]);
         break;
+      case 'agent.mcp_tool_use':
+        // The model called it under its full name: shown back the same way.
+        modelToolIds.set(e.id, e.model_tool_use_id);
+        push('assistant', [{ type: 'tool_use', id: e.model_tool_use_id, name: mcpToolName(e.mcp_server_name, e.name), input: e.input }]);
+        break;
       case 'agent.custom_tool_use':
         modelToolIds.set(e.id, e.model_tool_use_id);
         unansweredCustom.push(e.model_tool_use_id);
@@ -117,8 +123,9 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
         break;
       case 'agent.tool_result':
       case 'user.tool_result':
-      case 'user.custom_tool_result': {
-        const id = modelToolIds.get(e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.tool_use_id);
+      case 'user.custom_tool_result':
+      case 'agent.mcp_tool_result': {
+        const id = modelToolIds.get(e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id);
         // A result for a call this history never made, or a second (late) one: the API takes
         // exactly one result per call, the first stored.
         if (!id || answered.has(id)) break;

@@ -181,6 +181,7 @@ describe('decide: the happy path', () => {
       'hand.suspended': { type: 'hand.suspended', hand: 'sandbox-1', reason: 'idle' },
       'hand.resumed': { type: 'hand.resumed', hand: 'sandbox-1', resume_ms: 3 },
       'user.file_edit': { type: 'user.file_edit', hand: 'sandbox-1', path: 'a.txt', content: 'x' },
+      'mcp.tools_listed': { type: 'mcp.tools_listed', servers: [{ mcp_server_name: 'docs', tools: [] }] },
     };
     expect(Object.keys(side).sort()).toEqual([...SIDE_EVENT_TYPES].sort());
     const log = asked();
@@ -729,5 +730,79 @@ describe('decide: input that arrives mid-turn', () => {
     add({ type: 'agent.message', content: [{ type: 'text', text: 'answer to first' }] });
     add({ type: 'span.model_request_end', model_request_start_id: start.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
     expect(decide(events)).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+});
+
+describe('decide: MCP calls (agent.mcp_tool_use), under the same policies as any tool', () => {
+  const mcpCall = (log: Log, permission?: 'allow' | 'ask' | 'deny') => {
+    const start = log.spanStart();
+    const call = log.add({ type: 'agent.mcp_tool_use', name: 'echo', mcp_server_name: 'everything', input: { message: 'hi' }, model_tool_use_id: `toolu_m${log.events.length}`, ...(permission ? { evaluated_permission: permission } : {}) });
+    log.spanEnd(start, false);
+    return call;
+  };
+  const mcpResult = (log: Log, call: { id: string }, isError = false) =>
+    log.add({ type: 'agent.mcp_tool_result', mcp_tool_use_id: call.id, content: [{ type: 'text', text: 'Echo: hi' }], is_error: isError });
+
+  it('runs an allowed MCP call, then asks the model once it has its result', () => {
+    const log = asked();
+    const call = mcpCall(log, 'allow');
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [call] });
+    mcpResult(log, call);
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+  });
+
+  it('waits for a confirmation under always_ask (requires_action naming it), then runs it once allowed', () => {
+    const log = asked();
+    const call = mcpCall(log, 'ask');
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: [call.id] } });
+    log.idle({ type: 'requires_action', event_ids: [call.id] });
+    expect(log.decide()).toEqual({ kind: 'none' });
+    log.add({ type: 'user.tool_confirmation', tool_use_id: call.id, result: 'allow' });
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+    log.running();
+    expect(log.decide()).toEqual({ kind: 'run_tools', calls: [call] });
+  });
+
+  it("answers a denied MCP call (by the user, or by the policy) with an error, never running it", () => {
+    const log = asked();
+    const call = mcpCall(log, 'ask');
+    log.add({ type: 'user.tool_confirmation', tool_use_id: call.id, result: 'deny', deny_message: 'not that server' });
+    expect(log.decide()).toEqual({ kind: 'deny_tools', denials: [{ call, message: 'not that server' }] });
+    const refused = asked();
+    const other = mcpCall(refused, 'deny');
+    expect(refused.decide()).toEqual({ kind: 'deny_tools', denials: [{ call: other, message: expect.stringMatching(/not allowed/) as string }] });
+  });
+
+  it('an answered MCP call is not run again, and an MCP session.error does not end the turn', () => {
+    const log = asked();
+    const call = mcpCall(log, 'allow');
+    mcpResult(log, call, true);
+    log.add({ type: 'session.error', error: { type: 'mcp_authentication_failed_error', message: 'MCP server "everything" refused the credential', retry_status: { type: 'exhausted' }, mcp_server_name: 'everything' } });
+    expect(log.decide()).toEqual({ kind: 'call_model', attempt: 1 });
+    // A model error that is exhausted still ends it.
+    log.add({ type: 'session.error', error: { type: 'model_request_failed_error', message: 'no', retry_status: { type: 'exhausted' } } });
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('an interrupt cancels a pending MCP call, and a new message gives up one that waits', () => {
+    const log = asked();
+    const call = mcpCall(log, 'allow');
+    log.interrupt();
+    expect(log.decide()).toEqual({ kind: 'cancel_tools', calls: [call], reason: expect.any(String) as string });
+    const other = asked();
+    const waiting = mcpCall(other, 'ask');
+    other.idle({ type: 'requires_action', event_ids: [waiting.id] });
+    other.user('never mind');
+    expect(other.decide()).toEqual({ kind: 'cancel_tools', calls: [waiting], reason: expect.any(String) as string });
+  });
+
+  it('shows MCP calls to the model as tool_use/tool_result under their mcp__server__tool name', () => {
+    const log = asked();
+    const call = mcpCall(log, 'allow');
+    mcpResult(log, call);
+    const req = buildContext(log.events, { model: 'm', maxTokens: 10, system: 's', tools: [] });
+    expect(req.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: call.model_tool_use_id, name: 'mcp__everything__echo', input: { message: 'hi' } }] });
+    expect(JSON.stringify(req.messages[2])).toContain(`"tool_use_id":"${call.model_tool_use_id}"`);
+    expect(JSON.stringify(req.messages[2])).toContain('Echo: hi');
   });
 });

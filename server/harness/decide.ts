@@ -4,7 +4,10 @@ import type { StopReason, StoredEvent, StoredEventOf } from '~/lib/events';
  * The harness's one decision: given the whole log, what is the next step? Pure, so it can be
  * tested exhaustively and so any harness instance, after any crash, decides the same thing.
  */
-export type ToolUse = StoredEventOf<'agent.tool_use'>;
+/** A call the harness runs: a toolset tool's (on a hand, or here), or an MCP server's (through the gateway). */
+export type AgentToolUse = StoredEventOf<'agent.tool_use'>;
+export type McpToolUse = StoredEventOf<'agent.mcp_tool_use'>;
+export type ToolUse = AgentToolUse | McpToolUse;
 export type CustomToolUse = StoredEventOf<'agent.custom_tool_use'>;
 
 export type Action =
@@ -81,6 +84,7 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
         custom.clear();
         break;
       case 'agent.tool_use':
+      case 'agent.mcp_tool_use':
         pending.set(e.id, e);
         // A turn that finished just as the user pressed stop: its calls are never run.
         if (interrupted) cancelled.add(e.id);
@@ -100,11 +104,14 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
         break;
       case 'agent.tool_result':
       case 'user.tool_result':
-        cancelled.delete(e.tool_use_id);
-        asking.delete(e.tool_use_id);
-        denied.delete(e.tool_use_id);
-        if (pending.delete(e.tool_use_id)) answered();
+      case 'agent.mcp_tool_result': {
+        const id = e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id;
+        cancelled.delete(id);
+        asking.delete(id);
+        denied.delete(id);
+        if (pending.delete(id)) answered();
         break;
+      }
       case 'span.model_request_end':
         if (!e.is_error) {
           needsModel = lastUserMessageSeq > (turnStarts.get(e.model_request_start_id) ?? Infinity);
@@ -119,7 +126,8 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
         failedAttempts += 1;
         break;
       case 'session.error':
-        if (e.error.retry_status.type !== 'retrying') needsModel = false;
+        // An MCP server that failed is reported, and the session goes on without it.
+        if (e.error.retry_status.type !== 'retrying' && !e.error.type.startsWith('mcp_')) needsModel = false;
         break;
       case 'session.status_running':
         status = 'running';
@@ -133,9 +141,8 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
       case 'user.file_edit':
       case 'agent.message':
       case 'agent.thinking':
-      case 'agent.mcp_tool_use':
-      case 'agent.mcp_tool_result':
       case 'agent.thread_context_compacted':
+      case 'mcp.tools_listed':
       case 'hand.provisioned':
       case 'hand.released':
       case 'hand.lost':

@@ -1,7 +1,8 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
 import type { SessionAgent } from '~/lib/agent';
-import type { NewEvent, StoredEvent } from '~/lib/events';
+import type { NewEvent, StoredEvent, ToolResultContent } from '~/lib/events';
+import { type McpServerListing, mcpServersToList, mcpToolsFor } from '~/lib/mcp-tools';
 import { type StoreUnavailableError, isDomainError, isStoreUnavailable } from '~/lib/errors';
 import { abortReason, backoffMs, sleep } from '~/lib/sleep';
 import { BRAIN_TOOLS, WEB_FETCH_TOOL, isHandTool, toolSpecsFor } from '~/lib/tools';
@@ -12,11 +13,12 @@ import { newId } from '~/lib/ids';
 import { CallFailure, runToolCall } from '~/server/harness/tool-call';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
 import { SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
-import { type Action, type ToolUse, decide } from '~/server/harness/decide';
+import { type Action, type McpToolUse, type ToolUse, decide } from '~/server/harness/decide';
 import type { LiveBus } from '~/server/harness/live-bus';
 import { ModelError, type ModelClient, type TurnBlock } from '~/server/harness/model-client';
 import type { Fence, SessionStore } from '~/server/session/store';
 import { errorFields, logger } from '~/server/log';
+import { type McpGateway, isMcpUpstreamError } from '~/server/proxy/mcp-gateway';
 
 const log = logger('harness');
 /** How often the sweeper prunes the store's rows of ended hands and answered calls. */
@@ -37,6 +39,8 @@ export interface HarnessOptions {
   storeRetryMaxMs?: number;
   /** Identifies this process in lease owners. */
   instanceId?: string;
+  /** The way to the session's MCP servers (the MCP proxy, behind a session token); none: they cannot be reached. */
+  mcp?: McpGateway;
 }
 
 /** Why a step was cut short: the user interrupted, the lease was lost, or the harness is closing. */
@@ -308,17 +312,10 @@ export class Harness {
         }
         return;
       case 'cancel_tools':
-        for (const call of action.calls) {
-          await emit(
-            { type: 'agent.tool_result', tool_use_id: call.id, is_error: true, content: [{ type: 'text', text: action.reason }], ...(call.hand ? { hand: call.hand } : {}) },
-            call.id,
-          );
-        }
+        for (const call of action.calls) await emit(resultOf(call, [{ type: 'text', text: action.reason }], true), call.id);
         return;
       case 'deny_tools':
-        for (const { call, message } of action.denials) {
-          await emit({ type: 'agent.tool_result', tool_use_id: call.id, is_error: true, content: [{ type: 'text', text: message }], ...(call.hand ? { hand: call.hand } : {}) }, call.id);
-        }
+        for (const { call, message } of action.denials) await emit(resultOf(call, [{ type: 'text', text: message }], true), call.id);
         return;
       case 'run_tools':
         await this.withStep(run, (signal) => this.runTools(sessionId, fence, action.calls, events, signal, run));
@@ -374,6 +371,7 @@ export class Harness {
     };
     const agent = await this.sessionAgent(sessionId, run);
     const running = calls.map(async (call) => {
+      if (call.type === 'agent.mcp_tool_use') return this.runMcpCall(sessionId, fence, call, agent, events, signal, run);
       let outcome: { text: string; hand?: string; isError: boolean };
       try {
         // Fail closed: a call the agent's tools do not allow never runs (decide() holds the ones
@@ -412,11 +410,73 @@ export class Harness {
     }
   }
 
+  /**
+   * One MCP call through the gateway (on no hand): its result, and for a server that refused the
+   * credential or could not be reached a `session.error` naming it, stored together, once.
+   */
+  private async runMcpCall(sessionId: string, fence: Fence, call: McpToolUse, agent: SessionAgent | null, events: readonly StoredEvent[], signal: AbortSignal, run: Run): Promise<void> {
+    const batch: NewEvent[] = [];
+    try {
+      // Fail closed, as for toolset calls: only a listed, enabled tool, and one that asks only once confirmed.
+      const entry = agent ? mcpToolsFor(agent.tools, mcpListingOf(events) ?? []).find((t) => t.server === call.mcp_server_name && t.tool === call.name) : undefined;
+      if (!entry) throw new ToolError(`${call.name} is not a tool of MCP server ${call.mcp_server_name} that this agent has enabled: the call was not run`);
+      if (entry.permission === 'ask' && call.evaluated_permission !== 'ask') throw new ToolError(`${call.name} needs the user's approval (permission policy always_ask): the call was not run`);
+      if (!this.o.mcp) throw new ToolError(`MCP server ${call.mcp_server_name} cannot be reached: this server has no MCP proxy`);
+      const res = await this.o.mcp.callTool(sessionId, call.mcp_server_name, call.name, call.input, signal);
+      batch.push(resultOf(call, res.content, res.isError));
+    } catch (e) {
+      if (signal.aborted) throw abortReason(signal);
+      if (isStoreUnavailable(e)) throw e;
+      batch.push(resultOf(call, [{ type: 'text', text: e instanceof Error ? e.message : String(e) }], true));
+      if (isMcpUpstreamError(e)) batch.push(mcpSessionError(e.kind, e.server, e.message));
+    }
+    await this.retryStore(run, sessionId, 'store mcp result', () => this.o.store.emitEvents(sessionId, batch, { fence, idempotencyKey: call.id }));
+  }
+
+  /**
+   * The session's MCP tools, listed once and stored in the log (`mcp.tools_listed`) so every later
+   * request, on any instance, offers the same definitions. Returns null when it stored the listing
+   * in this step (the loop re-reads the log and asks the model next).
+   */
+  private async mcpListing(sessionId: string, fence: Fence, events: readonly StoredEvent[], agent: SessionAgent | null, run: Run): Promise<McpServerListing[] | null> {
+    const stored = mcpListingOf(events);
+    if (stored) return stored;
+    const servers = agent ? mcpServersToList(agent) : [];
+    if (servers.length === 0) return [];
+    const gateway = this.o.mcp;
+    const listed = await this.withStep(run, (signal) =>
+      Promise.all(
+        servers.map(async (s): Promise<{ listing: McpServerListing; error?: NewEvent }> => {
+          try {
+            if (!gateway) throw new ToolError(`MCP server "${s.name}" cannot be reached: this server has no MCP proxy`);
+            return { listing: { mcp_server_name: s.name, tools: await gateway.listTools(sessionId, s.name, signal) } };
+          } catch (e) {
+            if (signal.aborted) throw e;
+            if (isStoreUnavailable(e)) throw e;
+            const kind = isMcpUpstreamError(e) ? e.kind : 'connection';
+            const message = isMcpUpstreamError(e) || e instanceof ToolError ? e.message : `MCP server "${s.name}" could not be listed`;
+            log.warn('mcp server not listed', { session: sessionId, server: s.name, kind });
+            return { listing: { mcp_server_name: s.name, tools: [], error: kind }, error: mcpSessionError(kind, s.name, `${message}; the session goes on without its tools`) };
+          }
+        }),
+      ),
+    );
+    // Interrupted: nothing stored; the next decide() sees the interrupt.
+    if (listed instanceof StepAbort) return null;
+    const batch: NewEvent[] = [{ type: 'mcp.tools_listed', servers: listed.map((l) => l.listing) }, ...listed.flatMap((l) => (l.error ? [l.error] : []))];
+    await this.retryStore(run, sessionId, 'store mcp tools', () => this.o.store.emitEvents(sessionId, batch, { fence, idempotencyKey: 'mcp_tools_listed' }));
+    return null;
+  }
+
   private async callModel(sessionId: string, fence: Fence, events: StoredEvent[], attempt: number, run: Run): Promise<void> {
     const { store, model, live } = this.o;
     // A session runs the agent version it was created with; one without is on the built-in default.
     // Read before the span starts, so a failed read leaves no half-begun turn behind.
     const agent = await this.sessionAgent(sessionId, run);
+    // Its MCP servers' tools are listed before its first request (a step of its own).
+    const mcpListed = await this.mcpListing(sessionId, fence, events, agent, run);
+    if (mcpListed === null) return;
+    const mcpTools = new Map(agent ? mcpToolsFor(agent.tools, mcpListed).map((t) => [t.spec.name, t]) : []);
     // The span names what is asked: the agent's model, or the demo brain's label (never mistaken for Claude).
     const asked = agent && !model.isDemo ? agent.model.id : null;
     const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: asked ?? model.label }, { fence });
@@ -424,7 +484,7 @@ export class Harness {
       model: asked ?? model.model,
       maxTokens: this.o.maxTokens ?? 8192,
       system: agent?.system ?? SYSTEM_PROMPT,
-      tools: agent ? toolSpecsFor(agent.tools) : BRAIN_TOOLS,
+      tools: agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS,
     });
     // Named now, so a live preview carries the id the finished event is stored under.
     const messageId = newId('sevt');
@@ -470,6 +530,11 @@ export class Harness {
     const current = turn.content.some((b) => b.type === 'tool_use') ? await this.retryStore(run, sessionId, 'read hands', () => this.o.hands.peekCurrent(scope)) : null;
     for (const b of turn.content) {
       if (b.type !== 'tool_use') continue;
+      const mcp = mcpTools.get(b.name);
+      if (mcp) {
+        batch.push({ type: 'agent.mcp_tool_use', name: mcp.tool, mcp_server_name: mcp.server, input: b.input, model_tool_use_id: b.id, evaluated_permission: mcp.permission });
+        continue;
+      }
       // The agent's policy is evaluated now and stored with the call: a call that asks waits for
       // the user's confirmation, a custom tool's call waits for the client's result.
       const route = agent ? routeTool(agent.tools, b.name) : null;
@@ -512,6 +577,26 @@ export class Harness {
     // An interrupt during the back-off ends the wait; the next decide() sees it.
     await this.withStep(run, (signal) => sleep(delay, signal));
   }
+}
+
+/** The listing stored in the log, if any. */
+function mcpListingOf(events: readonly StoredEvent[]): McpServerListing[] | null {
+  const e = events.find((x) => x.type === 'mcp.tools_listed');
+  return e?.type === 'mcp.tools_listed' ? e.servers : null;
+}
+
+/** A call's result event: `agent.mcp_tool_result` for an MCP call, else `agent.tool_result` (on the call's hand). */
+function resultOf(call: ToolUse, content: ToolResultContent[], isError: boolean): NewEvent {
+  if (call.type === 'agent.mcp_tool_use') return { type: 'agent.mcp_tool_result', mcp_tool_use_id: call.id, content, is_error: isError };
+  return { type: 'agent.tool_result', tool_use_id: call.id, content, ...(isError ? { is_error: true } : {}), ...(call.hand ? { hand: call.hand } : {}) };
+}
+
+/** An MCP server that refused the credential, or could not be reached or understood: reported, and the session goes on. */
+function mcpSessionError(kind: 'authentication' | 'connection' | 'protocol', server: string, message: string): NewEvent {
+  return {
+    type: 'session.error',
+    error: { type: kind === 'authentication' ? 'mcp_authentication_failed_error' : 'mcp_connection_failed_error', message, retry_status: { type: 'exhausted' }, mcp_server_name: server },
+  };
 }
 
 /** A call its agent does not let run: a disabled or unknown tool, a custom tool, or an unconfirmed ask. */

@@ -60,6 +60,7 @@ const NO_CONTEXT: CallContext = { tools: null, events: [] };
  * to its hand. A failure throws (the harness stores it as an error result).
  */
 export async function runToolCall(hands: HandRegistry, scope: HandScope, call: ToolUse, signal: AbortSignal, ctx: CallContext = NO_CONTEXT): Promise<{ text: string; hand?: string }> {
+  if (call.type === 'agent.mcp_tool_use') throw new ToolError(`${call.name} is a tool of MCP server ${call.mcp_server_name}: it runs through the MCP gateway, never on a hand`);
   const { hand: requested, ...input } = call.input;
   // A call addressed to a browser hand at turn time stays there: its tabs already saw it. Any
   // other addressed hand keeps the call while it is ready (a re-attached remote hand collects

@@ -119,3 +119,17 @@ describe('queued messages', () => {
     expect(queuedOf(other.events)).toEqual([['during a retry', false]]);
   });
 });
+
+describe('MCP calls in the conversation', () => {
+  it('shows an MCP call as a tool call with its result, waiting for approval under always_ask', () => {
+    const at = (seq: number) => ({ id: `sevt_${seq}`, session_id: 'sesn_x', seq, processed_at: new Date(0).toISOString() });
+    const use = { ...at(1), type: 'agent.mcp_tool_use' as const, name: 'echo', mcp_server_name: 'everything', input: { message: 'hi' }, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' as const };
+    const waiting = conversation([use]);
+    expect(waiting).toEqual([{ kind: 'tool', call: { use, result: null, confirmation: null } }]);
+    expect(awaitsConfirmation((waiting[0] as Extract<(typeof waiting)[0], { kind: 'tool' }>).call)).toBe(true);
+    const result = { ...at(2), type: 'agent.mcp_tool_result' as const, mcp_tool_use_id: use.id, content: [{ type: 'text' as const, text: 'Echo: hi' }], is_error: false };
+    const done = conversation([use, result]);
+    expect(done).toEqual([{ kind: 'tool', call: { use, result, confirmation: null } }]);
+    expect(awaitsConfirmation((done[0] as Extract<(typeof done)[0], { kind: 'tool' }>).call)).toBe(false);
+  });
+});

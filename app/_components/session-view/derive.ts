@@ -1,8 +1,9 @@
 import type { StoredEvent, StoredEventOf } from '~/lib/events';
 
 export type ToolCall = {
-  use: StoredEventOf<'agent.tool_use'>;
-  result: StoredEventOf<'agent.tool_result'> | StoredEventOf<'user.tool_result'> | null;
+  /** A toolset tool's call, or an MCP server's (shown alike, with the server's name). */
+  use: StoredEventOf<'agent.tool_use'> | StoredEventOf<'agent.mcp_tool_use'>;
+  result: StoredEventOf<'agent.tool_result'> | StoredEventOf<'user.tool_result'> | StoredEventOf<'agent.mcp_tool_result'> | null;
   /** The owner's verdict on a call whose policy asks first (the first one counts). */
   confirmation: StoredEventOf<'user.tool_confirmation'> | null;
 };
@@ -54,15 +55,17 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'agent.thinking':
         if ((e.content ?? []).length > 0) items.push({ kind: 'thinking', event: e });
         break;
-      case 'agent.tool_use': {
+      case 'agent.tool_use':
+      case 'agent.mcp_tool_use': {
         const call: ToolCall = { use: e, result: null, confirmation: null };
         calls.set(e.id, call);
         items.push({ kind: 'tool', call });
         break;
       }
       case 'agent.tool_result':
-      case 'user.tool_result': {
-        const call = calls.get(e.tool_use_id);
+      case 'user.tool_result':
+      case 'agent.mcp_tool_result': {
+        const call = calls.get(e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id);
         if (call) call.result = e;
         break;
       }
@@ -106,8 +109,6 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
         break;
       // Not part of the conversation as a person reads it: the timeline and the IDE show them.
       case 'user.file_edit':
-      case 'agent.mcp_tool_use':
-      case 'agent.mcp_tool_result':
       case 'agent.thread_context_compacted':
       case 'span.model_request_end':
       case 'hand.provisioned':
@@ -116,6 +117,7 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'hand.lost':
       case 'hand.suspended':
       case 'hand.resumed':
+      case 'mcp.tools_listed':
         break;
       default:
         // Exhaustive at compile time (a new event type has to be placed here or above), yet an

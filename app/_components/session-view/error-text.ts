@@ -27,9 +27,9 @@ export function errorText(error: SessionErrorObject): ErrorText {
       if (CONNECTION.test(error.message)) return { sentence: "Paddock could not reach the model's server.", hint: `Check the server's network and ANTHROPIC_BASE_URL. ${again}`, retry: !retrying };
       return { sentence: 'The request to the model failed.', hint: again, retry: !retrying };
     case 'mcp_connection_failed_error':
-      return { sentence: 'An MCP server the agent uses could not be reached.', hint: `Check that it is running and reachable from the server. ${again}`, retry: !retrying };
+      return { sentence: `${mcpServer(error)} could not be reached.`, hint: `Check that it is running and reachable from the server. ${again}`, retry: !retrying };
     case 'mcp_authentication_failed_error':
-      return { sentence: 'An MCP server refused the credentials it was given.', hint: 'Check the credential in its vault, then press Retry.', retry: !retrying };
+      return { sentence: `${mcpServer(error)} refused the credentials it was given.`, hint: 'Check the credential in its vault, then press Retry.', retry: !retrying };
     case 'tool_use_limit_reached_error':
       return { sentence: 'The agent reached its limit of tool calls for this turn.', hint: 'Press Retry to let it go on, or say what to do next.', retry: true };
     case 'unknown_error':
@@ -37,6 +37,11 @@ export function errorText(error: SessionErrorObject): ErrorText {
     default:
       return unreachable(error.type);
   }
+}
+
+/** The MCP server an error names (errors stored before the name was recorded have none). */
+function mcpServer(error: SessionErrorObject): string {
+  return error.mcp_server_name ? `The MCP server ${error.mcp_server_name}` : 'An MCP server the agent uses';
 }
 
 /** What Retry sends: a message (the API's way to start a turn again after the retries ran out). */

@@ -86,14 +86,20 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
       );
     case 'tool': {
       const { use, result } = item.call;
-      const hand = (result?.type === 'agent.tool_result' ? result.hand : undefined) ?? use.hand;
-      const bash = use.name === 'bash' && typeof use.input.command === 'string';
+      const hand = use.type === 'agent.tool_use' ? ((result?.type === 'agent.tool_result' ? result.hand : undefined) ?? use.hand) : undefined;
+      const server = use.type === 'agent.mcp_tool_use' ? use.mcp_server_name : undefined;
+      const bash = !server && use.name === 'bash' && typeof use.input.command === 'string';
       const asking = awaitsConfirmation(item.call);
       const output = result ? resultText(result.content) : null;
       return (
         <div className={`tool ${result?.is_error ? 'tool-error' : ''}`} data-testid="tool-call">
           <div className="tool-head">
             <span className="mono">{use.name}</span>
+            {server && (
+              <span className="muted small" data-testid="tool-server">
+                on MCP server {server}
+              </span>
+            )}
             {hand && (
               <span className="muted small" data-testid="tool-hand">
                 on {hand}

@@ -36,7 +36,7 @@ export interface InvariantOptions {
   settled?: boolean;
 }
 
-const TURN_OUTPUT = new Set<StoredEvent['type']>(['agent.message', 'agent.thinking', 'agent.tool_use']);
+const TURN_OUTPUT = new Set<StoredEvent['type']>(['agent.message', 'agent.thinking', 'agent.tool_use', 'agent.mcp_tool_use']);
 
 /** What gives the model something new to answer. */
 const INPUT = new Set<StoredEvent['type']>([
@@ -46,6 +46,7 @@ const INPUT = new Set<StoredEvent['type']>([
   'user.tool_confirmation',
   'user.file_edit',
   'agent.tool_result',
+  'agent.mcp_tool_result',
 ]);
 
 const at = (e: StoredEvent): string => `seq ${e.seq} ${e.type} ${e.id}`;
@@ -134,15 +135,18 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
         break;
       }
       case 'agent.tool_use':
+      case 'agent.mcp_tool_use':
         calls.set(e.id, e);
         break;
       case 'agent.tool_result':
-      case 'user.tool_result': {
-        if (!calls.has(e.tool_use_id)) fail('tool-result', `${at(e)} answers ${e.tool_use_id}, which is not an agent.tool_use stored before it`);
-        const list = resultsOf.get(e.tool_use_id) ?? [];
+      case 'user.tool_result':
+      case 'agent.mcp_tool_result': {
+        const id = e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id;
+        if (!calls.has(id)) fail('tool-result', `${at(e)} answers ${id}, which is not a tool call stored before it`);
+        const list = resultsOf.get(id) ?? [];
         list.push(e);
-        resultsOf.set(e.tool_use_id, list);
-        if (list.length === 2) fail('tool-result', `${e.tool_use_id} has more than one result: ${list.map(at).join(', ')}`);
+        resultsOf.set(id, list);
+        if (list.length === 2) fail('tool-result', `${id} has more than one result: ${list.map(at).join(', ')}`);
         break;
       }
       case 'user.message':
