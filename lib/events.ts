@@ -42,9 +42,16 @@ export const SessionErrorObject = z.object({
     'mcp_connection_failed_error',
     'mcp_authentication_failed_error',
     'tool_use_limit_reached_error',
+    'repository_authentication_error',
+    'repository_forbidden_error',
+    'repository_not_found_error',
+    'repository_checkout_error',
+    'repository_clone_error',
   ]),
   message: z.string(),
   retry_status: retryStatus,
+  /** The repository errors' (the SDK's): which repository could not be cloned or checked out. */
+  repository_url: z.string().nullable().optional(),
 });
 export type SessionErrorObject = z.infer<typeof SessionErrorObject>;
 

@@ -28,6 +28,11 @@ import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
 import { installGracefulStop } from '~/server/shutdown';
+import { GitProxy } from '~/server/proxy/git-proxy';
+import { interimMasterKey } from '~/server/proxy/interim-master-key';
+import { RepositoryHands } from '~/server/proxy/repository-hands';
+import { RepositoryStore } from '~/server/proxy/repository-store';
+import type { MasterKey } from '~/server/vault/envelope';
 
 const log = logger('runtime');
 
@@ -39,6 +44,10 @@ export interface Runtime {
   hands: HandRegistry;
   access: Access;
   agents: AgentStore;
+  /** Sessions' resources, repository tokens sealed (write-only), git proxy capabilities. */
+  repositories: RepositoryStore;
+  /** The git proxy on its own loopback port (null where no hands clone: tests). */
+  gitProxy: GitProxy | null;
 }
 
 /**
@@ -109,7 +118,7 @@ export function modelFromConfig(config: Config): ModelClient {
 }
 
 /** The hand provisioners this server offers, and the default kind a session gets. */
-export function createHands(config: Config, store: SessionStore, live: LiveBus, agents: AgentStore): HandRegistry {
+export function createHands(config: Config, store: SessionStore, live: LiveBus, agents: AgentStore, repositories?: RepositoryHands): HandRegistry {
   const local = limitStarts(createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits }), config.PADDOCK_HAND_START_CONCURRENCY);
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
     memory: createMemoryProvisioner(),
@@ -147,6 +156,7 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus, 
       idleMs: config.PADDOCK_HAND_IDLE_SECONDS > 0 ? config.PADDOCK_HAND_IDLE_SECONDS * 1000 : Number.POSITIVE_INFINITY,
       maxLive: config.PADDOCK_MAX_LIVE_HANDS,
     },
+    ...(repositories ? { repositories } : {}),
   });
 }
 
@@ -162,6 +172,12 @@ export function agentsFor(config: Config, store: SessionStore): AgentStore {
   return new AgentStore(store.db, { model: config.PADDOCK_MODEL, system: SYSTEM_PROMPT });
 }
 
+/** Resources live in the session database; tokens are sealed under the master key. */
+export function repositoriesFor(store: SessionStore, master: MasterKey): RepositoryStore {
+  if (!(store instanceof KyselySessionStore)) throw new Error('repositories need a Kysely-backed session store');
+  return new RepositoryStore(store.db, master);
+}
+
 async function startRuntime(): Promise<Runtime> {
   const config = loadConfig();
   prepareDataDir(config.dataDir);
@@ -170,7 +186,10 @@ async function startRuntime(): Promise<Runtime> {
     : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
   const live = new LiveBus(store.liveRelay);
   const agents = agentsFor(config, store);
-  const hands = createHands(config, store, live, agents);
+  // INTEGRATOR: pass the vault's master key here instead of interimMasterKey().
+  const repositories = repositoriesFor(store, interimMasterKey());
+  const gitProxy = await new GitProxy({ repositories, port: config.PADDOCK_GIT_PROXY_PORT }).start();
+  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy));
   const model = modelFromConfig(config);
   const harness = new Harness({
     store,
@@ -189,7 +208,7 @@ async function startRuntime(): Promise<Runtime> {
   const access = accessFor(config, store);
   await announceSignIn(config, access);
   await agents.ensureDefaults();
-  return { config, store, harness, live, hands, access, agents };
+  return { config, store, harness, live, hands, access, agents, repositories, gitProxy };
 }
 
 /**

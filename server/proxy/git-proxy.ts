@@ -88,9 +88,15 @@ export class GitProxy {
     return `127.0.0.1:${this.port}`;
   }
 
-  /** The remote URL a hand gets for a repository: the capability, never the token. */
+  /**
+   * The remote URL a hand gets for a repository: the capability, never the token. The address is
+   * 127.0.0.1 spelled as IPv4-mapped IPv6: sandbox-runtime puts `127.0.0.1` in the hand's NO_PROXY
+   * (git would dial it directly, inside the hand's empty network namespace), while this spelling
+   * goes through the sandbox's proxy, which reads it as 127.0.0.1 and checks it against the
+   * allowlist entry `host` (the same socket answers both spellings on the host).
+   */
   remoteUrl(capability: string, repositoryUrl: string): string {
-    return `http://${this.host}/${capability}${repoPath(repositoryUrl)}.git`;
+    return `http://[::ffff:127.0.0.1]:${this.port}/${capability}${repoPath(repositoryUrl)}.git`;
   }
 
   async start(): Promise<this> {

@@ -24,7 +24,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[] };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; resources: string[] };
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-rest-fuzz-'));
@@ -47,7 +47,10 @@ beforeAll(async () => {
     { type: 'agent.tool_use', name: 'write', input: { file_path: 'a', content: 'b' }, model_tool_use_id: 'toolu_fuzz', evaluated_permission: 'ask' },
     { type: 'agent.custom_tool_use', name: 'lookup', input: {}, model_tool_use_id: 'toolu_fuzz2' },
   ]);
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id) };
+  // A repository per session (its token must never show up in any row but its sealed one).
+  const resources = [];
+  for (const id of sessions) resources.push((await rt.repositories.add(id, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'FORGED' }]))[0]!.id);
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), resources };
 });
 
 afterAll(async () => {
@@ -94,6 +97,8 @@ function bodyFor(r: Rand, route: Route): unknown {
   if (p === 'environments/:id') return { name: text(), config: { type: 'cloud', packages: { npm: ['$(rm -rf /)'] } } };
   if (p === 'sessions') return { agent: pick(r, [...world.agents, { type: 'agent', id: world.agents[0], version: 7 }, { type: 'agent_with_overrides', id: world.agents[0], system: text() }]), environment_id: pick(r, world.envs), initial_events: pick(r, [undefined, [{ type: 'user.message', content: [{ type: 'text', text: text() }] }], [{ type: 'agent.message', content: [] }]]), resources: pick(r, [undefined, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'FORGED' }]]) };
   if (p === 'sessions/:id') return { title: text(), metadata: { a: 'b' }, agent: pick(r, [undefined, 'x']) };
+  if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: pick(r, ['https://github.com/a/b', 'file:///etc/passwd', 'https://u:p@h/x', 'https://h/']), mount_path: pick(r, [undefined, '/workspace/../x', '/etc', '/workspace/a/.git/hooks']), authorization_token: pick(r, ['FORGED', 'has space', '']) }, { type: 'file', file_id: 'f' }, { type: 'memory_store', memory_store_id: 'm' }]);
+  if (p === 'sessions/:id/resources/:rid') return { authorization_token: pick(r, ['FORGED', '', 'a b', 7]), url: pick(r, [undefined, 'https://evil.example/x']) };
   if (p === 'sessions/:id/events') {
     return {
       events: [
@@ -120,6 +125,8 @@ function cleanBodyFor(r: Rand, route: Route): unknown {
   if (p === 'environments/:id') return { description: 'clean update' };
   if (p === 'sessions') return { agent: pick(r, world.agents), environment_id: pick(r, world.envs) };
   if (p === 'sessions/:id') return { title: 'clean title', metadata: { a: 'b' } };
+  if (p === 'sessions/:id/resources') return { type: 'github_repository', url: 'https://github.com/a/c', authorization_token: 'FORGED' };
+  if (p === 'sessions/:id/resources/:rid') return { authorization_token: 'FORGED' };
   if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
   return undefined;
 }
@@ -168,10 +175,18 @@ async function snapshot(): Promise<string> {
   const sessions = await store.db.selectFrom('sessions').select(['id', 'last_seq', 'title', 'metadata', 'archived_at']).orderBy('id').execute();
   const agents = await store.db.selectFrom('agents').select(['id', 'version', 'archived_at']).orderBy('id').execute();
   const envs = await store.db.selectFrom('environments').select(['id', 'body', 'archived_at']).orderBy('id').execute();
-  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n });
+  const resources = await store.db.selectFrom('session_resources').select(['id', 'body', 'updated_at']).orderBy('id').execute();
+  const tokens = await store.db.selectFrom('repository_tokens').select(['resource_id', 'sealed']).orderBy('resource_id').execute();
+  return JSON.stringify({ sessions, agents, envs, resources, tokens, versions: (await q('agent_versions')).n, events: (await q('events')).n });
 }
 
-const url = (route: Route, id: string) => `http://localhost:3000/v1/${route.path.replace(':id', encodeURIComponent(id))}`;
+/** A resource id for a path: mostly the session's own, sometimes another's or none at all. */
+function ridFor(id: string): string {
+  const r = Math.random();
+  if (r < 0.1) return pick(Math.random, ['sesrsc_nope', '..', fakeId(Math.random, 'sesn')]);
+  return r < 0.25 ? pick(Math.random, world.resources) : (world.resources[world.sessions.indexOf(id)] ?? pick(Math.random, world.resources));
+}
+const url = (route: Route, id: string) => `http://localhost:3000/v1/${route.path.replace(':id', encodeURIComponent(id)).replace(':rid', encodeURIComponent(ridFor(id)))}`;
 
 describe('the /v1 API under attack', () => {
   it('refuses every route to a caller without credentials, with the API error shape and a request-id (a new unprotected route fails here)', async () => {
@@ -196,10 +211,14 @@ describe('the /v1 API under attack', () => {
     const partial: string[] = [];
     const letThrough: string[] = [];
     const badShape: string[] = [];
+    const leaked: string[] = [];
     const seen = new Set<string>();
     // What got through: hostile input must not be all that is sent, or every route could refuse
     // everything and pass. A floor of accepted requests, on most routes, keeps the suite honest.
     const accepted = new Map<string, number>();
+    const sealed = await store.db.selectFrom('repository_tokens').selectAll().execute();
+    expect(sealed.length).toBe(world.resources.length);
+    expect(JSON.stringify(sealed)).not.toContain('FORGED');
     for (let i = 0; i < COUNT; i++) {
       const route = i < REST_ROUTES.length * 8 ? REST_ROUTES[i % REST_ROUTES.length]! : pick(r, REST_ROUTES);
       seen.add(`${route.method} ${route.path}`);
@@ -215,6 +234,8 @@ describe('the /v1 API under attack', () => {
       const res = await send(req);
       const what = `#${i} ${method} ${route.path}${query} ${JSON.stringify(headers).slice(0, 100)} ${body.slice(0, 160)}`;
       if (res.status < 300) accepted.set(`${route.method} ${route.path}`, (accepted.get(`${route.method} ${route.path}`) ?? 0) + 1);
+      // A token sent in ('FORGED') is never served back, whatever route and answer.
+      if (JSON.stringify(res.body).includes('FORGED')) leaked.push(`${res.status} ${what}`);
       if (res.status >= 500) fivexx.push(`${res.status} ${what} ${JSON.stringify(res.body)}`);
       if (refuse && res.status < 400) letThrough.push(`${res.status} ${what}`);
       if (res.status >= 400) {
@@ -227,6 +248,7 @@ describe('the /v1 API under attack', () => {
     expect(partial).toEqual([]);
     expect(letThrough).toEqual([]);
     expect(badShape).toEqual([]);
+    expect(leaked).toEqual([]);
     expect(seen.size).toBe(REST_ROUTES.length);
     const acceptedCount = [...accepted.values()].reduce((a, b) => a + b, 0);
     expect(acceptedCount, 'requests accepted').toBeGreaterThanOrEqual(COUNT / 10);
@@ -241,5 +263,8 @@ describe('the /v1 API under attack', () => {
       if (s.id !== world.sessions[0]) expect(checkLogInvariants(events), `session ${s.id}`).toEqual([]);
     }
     expect(JSON.stringify(await store.db.selectFrom('sessions').select('extra').execute())).not.toContain('FORGED');
+    // Tokens were accepted (sealed: see the check before the run), and never kept or served in the clear.
+    expect(JSON.stringify(await store.db.selectFrom('repository_tokens').selectAll().execute())).not.toContain('FORGED');
+    expect(JSON.stringify(await store.db.selectFrom('session_resources').selectAll().execute())).not.toContain('FORGED');
   });
 });
