@@ -35,7 +35,8 @@ export function cloneScript(r: Pick<RepositoryResource, 'mount_path' | 'checkout
     'export GIT_TERMINAL_PROMPT=0',
     `if [ -e ${dir}/.git ]; then echo 'paddock-clone: present'; exit 0; fi`,
     `mkdir -p "$(dirname ${dir})"`,
-    `git clone --quiet${branch} -- ${shellQuote(remote)} ${dir} 2>&1 || { echo 'paddock-clone: failed clone'; exit 0; }`,
+    // Tried thrice: the sandbox's proxy may still be starting when a fresh hand's first command runs.
+    `n=0; until git clone --quiet${branch} -- ${shellQuote(remote)} ${dir} 2>&1; do n=$((n+1)); if [ $n -ge 3 ]; then echo 'paddock-clone: failed clone'; exit 0; fi; sleep 0.5; done`,
   ];
   if (r.checkout?.type === 'commit') {
     const sha = shellQuote(r.checkout.sha);
