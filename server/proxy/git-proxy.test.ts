@@ -101,6 +101,18 @@ describe('git proxy', () => {
     expect(text).not.toContain(TOKEN);
     expect([...res.headers.keys()].some((h) => h === 'set-cookie' || h === 'www-authenticate')).toBe(false);
     expect(gitServer.authorizations.slice(before)).toEqual([`Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`]);
+    expect(gitServer.cookies.slice(before)).toEqual([undefined]);
+  });
+
+  it('does not follow a redirect, nor pass its Location on', async () => {
+    const { remote } = await sessionWithRepo(`${gitServer.origin}/moved.git`);
+    const before = gitServer.authorizations.length;
+    const res = await fetch(`${remote}/info/refs?service=git-upload-pack`, { redirect: 'manual' });
+    expect(res.status).toBe(502);
+    expect(res.headers.get('location')).toBeNull();
+    expect(res.headers.get('set-cookie')).toBeNull();
+    // One request upstream: the redirect was not followed (elsewhere.example would not resolve anyway).
+    expect(gitServer.authorizations.length - before).toBe(1);
   });
 
   it('maps a wrong token and a missing token to repository_authentication_error', async () => {

@@ -29,6 +29,8 @@ export interface GitServer {
   setToken(token: string): void;
   /** Every Authorization header it was sent, in order (undefined: none). */
   authorizations: (string | undefined)[];
+  /** Every Cookie header it was sent. */
+  cookies: (string | undefined)[];
   /** A bare repository `<name>.git` with one commit of `files` on `main`; returns its URL. */
   createRepo(name: string, files: Record<string, string>): Promise<string>;
   close(): Promise<void>;
@@ -49,10 +51,18 @@ export async function startGitServer(initialToken: string): Promise<GitServer> {
   await mkdir(repos);
   let token = initialToken;
   const authorizations: (string | undefined)[] = [];
+  const cookies: (string | undefined)[] = [];
   const sockets = new Set<Socket>();
 
   const server = https.createServer({ key, cert }, (req, res) => {
     authorizations.push(req.headers.authorization);
+    cookies.push(req.headers.cookie);
+    // `/moved.git/…` has moved to another host: what a proxy must not follow.
+    if (req.url?.startsWith('/moved.git/')) {
+      req.resume();
+      res.writeHead(301, { location: `https://elsewhere.example${req.url}`, 'set-cookie': 'tracking=1' }).end();
+      return;
+    }
     const expected = `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
     if (req.headers.authorization !== expected) {
       req.resume();
@@ -123,6 +133,7 @@ export async function startGitServer(initialToken: string): Promise<GitServer> {
     ca: cert,
     root: repos,
     authorizations,
+    cookies,
     setToken: (t) => {
       token = t;
     },
