@@ -198,6 +198,8 @@ export const NewEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('hand.suspended'), hand: z.string().min(1), reason: z.enum(['idle', 'cap', 'shutdown']) }),
   /** A suspended hand runs again on the same workspace. */
   z.object({ type: z.literal('hand.resumed'), hand: z.string().min(1), resume_ms: z.number().nonnegative().optional() }),
+  /** A session's repository was cloned into the hand through the git proxy (a failure is a `session.error`). */
+  z.object({ type: z.literal('hand.repository_cloned'), hand: z.string().min(1), resource_id: z.string().min(1), repository_url: z.string(), mount_path: z.string(), clone_ms: z.number().nonnegative().optional() }),
 ]);
 export type NewEvent = z.infer<typeof NewEvent>;
 export type NewEventInput = z.input<typeof NewEvent>;
@@ -218,6 +220,7 @@ export const SIDE_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   'hand.lost',
   'hand.suspended',
   'hand.resumed',
+  'hand.repository_cloned',
   'user.file_edit',
 ]);
 export const EventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);

@@ -85,4 +85,5 @@ export const EVENT_SAMPLES: { [T in EventType]: NewEventOf<T> } = {
   'hand.reattached': { type: 'hand.reattached', hand: 'remote-2', reattach_ms: 14 },
   'hand.suspended': { type: 'hand.suspended', hand: 'sandbox-1', reason: 'idle' },
   'hand.resumed': { type: 'hand.resumed', hand: 'sandbox-1', resume_ms: 180 },
+  'hand.repository_cloned': { type: 'hand.repository_cloned', hand: 'sandbox-1', resource_id: 'sesrsc_01JZ0000000000000000000000', repository_url: 'https://github.com/acme/widgets', mount_path: '/workspace/widgets', clone_ms: 640 },
 };

@@ -78,6 +78,8 @@ describe('a repository resource in a sandboxed hand', () => {
     expect(log).toContain('widgets here');
     expect(log).toContain('first');
     expect(await errors(scope.sessionId)).toEqual([]);
+    const cloned = (await store.getEvents(scope.sessionId)).filter((e) => e.type === 'hand.repository_cloned');
+    expect(cloned).toMatchObject([{ hand: 'sandbox-1', repository_url: url, mount_path: '/workspace/widgets' }]);
 
     // fetch and push, as the agent would with bash.
     const pushed = await bash(scope, 'cd widgets && git fetch origin 2>&1 && echo FETCHED && git -c user.name=agent -c user.email=a@example.com commit -q --allow-empty -m "from the hand" && git push -q origin HEAD:refs/heads/from-hand 2>&1 && echo PUSHED');

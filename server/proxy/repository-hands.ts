@@ -87,6 +87,9 @@ export class RepositoryHands {
       const fields = { session: scope.sessionId, hand: handId, resource: r.id, ms: Math.round(performance.now() - t0) };
       if (status === 'ok' || status === 'present') {
         log.info('repository cloned', { ...fields, url: r.url });
+        await scope
+          .emit({ type: 'hand.repository_cloned', hand: handId, resource_id: r.id, repository_url: r.url, mount_path: r.mount_path, clone_ms: fields.ms }, `repository:${handId}:${r.id}:cloned`)
+          .catch((e: unknown) => log.error('could not record a cloned repository', { ...fields, ...errorFields(e) }));
         continue;
       }
       const type = repositoryErrorType(status === 'failed checkout' ? 'checkout' : 'clone', outcome);

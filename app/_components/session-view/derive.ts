@@ -116,6 +116,7 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'hand.lost':
       case 'hand.suspended':
       case 'hand.resumed':
+      case 'hand.repository_cloned':
         break;
       default:
         // Exhaustive at compile time (a new event type has to be placed here or above), yet an
