@@ -157,6 +157,23 @@ describe('git proxy', () => {
     await expect(repos.resolveCapability(theirs.cap)).resolves.toMatchObject({ sessionId: theirs.session, resourceId: theirs.resource });
   });
 
+  it('passes a gzip request body through as is (a fetch negotiating many commits)', async () => {
+    await gitServer.createRepo('busy', { 'a.txt': 'a\n' });
+    const { remote } = await sessionWithRepo(`${gitServer.origin}/busy.git`);
+    const work = path.join(dir, 'busy');
+    await git(['clone', '-q', remote, work], dir);
+    // Local commits the server lacks make the client send many "have" lines: git gzips that body.
+    for (let i = 0; i < 60; i++) await git(['commit', '-q', '--allow-empty', '-m', `local ${i}`], work);
+    const other = path.join(dir, 'other');
+    await git(['clone', '-q', remote, other], dir);
+    await git(['commit', '-q', '--allow-empty', '-m', 'upstream change'], other);
+    await git(['push', '-q', 'origin', 'main'], other);
+    const before = gitServer.contentEncodings.length;
+    await git(['fetch', '-q', 'origin'], work);
+    expect(gitServer.contentEncodings.slice(before)).toContain('gzip');
+    expect(await git(['log', '--format=%s', 'origin/main'], work)).toContain('upstream change');
+  });
+
   it('uses a rotated token from the next fetch on', async () => {
     const { session, resource, remote } = await sessionWithRepo(`${gitServer.origin}/app.git`);
     const work = path.join(dir, 'clone');

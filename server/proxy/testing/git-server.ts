@@ -31,6 +31,8 @@ export interface GitServer {
   authorizations: (string | undefined)[];
   /** Every Cookie header it was sent. */
   cookies: (string | undefined)[];
+  /** Every Content-Encoding of a request body it was sent (git gzips large negotiations). */
+  contentEncodings: (string | undefined)[];
   /** A bare repository `<name>.git` with one commit of `files` on `main`; returns its URL. */
   createRepo(name: string, files: Record<string, string>): Promise<string>;
   close(): Promise<void>;
@@ -52,11 +54,13 @@ export async function startGitServer(initialToken: string): Promise<GitServer> {
   let token = initialToken;
   const authorizations: (string | undefined)[] = [];
   const cookies: (string | undefined)[] = [];
+  const contentEncodings: (string | undefined)[] = [];
   const sockets = new Set<Socket>();
 
   const server = https.createServer({ key, cert }, (req, res) => {
     authorizations.push(req.headers.authorization);
     cookies.push(req.headers.cookie);
+    contentEncodings.push(req.headers['content-encoding']);
     // `/moved.git/…` has moved to another host: what a proxy must not follow.
     if (req.url?.startsWith('/moved.git/')) {
       req.resume();
@@ -134,6 +138,7 @@ export async function startGitServer(initialToken: string): Promise<GitServer> {
     root: repos,
     authorizations,
     cookies,
+    contentEncodings,
     setToken: (t) => {
       token = t;
     },
