@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { StoredEvent } from '~/lib/events';
 import { type HandScope, HandRegistry } from '~/server/hands/registry';
 import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
+import { cmdline, descendants } from '~/server/hands/testing/processes';
 import { Workspaces } from '~/server/hands/workspaces';
 import type { ToolUse } from '~/server/harness/decide';
 import { LiveBus } from '~/server/harness/live-bus';
@@ -68,6 +69,16 @@ async function bash(scope: HandScope, command: string): Promise<string> {
   return (await runToolCall(registry, scope, call, scope.signal)).text;
 }
 
+/** Polls an async check every 50 ms until it holds or `ms` pass. */
+async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
 const errors = async (id: string) => (await store.getEvents(id)).filter((e): e is StoredEvent & { type: 'session.error' } => e.type === 'session.error').map((e) => e.error);
 
 describe('a repository resource in a sandboxed hand', () => {
@@ -101,6 +112,23 @@ describe('a repository resource in a sandboxed hand', () => {
     await registry.release(scope, 'sandbox-1');
     expect((await fetch(`${remote.replace('[::ffff:127.0.0.1]', '127.0.0.1')}/info/refs?service=git-upload-pack`)).status).toBe(404);
     expect(await store.db.selectFrom('git_capabilities').selectAll().where('session_id', '=', scope.sessionId).execute()).toEqual([]);
+  }, 60_000);
+
+  it("revokes the hand's capability when the hand is lost", async () => {
+    const scope = await sessionWith(`${gitServer.origin}/widgets.git`, TOKEN);
+    const workspace = (await bash(scope, 'pwd')).split('\n')[0]!.trim();
+    const caps = () => store.db.selectFrom('git_capabilities').selectAll().where('session_id', '=', scope.sessionId).execute();
+    expect((await caps()).map((c) => c.hand)).toEqual(['sandbox-1']);
+    // The hand's processes die (as an OOM kill or a crash would end them).
+    for (const pid of descendants(process.pid).filter((p) => cmdline(p).includes(workspace))) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    expect(await until(async () => (await store.getEvents(scope.sessionId)).some((e) => e.type === 'hand.lost'), 10_000)).toBe(true);
+    expect(await until(async () => (await caps()).length === 0, 5_000)).toBe(true);
   }, 60_000);
 
   it('records a refused token as repository_authentication_error naming the URL, and the session goes on', async () => {
