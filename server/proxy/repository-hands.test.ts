@@ -89,6 +89,8 @@ describe('a repository resource in a sandboxed hand', () => {
     expect(log).toContain('widgets here');
     expect(log).toContain('first');
     expect(await errors(scope.sessionId)).toEqual([]);
+    // The proxy is on the hand's allowlist only: web_fetch (the session's network policy) never gets it.
+    expect((await registry.networkPolicy(scope.sessionId)).hosts).not.toContain(proxy.host);
     const cloned = (await store.getEvents(scope.sessionId)).filter((e) => e.type === 'hand.repository_cloned');
     expect(cloned).toMatchObject([{ hand: 'sandbox-1', repository_url: url, mount_path: '/workspace/widgets' }]);
 
@@ -141,10 +143,13 @@ describe('a repository resource in a sandboxed hand', () => {
     expect(JSON.stringify(await store.getEvents(scope.sessionId))).not.toContain('ghp_wrong');
   }, 60_000);
 
-  it('checks out the branch asked for, and names a missing one as repository_checkout_error', async () => {
+  it('checks out the branch or commit asked for, and names a missing branch as repository_checkout_error', async () => {
     await git(['--git-dir', path.join(gitServer.root, 'widgets.git'), 'branch', '-f', 'stable', 'main'], dir);
     const scope = await sessionWith(`${gitServer.origin}/widgets.git`, TOKEN, { checkout: { type: 'branch', name: 'stable' } });
     expect(await bash(scope, 'git -C widgets rev-parse --abbrev-ref HEAD')).toContain('stable');
+    const sha = (await git(['--git-dir', path.join(gitServer.root, 'widgets.git'), 'rev-parse', 'main'], dir)).trim();
+    const pinned = await sessionWith(`${gitServer.origin}/widgets.git`, TOKEN, { checkout: { type: 'commit', sha } });
+    expect(await bash(pinned, 'git -C widgets rev-parse HEAD')).toContain(sha);
     const missing = await sessionWith(`${gitServer.origin}/widgets.git`, TOKEN, { checkout: { type: 'branch', name: 'no-such-branch' } });
     await bash(missing, 'true');
     expect((await errors(missing.sessionId)).map((e) => e.type)).toEqual(['repository_checkout_error']);
