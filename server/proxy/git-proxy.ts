@@ -100,7 +100,8 @@ export class GitProxy {
   }
 
   async start(): Promise<this> {
-    const server = http.createServer((req, res) => void this.#handle(req, res));
+    // No whole-request deadline (Node's default is 5 min): a large push streams its pack for longer.
+    const server = http.createServer({ requestTimeout: 0 }, (req, res) => void this.#handle(req, res));
     server.on('clientError', (_e, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
