@@ -21,23 +21,6 @@ export default tseslint.config(
     },
   },
   {
-    // The harness reaches MCP servers only through the McpGateway it is handed: never the vault,
-    // never the proxy itself (so no credential or token-signing code runs in it).
-    files: ['server/harness/**'],
-    ignores: ['server/harness/**/*.test.ts', 'server/harness/testing/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['../*', '../**'], message: 'Use the ~/ alias.' },
-            { group: ['~/server/vault/*', '~/server/vault/**', '~/server/proxy/*', '!~/server/proxy/mcp-gateway'], message: 'The harness uses MCP servers only through McpGateway (~/server/proxy/mcp-gateway).' },
-          ],
-        },
-      ],
-    },
-  },
-  {
     files: ['bench/**', 'scripts/**', 'e2e/**'],
     rules: { 'no-console': 'off' },
   },
@@ -52,10 +35,31 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [RELATIVE] }] },
   },
   {
+    // The harness reaches MCP servers only through the McpGateway it is handed, and hands get
+    // repositories only through the RepositoryHands hook (a type here): neither runs proxy code.
     files: ['server/harness/**', 'server/hands/**'],
+    ignores: ['**/*.test.ts', 'server/harness/testing/**', 'server/hands/testing/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [RELATIVE, { group: ['~/server/vault/**', '!~/server/vault/mcp-secret'], message: 'server/harness and server/hands must not import the vault (no secret may reach a harness or a hand).' }] }],
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: '~/server/vault/mcp-secret', allowTypeImports: true, message: 'only type imports of the vault contract here.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            RELATIVE,
+            { group: ['~/server/vault/**', '!~/server/vault/mcp-secret'], message: 'server/harness and server/hands must not import the vault (no secret may reach a harness or a hand).' },
+            { group: ['~/server/proxy/*', '~/server/proxy/**', '!~/server/proxy/mcp-gateway', '!~/server/proxy/repository-hands'], message: 'The harness uses MCP servers only through McpGateway (~/server/proxy/mcp-gateway); hands only the RepositoryHands type.' },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '~/server/vault/mcp-secret', allowTypeImports: true, message: 'only type imports of the vault contract here.' },
+            { name: '~/server/proxy/repository-hands', allowTypeImports: true, message: 'only the RepositoryHands type here: the registry is handed one.' },
+          ],
+        },
+      ],
     },
   },
+
 );

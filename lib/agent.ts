@@ -260,20 +260,31 @@ const Checkout = z.discriminatedUnion('type', [
 ]);
 const MountPath = z.string().min(1).max(1024).regex(/^\/[^\0]*$/, 'must be an absolute path');
 
+/** Where a repository lands: the hand's workspace is `/workspace` (the SDK's default parent). */
+export const WORKSPACE_ROOT = '/workspace';
+const RepoMountPath = MountPath.refine((p) => p.startsWith(`${WORKSPACE_ROOT}/`) && p.length > WORKSPACE_ROOT.length + 1, { message: `must be under ${WORKSPACE_ROOT}/ (the hand's workspace)` }).refine(
+  (p) => p.split('/').every((seg) => seg !== '..' && seg !== '.' && seg.toLowerCase() !== '.git'),
+  { message: 'must not contain ".", ".." or ".git" segments' },
+);
+
 /**
- * A session's resources. Repositories are stored now (cloned once the git proxy lands); a token is
- * refused until vaults exist, so that no credential is ever kept in a session row or served back.
+ * A session's resources. A repository's token is write-only: sealed in its own table by
+ * `server/proxy/repository-store.ts`, never kept in the session row or served back; the hand gets
+ * a capability URL of the git proxy instead.
  */
+export const RepositoryResourceParams = z
+  .object({
+    type: z.literal('github_repository'),
+    url: z.url({ protocol: /^https$/, error: 'must be an https URL of a repository' }).max(2048).refine((u) => { const x = new URL(u); return x.username === '' && x.password === '' && x.search === '' && x.hash === '' && x.pathname.replace(/\/+$/, '').length > 1; }, { message: 'must be an https URL of a repository, without credentials, query or fragment' }),
+    authorization_token: z.string().min(1).max(4096).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
+    checkout: Checkout.nullish(),
+    mount_path: RepoMountPath.nullish(),
+  })
+  .strict();
+export type RepositoryResourceParams = z.output<typeof RepositoryResourceParams>;
+
 export const ResourceParams = z.discriminatedUnion('type', [
-  z
-    .object({
-      type: z.literal('github_repository'),
-      url: z.url({ protocol: /^https$/, error: 'must be an https URL of a repository' }).max(2048),
-      authorization_token: z.undefined({ error: 'authorization_token is not supported until vaults are: Paddock never stores a credential in a session' }).optional(),
-      checkout: Checkout.nullish(),
-      mount_path: MountPath.nullish(),
-    })
-    .strict(),
+  RepositoryResourceParams,
   z.object({ type: z.literal('file'), file_id: z.string(), mount_path: MountPath.nullish() }).refine(() => false, { message: 'file resources are not supported by Paddock yet (there is no files API)' }),
   z.object({ type: z.literal('memory_store'), memory_store_id: z.string() }).loose().refine(() => false, { message: 'memory_store resources are not supported by Paddock yet' }),
 ]);

@@ -43,7 +43,7 @@ const DESIGN_SDK_TYPES = [
   'span.model_request_start',
   'span.model_request_end',
 ] as const;
-const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed', 'mcp.tools_listed'] as const;
+const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed', 'mcp.tools_listed', 'hand.repository_cloned'] as const;
 
 const roundTrip = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
 

@@ -43,11 +43,18 @@ export const SessionErrorObject = z.object({
     'mcp_connection_failed_error',
     'mcp_authentication_failed_error',
     'tool_use_limit_reached_error',
+    'repository_authentication_error',
+    'repository_forbidden_error',
+    'repository_not_found_error',
+    'repository_checkout_error',
+    'repository_clone_error',
   ]),
   message: z.string(),
   retry_status: retryStatus,
   /** On the mcp_* types: the server (by its name in the agent's `mcp_servers`). */
   mcp_server_name: z.string().min(1).optional(),
+  /** The repository errors' (the SDK's): which repository could not be cloned or checked out. */
+  repository_url: z.string().nullable().optional(),
 });
 export type SessionErrorObject = z.infer<typeof SessionErrorObject>;
 
@@ -201,6 +208,8 @@ export const NewEvent = z.discriminatedUnion('type', [
    * request) so every later request, on any instance, offers byte-identical tool definitions.
    */
   z.object({ type: z.literal('mcp.tools_listed'), servers: z.array(McpServerListing).max(20) }),
+  /** A session's repository was cloned into the hand through the git proxy (a failure is a `session.error`). */
+  z.object({ type: z.literal('hand.repository_cloned'), hand: z.string().min(1), resource_id: z.string().min(1), repository_url: z.string(), mount_path: z.string(), clone_ms: z.number().nonnegative().optional() }),
 ]);
 export type NewEvent = z.infer<typeof NewEvent>;
 export type NewEventInput = z.input<typeof NewEvent>;
@@ -221,6 +230,7 @@ export const SIDE_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   'hand.lost',
   'hand.suspended',
   'hand.resumed',
+  'hand.repository_cloned',
   'user.file_edit',
   'mcp.tools_listed',
 ]);

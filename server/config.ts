@@ -94,6 +94,11 @@ const Env = z.object({
         return z.NEVER;
       }
     }),
+  /**
+   * The git proxy's loopback port (0: an ephemeral one each start). Fixed, the remotes of
+   * repositories cloned into hands keep working after a restart (suspended hands resume on them).
+   */
+  PADDOCK_GIT_PROXY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   PADDOCK_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** The address people reach Paddock at (behind a reverse proxy, say): its host is allowed, its origin may write. */
   PADDOCK_PUBLIC_URL: z.url().optional(),

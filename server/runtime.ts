@@ -33,6 +33,10 @@ import type { McpSecretSource } from '~/server/vault/mcp-secret';
 import { VaultSecrets } from '~/server/vault/secrets';
 import { VaultStore } from '~/server/vault/vault-store';
 import { mcpGatewayFor } from '~/server/proxy/gateway';
+import { GitProxy } from '~/server/proxy/git-proxy';
+import { RepositoryHands } from '~/server/proxy/repository-hands';
+import { RepositoryStore } from '~/server/proxy/repository-store';
+import type { MasterKey } from '~/server/vault/envelope';
 
 const log = logger('runtime');
 
@@ -48,6 +52,10 @@ export interface Runtime {
   vaults: VaultStore;
   /** The decrypting side, for the MCP proxy only. */
   vaultSecrets: McpSecretSource;
+  /** Sessions' resources, repository tokens sealed (write-only), git proxy capabilities. */
+  repositories: RepositoryStore;
+  /** The git proxy on its own loopback port (null where no hands clone: tests). */
+  gitProxy: GitProxy | null;
 }
 
 /**
@@ -118,7 +126,7 @@ export function modelFromConfig(config: Config): ModelClient {
 }
 
 /** The hand provisioners this server offers, and the default kind a session gets. */
-export function createHands(config: Config, store: SessionStore, live: LiveBus, agents: AgentStore): HandRegistry {
+export function createHands(config: Config, store: SessionStore, live: LiveBus, agents: AgentStore, repositories?: RepositoryHands): HandRegistry {
   const local = limitStarts(createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits }), config.PADDOCK_HAND_START_CONCURRENCY);
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
     memory: createMemoryProvisioner(),
@@ -156,6 +164,7 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus, 
       idleMs: config.PADDOCK_HAND_IDLE_SECONDS > 0 ? config.PADDOCK_HAND_IDLE_SECONDS * 1000 : Number.POSITIVE_INFINITY,
       maxLive: config.PADDOCK_MAX_LIVE_HANDS,
     },
+    ...(repositories ? { repositories } : {}),
   });
 }
 
@@ -172,10 +181,16 @@ export function agentsFor(config: Config, store: SessionStore): AgentStore {
 }
 
 /** Vaults live in the session database; their values are sealed under the master key (PADDOCK_MASTER_KEY or `<dataDir>/master.key`). */
-export function vaultsFor(config: Config, store: SessionStore): { vaults: VaultStore; vaultSecrets: McpSecretSource } {
+export function vaultsFor(config: Config, store: SessionStore): { vaults: VaultStore; vaultSecrets: McpSecretSource; masterKey: MasterKey } {
   if (!(store instanceof KyselySessionStore)) throw new Error('vaults need a Kysely-backed session store');
-  const master = loadMasterKey({ value: config.PADDOCK_MASTER_KEY, dataDir: config.dataDir });
-  return { vaults: new VaultStore(store.db, master), vaultSecrets: new VaultSecrets(store.db, master) };
+  const masterKey = loadMasterKey({ value: config.PADDOCK_MASTER_KEY, dataDir: config.dataDir });
+  return { vaults: new VaultStore(store.db, masterKey), vaultSecrets: new VaultSecrets(store.db, masterKey), masterKey };
+}
+
+/** Resources live in the session database; tokens are sealed under the master key. */
+export function repositoriesFor(store: SessionStore, master: MasterKey): RepositoryStore {
+  if (!(store instanceof KyselySessionStore)) throw new Error('repositories need a Kysely-backed session store');
+  return new RepositoryStore(store.db, master);
 }
 
 async function startRuntime(): Promise<Runtime> {
@@ -186,8 +201,10 @@ async function startRuntime(): Promise<Runtime> {
     : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
   const live = new LiveBus(store.liveRelay);
   const agents = agentsFor(config, store);
-  const { vaults, vaultSecrets } = vaultsFor(config, store);
-  const hands = createHands(config, store, live, agents);
+  const { vaults, vaultSecrets, masterKey } = vaultsFor(config, store);
+  const repositories = repositoriesFor(store, masterKey);
+  const gitProxy = await new GitProxy({ repositories, port: config.PADDOCK_GIT_PROXY_PORT }).start();
+  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy));
   const model = modelFromConfig(config);
   const harness = new Harness({
     store,
@@ -208,7 +225,7 @@ async function startRuntime(): Promise<Runtime> {
   const access = accessFor(config, store);
   await announceSignIn(config, access);
   await agents.ensureDefaults();
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy };
 }
 
 /**

@@ -93,4 +93,5 @@ export const EVENT_SAMPLES: { [T in EventType]: NewEventOf<T> } = {
       { mcp_server_name: 'linear', tools: [], error: 'authentication' },
     ],
   },
+  'hand.repository_cloned': { type: 'hand.repository_cloned', hand: 'sandbox-1', resource_id: 'sesrsc_01JZ0000000000000000000000', repository_url: 'https://github.com/acme/widgets', mount_path: '/workspace/widgets', clone_ms: 640 },
 };

@@ -1,11 +1,12 @@
 import 'server-only';
 import type { z } from 'zod';
-import { DEFAULT_ENVIRONMENT_ID, type SessionAgent, SessionCreateParams, normalizeModel, sessionAgentOf, unsupportedEnvironment } from '~/lib/agent';
+import { DEFAULT_ENVIRONMENT_ID, type RepositoryResourceParams, type SessionAgent, SessionCreateParams, normalizeModel, sessionAgentOf, unsupportedEnvironment } from '~/lib/agent';
 import { InvalidInputError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import type { AgentStore } from '~/server/agents/agent-store';
 import type { Config } from '~/server/config';
+import type { RepositoryStore } from '~/server/proxy/repository-store';
 import type { Session, SessionStore } from '~/server/session/store';
 import type { VaultStore } from '~/server/vault/vault-store';
 
@@ -16,6 +17,8 @@ export interface NewSessionDeps {
   vaults: Pick<VaultStore, 'requireUsableVaults'>;
   /** The server's settings an environment is checked against. */
   config: Pick<Config, 'PADDOCK_ALLOW_UNRESTRICTED_NETWORK'>;
+  /** Where a session's repository resources and their sealed tokens go (absent: none accepted). */
+  repositories?: Pick<RepositoryStore, 'add'>;
 }
 
 /** The agent a new session runs: the version asked for (else the latest), with any overrides applied. */
@@ -51,20 +54,24 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
   const unsupported = unsupportedEnvironment(environment.config, { allowUnrestrictedNetwork: deps.config.PADDOCK_ALLOW_UNRESTRICTED_NETWORK });
   if (unsupported) throw new InvalidInputError(`environment_id: ${envId} ${unsupported}`);
   await deps.vaults.requireUsableVaults(p.vault_ids ?? []);
+  const repositories = (p.resources ?? []).filter((r): r is RepositoryResourceParams => r.type === 'github_repository');
+  if (repositories.length > 0 && !deps.repositories) throw new InvalidInputError('resources: repositories cannot be attached here');
   const session = await deps.store.createSession({
     ...(p.title ? { title: p.title } : {}),
     ...(p.metadata ? { metadata: p.metadata } : {}),
     agent,
     environment_id: envId,
     vault_ids: p.vault_ids ?? [],
-    resources: p.resources ?? [],
+    // Resources have rows of their own (the resources API changes them; a token is sealed beside its repository).
+    resources: [],
   });
   const initial = p.initial_events ?? [];
-  if (initial.length === 0) return { session, hasWork: false };
   try {
+    if (repositories.length > 0) await deps.repositories!.add(session.id, repositories);
+    if (initial.length === 0) return { session, hasWork: false };
     await deps.store.emitEvents(session.id, initial);
   } catch (e) {
-    // All or nothing: a session whose first events could not be stored is not left behind.
+    // All or nothing: a session whose resources or first events could not be stored is not left behind.
     await deps.store.deleteSession(session.id).catch(() => undefined);
     throw e;
   }

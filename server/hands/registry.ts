@@ -14,6 +14,7 @@ import { BrowserHand } from '~/server/hands/browser-hand';
 import type { LiveBus } from '~/server/harness/live-bus';
 import { errorFields, logger } from '~/server/log';
 import type { SessionStore } from '~/server/session/store';
+import type { RepositoryHands } from '~/server/proxy/repository-hands';
 
 const log = logger('hands');
 
@@ -98,6 +99,8 @@ export interface HandRegistryOptions {
   workspaces?: Workspaces;
   /** Suspend idle hands and cap live ones (absent: hands run until released or lost). */
   lifecycle?: ReaperLimits;
+  /** A session's repositories: the git proxy on its hands' allowlist, cloned into each new hand, capabilities revoked with the hand. */
+  repositories?: Pick<RepositoryHands, 'hosts' | 'cloneInto' | 'revoke'>;
 }
 
 /**
@@ -177,6 +180,15 @@ export class HandRegistry {
     );
     entry.provisionedSeq = stored.seq;
     log.info('hand provisioned', { session: scope.sessionId, hand: entry.id, ms: Math.round(performance.now() - t0) });
+    if (this.o.repositories) {
+      // Busy while cloning, so the reaper does not suspend it under the clone.
+      entry.inFlight += 1;
+      try {
+        await this.o.repositories.cloneInto(scope, entry.id, hand);
+      } finally {
+        entry.inFlight -= 1;
+      }
+    }
     await this.reaper?.enforce({ sessionId: scope.sessionId, hand: entry.id });
     return entry;
   }
@@ -267,6 +279,7 @@ export class HandRegistry {
     e.status = 'released';
     const hand = e.hand;
     e.hand = null;
+    await this.o.repositories?.revoke(scope.sessionId, id);
     await hand?.close().catch((err: unknown) => log.warn('hand close failed', { hand: id, ...errorFields(err) }));
     // Released hands are cattle: their files go with them (a suspended one's too).
     await this.o.workspaces?.remove(scope.sessionId, id);
@@ -296,6 +309,8 @@ export class HandRegistry {
     const hand = moved.hand!;
     if (isSuspendable(hand)) hand.rename(moved.id);
     await this.o.workspaces?.move({ sessionId: from.sessionId, handId: id }, { sessionId: to.sessionId, handId: moved.id });
+    // Its repositories' capabilities belong to the session it leaves.
+    await this.o.repositories?.revoke(from.sessionId, id);
     void hand.lost.then((reason) => this.markLost(to.sessionId, moved.id, hand, reason));
     await from.emit({ type: 'hand.released', hand: id, transferred_to: { session_id: to.sessionId, hand: moved.id } }, `hand:${id}:released`);
     const stored = await to.emit({ type: 'hand.provisioned', hand: moved.id, kind: e.kind, provision_ms: 0, transferred_from: { session_id: from.sessionId, hand: id } }, `hand:${moved.id}:provisioned`);
@@ -404,6 +419,7 @@ export class HandRegistry {
     e.reason = reason;
     e.hand = null;
     log.warn('hand lost', { session: sessionId, hand: id, reason });
+    await this.o.repositories?.revoke(sessionId, id);
     // The model is told its files are gone: so they are, and they take no disk.
     await this.o.workspaces?.remove(sessionId, id);
     await this.o.store
@@ -503,6 +519,7 @@ export class HandRegistry {
       const reason = r.suspended ? 'it was suspended and its workspace is not on this server' : GONE_WITH_SERVER;
       const entry: HandEntry = { ...fromRecord(r), status: 'lost', reason };
       s.entries.set(r.id, entry);
+      await this.o.repositories?.revoke(scope.sessionId, r.id);
       await this.o.workspaces?.remove(scope.sessionId, r.id);
       await scope.emit({ type: 'hand.lost', hand: r.id, reason }, `hand:${r.id}:lost`);
     }
@@ -559,9 +576,11 @@ export class HandRegistry {
       case 'sandbox':
       case 'local': {
         const network = await this.networkPolicy(sessionId);
+        // The git proxy only for hands (web_fetch never gets it), only when there are repositories.
+        const git = (await this.o.repositories?.hosts(sessionId)) ?? [];
         return {
           kind: request.kind,
-          allowedDomains: network.hosts,
+          allowedDomains: [...network.hosts, ...git],
           ...(network.type === 'unrestricted' ? { network: 'unrestricted' as const } : {}),
           ...(request.resources ? { resources: request.resources } : {}),
         };

@@ -180,6 +180,7 @@ describe('decide: the happy path', () => {
       'hand.lost': { type: 'hand.lost', hand: 'sandbox-1', reason: 'gone' },
       'hand.suspended': { type: 'hand.suspended', hand: 'sandbox-1', reason: 'idle' },
       'hand.resumed': { type: 'hand.resumed', hand: 'sandbox-1', resume_ms: 3 },
+      'hand.repository_cloned': { type: 'hand.repository_cloned', hand: 'sandbox-1', resource_id: 'sesrsc_1', repository_url: 'https://h/r', mount_path: '/workspace/r' },
       'user.file_edit': { type: 'user.file_edit', hand: 'sandbox-1', path: 'a.txt', content: 'x' },
       'mcp.tools_listed': { type: 'mcp.tools_listed', servers: [{ mcp_server_name: 'docs', tools: [] }] },
     };

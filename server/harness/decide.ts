@@ -149,6 +149,7 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
       case 'hand.reattached':
       case 'hand.suspended':
       case 'hand.resumed':
+      case 'hand.repository_cloned':
         break;
     }
   }

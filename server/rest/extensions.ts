@@ -23,4 +23,4 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
 };
 
 /** Event types of Paddock's own (hands and IDE edits): not in the SDK, served to every client. */
-export const PADDOCK_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed', 'mcp.tools_listed']);
+export const PADDOCK_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed', 'mcp.tools_listed', 'hand.repository_cloned']);

@@ -320,7 +320,7 @@ describe('the Managed Agents API through the official SDK', () => {
     const hosted = await client.beta.environments.create({ name: 'self', config: { type: 'self_hosted' } });
     await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: hosted.id })).rejects.toThrow(/self_hosted/);
     await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_nope' })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
-    await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', resources: [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'ghp_secret' }] })).rejects.toThrow(/authorization_token/);
+    await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', resources: [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'ghp_secret', mount_path: '/etc/b' }] })).rejects.toThrow(/mount_path: must be under \/workspace\//);
     expect((await client.beta.sessions.list()).data).toEqual([]);
   });
 

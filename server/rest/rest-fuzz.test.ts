@@ -24,7 +24,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]> };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[] };
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 
@@ -49,6 +49,9 @@ beforeAll(async () => {
     { type: 'agent.tool_use', name: 'write', input: { file_path: 'a', content: 'b' }, model_tool_use_id: 'toolu_fuzz', evaluated_permission: 'ask' },
     { type: 'agent.custom_tool_use', name: 'lookup', input: {}, model_tool_use_id: 'toolu_fuzz2' },
   ]);
+  // A repository per session (its token must never show up in any row but its sealed one).
+  const resources = [];
+  for (const id of sessions) resources.push((await rt.repositories.add(id, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'FORGED' }]))[0]!.id);
   // Vaults the vault routes act on, and others whose credentials the credential routes act on.
   const vaults = [];
   for (let i = 0; i < 8; i++) vaults.push((await rt.vaults.createVault({ display_name: `fuzz ${i}` })).id);
@@ -57,7 +60,7 @@ beforeAll(async () => {
     const v = (await rt.vaults.createVault({ display_name: `fuzz creds ${i}` })).id;
     for (let j = 0; j < 3; j++) credentials.push([v, (await rt.vaults.createCredential(v, { auth: { type: 'static_bearer', mcp_server_url: `https://mcp${j}.example.com/mcp`, token: SECRET } })).id]);
   }
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials };
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources };
 });
 
 afterAll(async () => {
@@ -118,6 +121,8 @@ function bodyFor(r: Rand, route: Route): unknown {
     };
   }
   if (p === 'vaults/:vault/credentials/:id') return { auth: pick(r, [{ type: 'environment_variable', secret_value: SECRET }, { type: 'static_bearer', token: SECRET }, { type: 'mcp_oauth', access_token: SECRET }]), display_name: text() };
+  if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: pick(r, ['https://github.com/a/b', 'file:///etc/passwd', 'https://u:p@h/x', 'https://h/']), mount_path: pick(r, [undefined, '/workspace/../x', '/etc', '/workspace/a/.git/hooks']), authorization_token: pick(r, ['FORGED', 'has space', '']) }, { type: 'file', file_id: 'f' }, { type: 'memory_store', memory_store_id: 'm' }]);
+  if (p === 'sessions/:id/resources/:rid') return { authorization_token: pick(r, ['FORGED', '', 'a b', 7]), url: pick(r, [undefined, 'https://evil.example/x']) };
   if (p === 'sessions/:id/events') {
     return {
       events: [
@@ -144,6 +149,8 @@ function cleanBodyFor(r: Rand, route: Route): unknown {
   if (p === 'environments/:id') return { description: 'clean update' };
   if (p === 'sessions') return { agent: pick(r, world.agents), environment_id: pick(r, world.envs) };
   if (p === 'sessions/:id') return { title: 'clean title', metadata: { a: 'b' } };
+  if (p === 'sessions/:id/resources') return { type: 'github_repository', url: 'https://github.com/a/c', authorization_token: 'FORGED' };
+  if (p === 'sessions/:id/resources/:rid') return { authorization_token: 'FORGED' };
   if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
   if (p === 'vaults') return { display_name: `vault ${Math.floor(r() * 1e6)}`, metadata: { team: 'fuzz' } };
   if (p === 'vaults/:id') return { display_name: 'clean update', metadata: { team: null } };
@@ -204,13 +211,23 @@ async function snapshot(): Promise<string> {
   const envs = await store.db.selectFrom('environments').select(['id', 'body', 'archived_at']).orderBy('id').execute();
   const vaults = await store.db.selectFrom('vaults').selectAll().orderBy('id').execute();
   const credentials = await store.db.selectFrom('vault_credentials').selectAll().orderBy('id').execute();
-  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials });
+  const resources = await store.db.selectFrom('session_resources').select(['id', 'body', 'updated_at']).orderBy('id').execute();
+  const tokens = await store.db.selectFrom('repository_tokens').select(['resource_id', 'sealed']).orderBy('resource_id').execute();
+  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens });
 }
 
-/** A credential route's id is `<vault>/<credential>`: the pair it belongs to. */
+/** A resource id for a path: mostly the session's own, sometimes another's or none at all. */
+function ridFor(id: string): string {
+  const r = Math.random();
+  if (r < 0.1) return pick(Math.random, ['sesrsc_nope', '..', fakeId(Math.random, 'sesn')]);
+  return r < 0.25 ? pick(Math.random, world.resources) : (world.resources[world.sessions.indexOf(id)] ?? pick(Math.random, world.resources));
+}
+
+/** A credential route's id is `<vault>/<credential>`: the pair it belongs to; a resource route's `:rid` is picked for its session. */
 const url = (route: Route, id: string) => {
   const [vault, cred] = route.path.includes(':vault') && id.includes('/') ? id.split('/') : [id, id];
-  return `http://localhost:3000/v1/${route.path.replace(':vault', encodeURIComponent(vault!)).replace(':id', encodeURIComponent(cred!))}`;
+  const path = route.path.replace(':vault', encodeURIComponent(vault!)).replace(':id', encodeURIComponent(cred!));
+  return `http://localhost:3000/v1/${path.includes(':rid') ? path.replace(':rid', encodeURIComponent(ridFor(id))) : path}`;
 };
 
 describe('the /v1 API under attack', () => {
@@ -237,10 +254,14 @@ describe('the /v1 API under attack', () => {
     const letThrough: string[] = [];
     const badShape: string[] = [];
     const echoed: string[] = [];
+    const leaked: string[] = [];
     const seen = new Set<string>();
     // What got through: hostile input must not be all that is sent, or every route could refuse
     // everything and pass. A floor of accepted requests, on most routes, keeps the suite honest.
     const accepted = new Map<string, number>();
+    const sealed = await store.db.selectFrom('repository_tokens').selectAll().execute();
+    expect(sealed.length).toBe(world.resources.length);
+    expect(JSON.stringify(sealed)).not.toContain('FORGED');
     for (let i = 0; i < COUNT; i++) {
       const route = i < REST_ROUTES.length * 8 ? REST_ROUTES[i % REST_ROUTES.length]! : pick(r, REST_ROUTES);
       seen.add(`${route.method} ${route.path}`);
@@ -257,6 +278,8 @@ describe('the /v1 API under attack', () => {
       const what = `#${i} ${method} ${route.path}${query} ${JSON.stringify(headers).slice(0, 100)} ${body.slice(0, 160)}`;
       if (JSON.stringify(res.body).includes(SECRET)) echoed.push(what);
       if (res.status < 300) accepted.set(`${route.method} ${route.path}`, (accepted.get(`${route.method} ${route.path}`) ?? 0) + 1);
+      // A token sent in ('FORGED') is never served back, whatever route and answer.
+      if (JSON.stringify(res.body).includes('FORGED')) leaked.push(`${res.status} ${what}`);
       if (res.status >= 500) fivexx.push(`${res.status} ${what} ${JSON.stringify(res.body)}`);
       if (refuse && res.status < 400) letThrough.push(`${res.status} ${what}`);
       if (res.status >= 400) {
@@ -270,6 +293,7 @@ describe('the /v1 API under attack', () => {
     expect(letThrough).toEqual([]);
     expect(badShape).toEqual([]);
     expect(echoed, 'a credential value in an answer').toEqual([]);
+    expect(leaked).toEqual([]);
     expect(seen.size).toBe(REST_ROUTES.length);
     const acceptedCount = [...accepted.values()].reduce((a, b) => a + b, 0);
     expect(acceptedCount, 'requests accepted').toBeGreaterThanOrEqual(COUNT / 10);
@@ -284,5 +308,8 @@ describe('the /v1 API under attack', () => {
       if (s.id !== world.sessions[0]) expect(checkLogInvariants(events), `session ${s.id}`).toEqual([]);
     }
     expect(JSON.stringify(await store.db.selectFrom('sessions').select('extra').execute())).not.toContain('FORGED');
+    // Tokens were accepted (sealed: see the check before the run), and never kept or served in the clear.
+    expect(JSON.stringify(await store.db.selectFrom('repository_tokens').selectAll().execute())).not.toContain('FORGED');
+    expect(JSON.stringify(await store.db.selectFrom('session_resources').selectAll().execute())).not.toContain('FORGED');
   });
 });

@@ -48,7 +48,7 @@ export function accountLog(events: readonly StoredEvent[], createdAt: string, no
 }
 
 /** A session as the Managed Agents API returns it. */
-export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents'>, s: Session) {
+export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repositories'>, s: Session) {
   const events = await rt.store.getEvents(s.id, { types: ACCOUNTED });
   const { usage, stats } = accountLog(events, s.created_at, Date.now());
   // Sessions made before agents existed run the built-in default.
@@ -61,7 +61,8 @@ export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents'>, s: Se
     metadata: s.metadata,
     agent,
     environment_id: s.environment_id ?? DEFAULT_ENVIRONMENT_ID,
-    resources: s.resources,
+    // Never a token: the store keeps those sealed and returns resources without them.
+    resources: await rt.repositories.list(s.id),
     vault_ids: s.vault_ids,
     budget: null,
     outcome_evaluations: [],

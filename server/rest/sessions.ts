@@ -59,6 +59,8 @@ async function remove({ rt, params }: RestRequest) {
   if (session.status === 'running') throw new ApiError('invalid_request_error', `session ${session.id} is running: interrupt it (user.interrupt) before deleting it`);
   // Its hands end and their workspaces go first, then its log and rows.
   await rt.hands.deleteSession(session.id);
+  // Its resources, sealed tokens and git capabilities (dead from here on).
+  await rt.repositories.removeSession(session.id);
   await rt.store.deleteSession(session.id);
   return { id: session.id, type: 'session_deleted' as const };
 }

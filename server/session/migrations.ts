@@ -223,6 +223,41 @@ export const migrations: Readonly<Record<string, Migration>> = {
       for (const t of ['vault_credentials', 'vaults']) await db.schema.dropTable(t).execute();
     },
   },
+  '0007_repository_tokens': {
+    // A session's resources (their own rows: the resources API adds and removes them), a
+    // repository's token sealed beside it (never in the session row), and the git proxy's
+    // capabilities (only their SHA-256), each bound to one session, resource and hand.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('session_resources')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('session_resources_session').on('session_resources').columns(['session_id', 'id']).execute();
+      await db.schema
+        .createTable('repository_tokens')
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('resource_id', 'text', (c) => c.notNull())
+        .addColumn('sealed', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('repository_tokens_pk', ['session_id', 'resource_id'])
+        .execute();
+      await db.schema
+        .createTable('git_capabilities')
+        .addColumn('hash', 'text', (c) => c.primaryKey())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('resource_id', 'text', (c) => c.notNull())
+        .addColumn('hand', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('git_capabilities_session').on('git_capabilities').columns(['session_id', 'hand']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const t of ['git_capabilities', 'repository_tokens', 'session_resources']) await db.schema.dropTable(t).execute();
+    },
+  },
 };
 
 /**

@@ -24,6 +24,9 @@ export interface Database {
   environments: EnvironmentsTable;
   vaults: VaultsTable;
   vault_credentials: VaultCredentialsTable;
+  session_resources: SessionResourcesTable;
+  repository_tokens: RepositoryTokensTable;
+  git_capabilities: GitCapabilitiesTable;
 }
 
 export interface SessionsTable {
@@ -174,6 +177,31 @@ export interface VaultCredentialsTable {
   created_at: string;
   updated_at: string;
   archived_at: string | null;
+}
+
+/** A session's resource: JSON text of it as the API shows it, minus id and times (never a token). */
+export interface SessionResourcesTable {
+  id: string;
+  session_id: string;
+  body: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A repository resource's token: JSON text of its envelope (`server/vault/envelope.ts`) `Sealed`. */
+export interface RepositoryTokensTable {
+  session_id: string;
+  resource_id: string;
+  sealed: string;
+}
+
+/** A git proxy capability (its SHA-256 only), bound to one session, resource and hand. */
+export interface GitCapabilitiesTable {
+  hash: string;
+  session_id: string;
+  resource_id: string;
+  hand: string;
+  created_at: string;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

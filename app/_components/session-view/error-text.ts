@@ -32,6 +32,16 @@ export function errorText(error: SessionErrorObject): ErrorText {
       return { sentence: `${mcpServer(error)} refused the credentials it was given.`, hint: 'Check the credential in its vault, then press Retry.', retry: !retrying };
     case 'tool_use_limit_reached_error':
       return { sentence: 'The agent reached its limit of tool calls for this turn.', hint: 'Press Retry to let it go on, or say what to do next.', retry: true };
+    case 'repository_authentication_error':
+      return { sentence: `The repository host refused the token for ${error.repository_url ?? 'a repository'}.`, hint: 'Give the resource a new authorization_token (resources.update); the session goes on without the repository meanwhile.', retry: false };
+    case 'repository_forbidden_error':
+      return { sentence: `The token may not read ${error.repository_url ?? 'a repository'}.`, hint: 'Give the resource a token with access to it (resources.update).', retry: false };
+    case 'repository_not_found_error':
+      return { sentence: `The repository ${error.repository_url ?? ''} was not found.`, hint: 'Check its URL, or that the token can see it (a private repository reads as missing without access).', retry: false };
+    case 'repository_checkout_error':
+      return { sentence: `The branch or commit asked for does not exist in ${error.repository_url ?? 'the repository'}.`, hint: 'The session goes on without the repository.', retry: false };
+    case 'repository_clone_error':
+      return { sentence: `The repository ${error.repository_url ?? ''} could not be cloned.`, hint: 'The session goes on without the repository.', retry: false };
     case 'unknown_error':
       return { sentence: 'Something went wrong in this session.', hint: again, retry: !retrying };
     default:

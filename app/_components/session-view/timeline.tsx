@@ -42,6 +42,8 @@ function detail(e: StoredEvent): string {
       return `${e.hand}: suspended (${SUSPEND_REASONS[e.reason]}); its files stay`;
     case 'hand.resumed':
       return `${e.hand}: resumed${e.resume_ms !== undefined ? ` in ${e.resume_ms} ms` : ''}`;
+    case 'hand.repository_cloned':
+      return `${e.hand}: ${e.repository_url} cloned at ${e.mount_path}${e.clone_ms !== undefined ? ` in ${e.clone_ms} ms` : ''}`;
     case 'hand.reattached':
       return `${e.hand}: re-attached after a server restart${e.reattach_ms !== undefined ? ` in ${e.reattach_ms} ms` : ''}`;
     default:

@@ -43,6 +43,7 @@ export const sessionsRouter = createTRPCRouter({
     const session = await ctx.runtime.store.getSession(input.id);
     if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
     await ctx.runtime.hands.deleteSession(input.id);
+    await ctx.runtime.repositories.removeSession(input.id);
     await ctx.runtime.store.deleteSession(input.id);
     return { id: input.id, deleted: true as const };
   }),

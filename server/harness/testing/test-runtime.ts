@@ -4,7 +4,7 @@ import { HandRegistry, type HandRegistryOptions } from '~/server/hands/registry'
 import { Harness, type HarnessOptions } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import type { ModelClient } from '~/server/harness/model-client';
-import { type Runtime, accessFor, agentsFor, vaultsFor } from '~/server/runtime';
+import { type Runtime, accessFor, agentsFor, repositoriesFor, vaultsFor } from '~/server/runtime';
 import type { SessionStore } from '~/server/session/store';
 
 export interface TestRuntimeOptions {
@@ -24,5 +24,6 @@ export function testRuntime(o: TestRuntimeOptions): Runtime {
   const hands = new HandRegistry({ store: o.store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory', ...o.hands });
   const harness = new Harness({ store: o.store, live, hands, model: o.model, ...o.harness });
   const config = loadConfig({ PADDOCK_DATA_DIR: o.dataDir, ...o.env });
-  return { config, store: o.store, live, hands, harness, access: accessFor(config, o.store), agents: agentsFor(config, o.store), ...vaultsFor(config, o.store) };
+  const vaults = vaultsFor(config, o.store);
+  return { config, store: o.store, live, hands, harness, access: accessFor(config, o.store), agents: agentsFor(config, o.store), vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(o.store, vaults.masterKey), gitProxy: null };
 }

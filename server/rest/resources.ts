@@ -1,0 +1,59 @@
+import 'server-only';
+import { z } from 'zod';
+import { ResourceParams } from '~/lib/agent';
+import { ApiError } from '~/server/rest/api-error';
+import { CommonQuery, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
+import type { RestRequest, Route } from '~/server/rest/route-table';
+import { loadSession } from '~/server/rest/session-id';
+
+/** As many as a session may be created with. */
+const MAX_RESOURCES = 20;
+
+const ListQuery = z.object({ limit: Limit(100, 20), page: Page, ...CommonQuery }).strict();
+/** Only a repository's token can change (the SDK's `ResourceUpdateParams`). */
+const UpdateParams = z.object({ authorization_token: z.string().min(1).max(4096).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces') }).strict();
+
+async function add({ rt, params, body }: RestRequest) {
+  const session = await loadSession(rt, params.id);
+  const p = parseInput(ResourceParams, body, 'body');
+  if (p.type !== 'github_repository') throw new ApiError('invalid_request_error', `body: ${p.type} resources are not supported by Paddock yet`);
+  const existing = await rt.repositories.list(session.id);
+  if (existing.length >= MAX_RESOURCES) throw new ApiError('invalid_request_error', `session ${session.id} already has ${MAX_RESOURCES} resources`);
+  const [made] = await rt.repositories.add(session.id, [p]);
+  return made;
+}
+
+async function list({ rt, params, query }: RestRequest) {
+  const session = await loadSession(rt, params.id);
+  const q = parseInput(ListQuery, queryObject(query), 'query');
+  // Ids sort by creation (ULIDs): the page cursor is the last id served.
+  const all = (await rt.repositories.list(session.id)).filter((r) => q.page === undefined || r.id > q.page);
+  const data = all.slice(0, q.limit);
+  return { data, next_page: all.length > q.limit ? data.at(-1)!.id : null };
+}
+
+async function retrieve({ rt, params }: RestRequest) {
+  const session = await loadSession(rt, params.id);
+  return rt.repositories.get(session.id, params.rid ?? '');
+}
+
+async function update({ rt, params, body }: RestRequest) {
+  const session = await loadSession(rt, params.id);
+  const p = parseInput(UpdateParams, body, 'body');
+  return rt.repositories.setToken(session.id, params.rid ?? '', p.authorization_token);
+}
+
+async function remove({ rt, params }: RestRequest) {
+  const session = await loadSession(rt, params.id);
+  await rt.repositories.remove(session.id, params.rid ?? '');
+  return { id: params.rid, type: 'session_resource_deleted' as const };
+}
+
+/** /v1/sessions/{id}/resources: a token goes in (add, update) and never comes back out. */
+export const resourceRoutes: Route[] = [
+  { method: 'POST', path: 'sessions/:id/resources', handler: add },
+  { method: 'GET', path: 'sessions/:id/resources', handler: list },
+  { method: 'GET', path: 'sessions/:id/resources/:rid', handler: retrieve },
+  { method: 'POST', path: 'sessions/:id/resources/:rid', handler: update },
+  { method: 'DELETE', path: 'sessions/:id/resources/:rid', handler: remove },
+];
