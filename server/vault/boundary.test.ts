@@ -7,7 +7,14 @@ import { describe, expect, it } from 'vitest';
  * snippets placed as if in each folder, so removing or weakening the rule fails here.
  */
 const root = path.resolve(import.meta.dirname, '..', '..');
-const eslint = new ESLint({ cwd: root });
+// Only the import rules, without type information: the project's config as written, minus the
+// whole-program type check it would otherwise build (a minute on a busy 2-core machine).
+const IMPORT_RULES = new Set(['no-restricted-imports', '@typescript-eslint/no-restricted-imports']);
+const eslint = new ESLint({
+  cwd: root,
+  ruleFilter: ({ ruleId }) => IMPORT_RULES.has(ruleId),
+  overrideConfig: { languageOptions: { parserOptions: { projectService: false, project: null } } },
+});
 
 // Existing files, so the type-aware parser knows them; only the text linted is ours.
 const IN_HARNESS = 'server/harness/decide.ts';
@@ -32,6 +39,15 @@ describe('the vault boundary (lint)', () => {
     expect(await restricted(IN_HARNESS, `import type { McpSecretSource } from '~/server/vault/mcp-secret';\nexport type X = McpSecretSource;\n`)).toEqual([]);
     const msgs = await restricted(IN_HARNESS, `import { type McpSecretSource } from '~/server/vault/mcp-secret';\nimport * as m from '~/server/vault/mcp-secret';\nexport type X = McpSecretSource;\nexport const y = m;\n`);
     expect(msgs.join('\n')).toMatch(/only type imports/);
+  }, 60_000);
+
+  it.each([IN_HARNESS, IN_HANDS])('refuses proxy code in %s: the harness gets McpGateway, the registry a RepositoryHands type', async (file) => {
+    for (const mod of ['mcp-proxy', 'git-proxy', 'repository-store', 'session-token', 'gateway']) {
+      const msgs = await restricted(file, `import * as p from '~/server/proxy/${mod}';\nexport const x = p;\n`);
+      expect(msgs.join('\n'), mod).toMatch(/only through McpGateway/);
+    }
+    expect(await restricted(file, `import type { RepositoryHands } from '~/server/proxy/repository-hands';\nexport type X = RepositoryHands;\n`)).toEqual([]);
+    expect((await restricted(file, `import { RepositoryHands } from '~/server/proxy/repository-hands';\nexport const x = RepositoryHands;\n`)).join('\n')).toMatch(/only the RepositoryHands type/);
   }, 60_000);
 
   it('lets only the vault and the proxies open secrets', async () => {
