@@ -44,7 +44,7 @@ export function mcpParams(agent: Agent | null, rows: readonly McpRow[]): { mcp_s
         type: 'mcp_toolset',
         mcp_server_name: r.name.trim(),
         default_config: { enabled: true, permission_policy: { type: r.policy } },
-        ...(r.stored && r.stored.mcp_server_name === r.name.trim() && r.stored.configs.length > 0 ? { configs: r.stored.configs } : {}),
+        ...(r.stored && r.stored.configs.length > 0 ? { configs: r.stored.configs } : {}),
       }),
     );
   return { mcp_servers: rows.map((r) => ({ type: 'url', name: r.name.trim(), url: r.url.trim() })), toolsets: [...made, ...kept] };
