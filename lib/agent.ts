@@ -275,7 +275,7 @@ const RepoMountPath = MountPath.refine((p) => p.startsWith(`${WORKSPACE_ROOT}/`)
 export const RepositoryResourceParams = z
   .object({
     type: z.literal('github_repository'),
-    url: z.url({ protocol: /^https$/, error: 'must be an https URL of a repository' }).max(2048).refine((u) => { const x = new URL(u); return x.username === '' && x.password === '' && x.search === '' && x.hash === '' && x.pathname.replace(/\/+$/, '').length > 1; }, { message: 'must be an https URL of a repository, without credentials, query or fragment' }),
+    url: z.url({ protocol: /^https$/, error: 'must be an https URL of a repository' }).max(2048).refine((u) => { if (!URL.canParse(u)) return false; const x = new URL(u); return x.username === '' && x.password === '' && x.search === '' && x.hash === '' && x.pathname.replace(/\/+$/, '').length > 1; }, { message: 'must be an https URL of a repository, without credentials, query or fragment' }),
     authorization_token: z.string().min(1).max(4096).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
     checkout: Checkout.nullish(),
     mount_path: RepoMountPath.nullish(),

@@ -123,7 +123,22 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
   const text = () => pick(r, ['hello', 'write notes.txt: hi', 'x\u0000y', 'y'.repeat(2_000)]);
   switch (name) {
     case 'sessions.create':
-      return { title: text(), agentId: pick(r, [undefined, 'agent_default', fakeId(r, 'agent'), 'agent_x y']), environmentId: pick(r, [undefined, 'env_default', fakeId(r, 'env'), '']) };
+      return {
+        title: text(),
+        agentId: pick(r, [undefined, 'agent_default', fakeId(r, 'agent'), 'agent_x y']),
+        environmentId: pick(r, [undefined, 'env_default', fakeId(r, 'env'), '']),
+        vault_ids: pick(r, [undefined, [world.vault], [fakeId(r, 'vlt')], ['not-a-vault']]),
+        resources: pick(r, [
+          undefined,
+          [{ type: 'github_repository', url: 'https://github.com/acme/widgets', authorization_token: SECRET, checkout: { type: 'branch', name: 'main' } }],
+          [{ type: 'github_repository', url: pick(r, ['http://github.com/a/b', `https://u:${SECRET}@github.com/a/b`, 'not a url', 'file:///etc/passwd']), authorization_token: SECRET }],
+          [{ type: 'github_repository', url: 'https://github.com/a/b', mount_path: pick(r, ['/etc', '/workspace/../x', '/workspace/.git']) }],
+          [{ type: 'file', file_id: 'f' }],
+        ]),
+      };
+    case 'agents.testMcpServer':
+      // Never a host off this machine: a closed local port, or a URL refused before connecting.
+      return { url: pick(r, ['http://127.0.0.1:1/mcp', 'javascript:alert(1)', 'file:///etc/passwd', `http://u:${SECRET}@127.0.0.1:1/mcp`, '']), vaultIds: pick(r, [undefined, [], [world.vault], [fakeId(r, 'vlt')]]) };
     case 'agents.list':
     case 'environments.list':
       return { limit: pick(r, [1, 50, 100, 101]), page: pick(r, [null, 'garbage', '']), includeArchived: pick(r, [true, false]) };
@@ -298,7 +313,9 @@ async function snapshot(): Promise<string> {
   const environments = await store.db.selectFrom('environments').select(['id', 'updated_at', 'archived_at']).orderBy('id').execute();
   const vaults = await store.db.selectFrom('vaults').selectAll().orderBy('id').execute();
   const credentials = await store.db.selectFrom('vault_credentials').selectAll().orderBy('id').execute();
-  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials });
+  const resources = await store.db.selectFrom('session_resources').select(['id', 'session_id']).orderBy('id').execute();
+  const tokens = await store.db.selectFrom('repository_tokens').select(['resource_id']).orderBy('resource_id').execute();
+  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens });
 }
 
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);

@@ -13,15 +13,25 @@ import { logger } from '~/server/log';
 
 const log = logger('mcp-proxy');
 
-export interface McpProxyOptions {
+/** What calling upstream needs: the vault's decrypting side and the timeouts. */
+export interface McpUpstreamOptions {
   secrets: McpSecretSource;
-  sessions: Pick<SessionStore, 'getSession'>;
-  signingKey: SigningKey;
   /** Connecting (initialize) and one request (list or call): default 10 s and 60 s. */
   connectTimeoutMs?: number;
   callTimeoutMs?: number;
   /** The OAuth token endpoint's answer: default 10 s. */
   refreshTimeoutMs?: number;
+}
+
+export interface McpProxyOptions extends McpUpstreamOptions {
+  sessions: Pick<SessionStore, 'getSession'>;
+  signingKey: SigningKey;
+}
+
+/** A server and the credential to call it with. */
+export interface McpTarget {
+  server: McpServer;
+  secret: McpSecret | null;
 }
 
 /**
@@ -32,10 +42,38 @@ export interface McpProxyOptions {
  * once and saved. What leaves here (results, errors, log lines) never holds a credential.
  */
 export class McpProxy {
-  constructor(private readonly o: McpProxyOptions) {}
+  private readonly upstream: McpUpstream;
+  constructor(private readonly o: McpProxyOptions) {
+    this.upstream = new McpUpstream(o);
+  }
 
   async listTools(token: string, serverName: string, signal?: AbortSignal): Promise<McpListedTool[]> {
-    const target = await this.resolve(token, serverName);
+    return this.upstream.listTools(await this.resolve(token, serverName), signal);
+  }
+
+  async callTool(token: string, serverName: string, toolName: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<McpCallResult> {
+    return this.upstream.callTool(await this.resolve(token, serverName), toolName, input, signal);
+  }
+
+  /** The verified session's server of that name and its credential. */
+  private async resolve(token: string, serverName: string): Promise<McpTarget> {
+    const sessionId = await verifySessionToken(await this.o.signingKey(), token);
+    const session = await this.o.sessions.getSession(sessionId);
+    const server = session?.agent?.mcp_servers.find((s) => s.name === serverName);
+    if (!session || !server) throw new McpUpstreamError('protocol', serverName, `MCP server "${serverName}" is not one of this session's servers`);
+    const secret = await this.o.secrets.mcpSecret(session.vault_ids, server.url);
+    return { server, secret };
+  }
+}
+
+/**
+ * Upstream calls for a server and credential already chosen: the proxy's (after the session token
+ * says which) and the agents page's one-off "Test connection" (`mcp-probe.ts`).
+ */
+export class McpUpstream {
+  constructor(private readonly o: McpUpstreamOptions) {}
+
+  async listTools(target: McpTarget, signal?: AbortSignal): Promise<McpListedTool[]> {
     return this.withUpstream(target, signal, async (client, opts) => {
       const tools: McpListedTool[] = [];
       let cursor: string | undefined;
@@ -54,8 +92,7 @@ export class McpProxy {
     });
   }
 
-  async callTool(token: string, serverName: string, toolName: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<McpCallResult> {
-    const target = await this.resolve(token, serverName);
+  async callTool(target: McpTarget, toolName: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<McpCallResult> {
     return this.withUpstream(target, signal, async (client, opts, secrets) => {
       const res = await client.callTool({ name: toolName, arguments: input }, undefined, opts);
       // An upstream that echoes the header it got must not put the credential into the log.
@@ -64,18 +101,8 @@ export class McpProxy {
     });
   }
 
-  /** The verified session's server of that name and its credential. */
-  private async resolve(token: string, serverName: string): Promise<{ server: McpServer; secret: McpSecret | null }> {
-    const sessionId = await verifySessionToken(await this.o.signingKey(), token);
-    const session = await this.o.sessions.getSession(sessionId);
-    const server = session?.agent?.mcp_servers.find((s) => s.name === serverName);
-    if (!session || !server) throw new McpUpstreamError('protocol', serverName, `MCP server "${serverName}" is not one of this session's servers`);
-    const secret = await this.o.secrets.mcpSecret(session.vault_ids, server.url);
-    return { server, secret };
-  }
-
   private async withUpstream<T>(
-    target: { server: McpServer; secret: McpSecret | null },
+    target: McpTarget,
     signal: AbortSignal | undefined,
     fn: (client: Client, opts: { timeout: number; signal?: AbortSignal }, secrets: ReadonlySet<string>) => Promise<T>,
   ): Promise<T> {

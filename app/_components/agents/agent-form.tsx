@@ -1,6 +1,8 @@
 'use client';
 import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
+import { McpServersFieldset } from '~/app/_components/mcp-servers/mcp-servers-fieldset';
+import { initialMcpRows, mcpParams, type McpRow } from '~/app/_components/mcp-servers/mcp-rows';
 import type { Agent } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
 import { type AgentToolParams, CUSTOM_TOOL_NAME, NOT_BUILT, PADDOCK_TOOLS, TOOLSET_TOOLS, type ToolConfig, toolsetConfig } from '~/lib/toolset';
@@ -56,7 +58,7 @@ function initialCustom(agent: Agent | null): CustomRow[] {
 const EMPTY_SCHEMA = '{\n  "type": "object",\n  "properties": {}\n}';
 
 /** Builds the agent's `tools[]` from the form; a custom tool's schema that is not JSON is named. */
-function toolsParams(agent: Agent | null, rows: Record<ToolName, ToolRow>, custom: CustomRow[]): AgentToolParams[] {
+function toolsParams(agent: Agent | null, rows: Record<ToolName, ToolRow>, custom: CustomRow[], mcpToolsets: AgentToolParams[]): AgentToolParams[] {
   // Every tool shown is written out; the default (for tools a later Paddock adds) stays what it was.
   const before = agent?.tools.find((t) => t.type === 'agent_toolset_20260401');
   const toolset: AgentToolParams = {
@@ -64,8 +66,6 @@ function toolsParams(agent: Agent | null, rows: Record<ToolName, ToolRow>, custo
     default_config: before?.default_config ?? { enabled: true, permission_policy: { type: 'always_allow' } },
     configs: TOOL_NAMES.map((name) => ({ ...(rows[name].stored ?? {}), name, type: name, enabled: rows[name].enabled, permission_policy: { type: rows[name].policy } })),
   };
-  // MCP toolsets are not edited here: kept as they are.
-  const mcp = (agent?.tools ?? []).filter((t) => t.type === 'mcp_toolset');
   const customs = custom.map((c): AgentToolParams => {
     let schema: unknown;
     try {
@@ -75,7 +75,7 @@ function toolsParams(agent: Agent | null, rows: Record<ToolName, ToolRow>, custo
     }
     return { type: 'custom', name: c.name.trim(), description: c.description.trim(), input_schema: schema as { type: 'object' } };
   });
-  return [toolset, ...mcp, ...customs];
+  return [toolset, ...mcpToolsets, ...customs];
 }
 
 /** Creates an agent or edits one (an edit is a new version; a stale one is refused, not lost). */
@@ -87,6 +87,7 @@ export function AgentForm({ agent, defaultModel, onDone, onCancel }: { agent: Ag
   const [system, setSystem] = useState(agent?.system ?? '');
   const [tools, setTools] = useState(() => initialTools(agent));
   const [custom, setCustom] = useState(() => initialCustom(agent));
+  const [mcp, setMcp] = useState<McpRow[]>(() => initialMcpRows(agent, () => crypto.randomUUID()));
   const [formError, setFormError] = useState<string | null>(null);
   // A new agent starts on the default agent's model, which may arrive after the form opened.
   useEffect(() => {
@@ -104,13 +105,14 @@ export function AgentForm({ agent, defaultModel, onDone, onCancel }: { agent: Ag
     e.preventDefault();
     setFormError(null);
     let toolList: AgentToolParams[];
+    const servers = mcpParams(agent, mcp);
     try {
-      toolList = toolsParams(agent, tools, custom);
+      toolList = toolsParams(agent, tools, custom, servers.toolsets);
     } catch (err) {
       setFormError((err as Error).message);
       return;
     }
-    const common = { name: name.trim(), description: description.trim() || null, system: system.trim() ? system : null, tools: toolList };
+    const common = { name: name.trim(), description: description.trim() || null, system: system.trim() ? system : null, tools: toolList, mcp_servers: servers.mcp_servers };
     if (!agent) create.mutate({ ...common, model: model.trim() });
     // The model is sent only when changed, so settings this form does not show (effort, speed) stay.
     else update.mutate({ id: agent.id, version: agent.version, ...common, ...(model.trim() !== agent.model.id ? { model: model.trim() } : {}) });
@@ -157,6 +159,8 @@ export function AgentForm({ agent, defaultModel, onDone, onCancel }: { agent: Ag
           ))}
         </div>
       </fieldset>
+
+      <McpServersFieldset rows={mcp} onChange={setMcp} />
 
       <fieldset>
         <legend>Custom tools</legend>

@@ -17,6 +17,7 @@ function toolSummary(a: Agent): string {
   const parts = [enabled.length === names.length ? 'all toolset tools' : `${enabled.length} of ${names.length} toolset tools`];
   if (asking.length > 0) parts.push(`asks before ${asking.join(', ')}`);
   if (custom.length > 0) parts.push(`custom: ${custom.join(', ')}`);
+  if (a.mcp_servers.length > 0) parts.push(`MCP: ${a.mcp_servers.map((s) => s.name).join(', ')}`);
   return parts.join(' · ');
 }
 

@@ -16,6 +16,7 @@ import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useMediaQuery } from '~/lib/browser/use-media-query';
 import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable/resizable';
+import { SessionRepositories } from '~/app/_components/session-repositories/session-repositories';
 
 // The IDE (CodeMirror, xterm) and the waterfall load after the log has painted.
 const Workbench = dynamic(() => import('~/app/_components/session-view/workbench').then((m) => m.Workbench), {
@@ -143,6 +144,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
       ) : (
         <BrainBadge />
       )}
+      <SessionRepositories repositories={session.data?.resources ?? []} />
       {asking > 0 && (
         // On a phone the chat may be another tab: say so at the top, and take the reader there.
         <button

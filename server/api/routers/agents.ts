@@ -1,8 +1,9 @@
 import 'server-only';
 import { z } from 'zod';
-import { AgentCreateParams, AgentUpdateParams } from '~/lib/agent';
+import { AgentCreateParams, AgentUpdateParams, McpServerParams, VaultId } from '~/lib/agent';
 import { AgentId, PageCursor } from '~/server/api/inputs';
-import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
+import { createTRPCRouter, ownerProcedure, protectedProcedure } from '~/server/api/trpc';
+import { probeMcpServer } from '~/server/proxy/mcp-probe';
 
 /**
  * Agents as the Managed Agents API defines them (versioned: an update writes a new version; a
@@ -34,4 +35,16 @@ export const agentsRouter = createTRPCRouter({
   versions: protectedProcedure
     .input(z.object({ id: AgentId, limit: z.number().int().min(1).max(100).default(20), page: PageCursor }))
     .query(({ ctx, input }) => ctx.runtime.agents.listAgentVersions(input.id, { limit: input.limit, page: input.page ?? null })),
+
+  /**
+   * The agent form's "Test connection": one `tools/list` against the URL with the credential the
+   * given vaults (none named: every live vault) hold for it. The owner's only: it makes the server
+   * connect out and may use a vault's credential. Answers a status, never a credential.
+   */
+  testMcpServer: ownerProcedure.input(z.object({ url: McpServerParams.shape.url.max(2048), vaultIds: z.array(VaultId).max(100).optional() })).mutation(async ({ ctx, input }) => {
+    let vaultIds = input.vaultIds;
+    if (vaultIds) await ctx.runtime.vaults.requireUsableVaults(vaultIds);
+    else vaultIds = (await ctx.runtime.vaults.listVaults({ limit: 100 })).data.map((v) => v.id);
+    return probeMcpServer(ctx.runtime.vaultSecrets, input.url, vaultIds);
+  }),
 });

@@ -1,7 +1,7 @@
 import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { DEFAULT_AGENT_ID } from '~/lib/agent';
+import { DEFAULT_AGENT_ID, ResourceParams, VaultId } from '~/lib/agent';
 import { createSessionFor } from '~/server/agents/new-session';
 import { AgentId, EnvironmentId, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
@@ -12,11 +12,28 @@ export const sessionsRouter = createTRPCRouter({
    * "New session" works on a fresh server). Goes through the same path as the REST API.
    */
   create: protectedProcedure
-    .input(z.object({ title: z.string().trim().min(1).max(200).optional(), agentId: AgentId.optional(), environmentId: EnvironmentId.optional() }).default({}))
+    .input(
+      z
+        .object({
+          title: z.string().trim().min(1).max(200).optional(),
+          agentId: AgentId.optional(),
+          environmentId: EnvironmentId.optional(),
+          // As the REST API takes them: vaults for the MCP proxy, repositories cloned at provision (a token sealed, never answered).
+          vault_ids: z.array(VaultId).max(20).optional(),
+          resources: z.array(ResourceParams).max(20).optional(),
+        })
+        .default({}),
+    )
     .mutation(async ({ ctx, input }) => {
       const { session, hasWork } = await createSessionFor(
-        { store: ctx.runtime.store, agents: ctx.runtime.agents, vaults: ctx.runtime.vaults, config: ctx.runtime.config },
-        { agent: input.agentId ?? DEFAULT_AGENT_ID, ...(input.environmentId ? { environment_id: input.environmentId } : {}), ...(input.title ? { title: input.title } : {}) },
+        { store: ctx.runtime.store, agents: ctx.runtime.agents, vaults: ctx.runtime.vaults, config: ctx.runtime.config, repositories: ctx.runtime.repositories },
+        {
+          agent: input.agentId ?? DEFAULT_AGENT_ID,
+          ...(input.environmentId ? { environment_id: input.environmentId } : {}),
+          ...(input.title ? { title: input.title } : {}),
+          ...(input.vault_ids ? { vault_ids: input.vault_ids } : {}),
+          ...(input.resources ? { resources: input.resources } : {}),
+        },
       );
       if (hasWork) void ctx.runtime.harness.wake(session.id);
       return session;
@@ -26,10 +43,11 @@ export const sessionsRouter = createTRPCRouter({
     .input(z.object({ limit: z.number().int().min(1).max(200).default(50), cursor: z.string().max(200).nullish() }).default({ limit: 50 }))
     .query(({ ctx, input }) => ctx.runtime.store.listSessions({ limit: input.limit, cursor: input.cursor ?? null })),
 
+  /** The session with its repositories (url, mount path, checkout: never a token; those stay sealed). */
   get: protectedProcedure.input(z.object({ id: SessionId })).query(async ({ ctx, input }) => {
     const session = await ctx.runtime.store.getSession(input.id);
     if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
-    return session;
+    return { ...session, resources: await ctx.runtime.repositories.list(session.id) };
   }),
 
   /** Who is calling (the settings page says whether this browser is signed in as the owner). */

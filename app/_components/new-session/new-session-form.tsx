@@ -1,0 +1,79 @@
+'use client';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useRouter } from 'next/navigation';
+import { useState } from 'react';
+import { RepositoryFields } from '~/app/_components/new-session/repository-fields';
+import { type RepositoryRow, plainCreateError, repositoryResources } from '~/app/_components/new-session/repository-rows';
+import { VaultPicker } from '~/app/_components/new-session/vault-picker';
+import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, unsupportedEnvironment } from '~/lib/agent';
+import { useTRPC } from '~/lib/browser/trpc';
+
+/** What a new session runs (agent, environment; the built-in defaults preselected), its vaults and repositories. */
+export function NewSessionForm({ disabled }: { disabled: boolean }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  // The built-in defaults work even if these lists fail.
+  const agents = useQuery(trpc.agents.list.queryOptions({ limit: 100 }));
+  const environments = useQuery(trpc.environments.list.queryOptions({ limit: 100 }));
+  // Until the server says otherwise, what it allows by default.
+  const support = useQuery(trpc.environments.support.queryOptions()).data ?? { allowUnrestrictedNetwork: false };
+  const [agentId, setAgentId] = useState(DEFAULT_AGENT_ID);
+  const [environmentId, setEnvironmentId] = useState(DEFAULT_ENVIRONMENT_ID);
+  const [vaultIds, setVaultIds] = useState<string[]>([]);
+  const [repos, setRepos] = useState<RepositoryRow[]>([]);
+  const create = useMutation(
+    trpc.sessions.create.mutationOptions({
+      onSuccess: (s) => {
+        // The tokens were sent once; nothing here keeps them.
+        setRepos([]);
+        router.push(`/s/${s.id}`);
+      },
+    }),
+  );
+  const start = () => {
+    const resources = repositoryResources(repos);
+    create.mutate({ agentId, environmentId, ...(vaultIds.length > 0 ? { vault_ids: vaultIds } : {}), ...(resources.length > 0 ? { resources } : {}) });
+  };
+
+  return (
+    <div className="new-session-form">
+      <div className="new-session">
+        <label>
+          <span className="muted small">agent</span>
+          <select data-testid="new-session-agent" value={agentId} onChange={(e) => setAgentId(e.target.value)}>
+            {(agents.data?.data ?? []).some((a) => a.id === DEFAULT_AGENT_ID) ? null : <option value={DEFAULT_AGENT_ID}>Default agent</option>}
+            {(agents.data?.data ?? []).map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name} (v{a.version})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span className="muted small">environment</span>
+          <select data-testid="new-session-environment" value={environmentId} onChange={(e) => setEnvironmentId(e.target.value)}>
+            {(environments.data?.data ?? []).some((e) => e.id === DEFAULT_ENVIRONMENT_ID) ? null : <option value={DEFAULT_ENVIRONMENT_ID}>Default environment</option>}
+            {(environments.data?.data ?? [])
+              .map((e) => ({ e, why: unsupportedEnvironment(e.config, support) }))
+              .map(({ e, why }) => (
+                // Offered but not choosable: the server would refuse a session there, saying why.
+                <option key={e.id} value={e.id} disabled={why !== null} title={why ? `This environment ${why}` : undefined}>
+                  {why ? `${e.name} (not runnable here)` : e.name}
+                </option>
+              ))}
+          </select>
+        </label>
+        <VaultPicker value={vaultIds} onChange={setVaultIds} />
+        <button type="button" className="primary" data-testid="new-session" disabled={disabled || create.isPending} onClick={start}>
+          {create.isPending ? 'Starting…' : 'New session'}
+        </button>
+      </div>
+      <RepositoryFields rows={repos} onChange={setRepos} />
+      {create.error && (
+        <p className="error" role="alert" data-testid="new-session-error">
+          Could not start a session: {plainCreateError(create.error.message)}
+        </p>
+      )}
+    </div>
+  );
+}
