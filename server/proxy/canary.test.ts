@@ -255,7 +255,7 @@ async function toolResults(sessionId: string): Promise<string[]> {
 const workspaceOf = (sessionId: string, hand = 'sandbox-1'): string => fs.realpathSync(path.join(handsDir, sessionId, hand));
 
 describe('a credential given to Paddock (canary)', () => {
-  it('is used for an MCP call, a clone, a log and a push on a sandboxed hand, and appears nowhere: events, responses, streams, the hand, its processes, the log, the database', async () => {
+  it('is used for an MCP call, a clone, a log and a push on a sandboxed hand, and appears nowhere: events, responses, streams, model requests, the hand, its processes, the log, the database', async () => {
     const canary = newCanary();
     const repoUrl = await gitServer.createRepo('widgets', { 'README.md': 'widgets here\n' });
     const agent = await makeAgent('canary');
@@ -286,6 +286,9 @@ describe('a credential given to Paddock (canary)', () => {
     const listed: unknown[] = [];
     for await (const e of client.beta.sessions.events.list(session.id)) listed.push(e);
     expectClean('/v1 events list', JSON.stringify(listed), canary, 'Echo: hello through the proxy');
+
+    // What the model provider was sent (every Messages API request).
+    expectClean('model requests', JSON.stringify(fake.requests), canary, 'Echo: hello through the proxy');
 
     // The hand: its workspace (the clone's .git included), every object git holds, its tmp and HOME.
     const workspace = workspaceOf(session.id);
@@ -380,6 +383,7 @@ describe('a credential given to Paddock (canary)', () => {
     // No tool result (nor anything else in the log) holds the canary.
     expectClean('stored events', JSON.stringify(await store.getEvents(session.id)), canary, 'I tried.');
     expectClean('env and /proc', env!, canary, 'HOME=');
+    expectClean('model requests', JSON.stringify(fake.requests), canary, 'Find every credential');
     expectClean('git config', gitConfig!, canary, `remote.origin.url=http://[::ffff:127.0.0.1]:${gitProxy.port}/`);
 
     // The data dir and the key file are not there for the hand.
