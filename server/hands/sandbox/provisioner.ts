@@ -7,7 +7,7 @@ import { buildHandBundle, handBundleDir } from '~/server/hands/paddock-hand/bund
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
 import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
 import { DEFAULT_HAND_LIMITS, effectiveLimits, type HandLimits } from '~/server/hands/sandbox/limits';
-import { sandboxPolicy } from '~/server/hands/sandbox/policy';
+import { runtimeTmpDir, sandboxPolicy } from '~/server/hands/sandbox/policy';
 import { checkSandboxAvailable, launcherInvocation } from '~/server/hands/sandbox/spawn-sandboxed';
 import { cleanEnv, stderrTail } from '~/server/hands/stdio-env';
 
@@ -90,6 +90,8 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         ...(limits.cpuSeconds ? ['--cpu-seconds', String(limits.cpuSeconds)] : []),
       ];
       let transport: StdioClientTransport;
+      /** The sandboxed hand's private tmp (its HOME inside) and the launcher's runtime dir: gone with the hand. */
+      let scratch: string[] = [];
       if (spec.kind === 'sandbox') {
         opts.onProgress?.('starting', 'launching paddock-hand in a sandbox');
         const policy = sandboxPolicy({
@@ -103,6 +105,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           ...(spec.network ? { network: spec.network } : {}),
           ...(o.masterKeyFile ? { masterKeyFile: o.masterKeyFile } : {}),
         });
+        scratch = [policy.tmpDir, runtimeTmpDir(policy)];
         const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher });
         transport = new StdioClientTransport({ command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' });
       } else {
@@ -144,6 +147,8 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         close: async () => {
           await hand.close();
           await fs.rm(workspace, { recursive: true, force: true });
+          // Suspend does not come here: a resumed hand finds its tmp again (it is derived from the workspace).
+          await Promise.all(scratch.map((d) => fs.rm(d, { recursive: true, force: true })));
         },
       };
     },
