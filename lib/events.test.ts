@@ -230,3 +230,17 @@ describe('malformed events', () => {
     expect(msg).toContain('content.1.text');
   });
 });
+
+describe('error text', () => {
+  it('names each field once, with its first failed check, and every field that failed', () => {
+    const schema = z.object({
+      url: z.url({ error: 'must be a URL' }).refine((u) => !u.includes('?'), { message: 'must have no query' }),
+      n: z.number(),
+    });
+    const r = schema.safeParse({ url: 'not a url', n: 'x' });
+    expect(r.success).toBe(false);
+    const text = describeZodError(r.error!);
+    expect(text).toBe('url: must be a URL; n: Invalid input: expected number, received string');
+    expect(text.match(/url:/g)).toHaveLength(1);
+  });
+});

@@ -263,9 +263,13 @@ export type UserEventType = (typeof USER_EVENT_TYPES)[number];
 
 /** A short, human label of where a zod error points: `content.0.text: expected string`. */
 export function describeZodError(err: z.ZodError): string {
-  return err.issues
-    .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`)
-    .join('; ');
+  // One message per field (its first failed check): a bad URL is not also reported as a URL with a query.
+  const byPath = new Map<string, string>();
+  for (const i of err.issues) {
+    const where = i.path.length > 0 ? i.path.join('.') : '(root)';
+    if (!byPath.has(where)) byPath.set(where, `${where}: ${i.message}`);
+  }
+  return [...byPath.values()].join('; ');
 }
 
 // ── live deltas: streamed to subscribers, never stored ──────────────────────

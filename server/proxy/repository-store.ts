@@ -34,7 +34,9 @@ export function defaultMountPath(url: string): string {
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-const context = (sessionId: string, resourceId: string) => `repository_token:${sessionId}:${resourceId}`;
+/** What a repository token's envelope is bound to (the vault's key rotation re-wraps under it too). */
+export const repositoryTokenContext = (sessionId: string, resourceId: string) => `repository_token:${sessionId}:${resourceId}`;
+const context = repositoryTokenContext;
 
 /** A capability: 256 random bits, URL-safe. Only its SHA-256 is stored. */
 export function newCapability(): string {

@@ -2,17 +2,19 @@ import 'server-only';
 import type { Kysely } from 'kysely';
 import type { SecretField } from '~/lib/vault';
 import type { Database } from '~/server/session/schema';
-import { type MasterKey, newMasterKey, rewrap } from '~/server/vault/envelope';
+import { repositoryTokenContext } from '~/server/proxy/repository-store';
+import { type MasterKey, type Sealed, newMasterKey, rewrap } from '~/server/vault/envelope';
 import { type SealedFields, sealContext } from '~/server/vault/vault-store';
 
 export { newMasterKey };
 
 /**
- * Re-wraps every credential's data keys under a new master key, in one transaction: all or none.
+ * Re-wraps every credential's data keys, and every repository token's (the git proxy's, sealed under
+ * the same master key), under a new master key, in one transaction: all or none.
  * The values' ciphertexts do not change. A value already under `to` is left as it is, so a rotation
  * interrupted after its commit (before the new key was put in place) can simply be run again.
  */
-export async function rotateMasterKey(db: Kysely<Database>, from: MasterKey, to: MasterKey): Promise<{ credentials: number; rewrapped: number }> {
+export async function rotateMasterKey(db: Kysely<Database>, from: MasterKey, to: MasterKey): Promise<{ credentials: number; repositoryTokens: number; rewrapped: number }> {
   return db.transaction().execute(async (trx) => {
     const rows = await trx.selectFrom('vault_credentials').select(['id', 'secrets']).execute();
     let rewrapped = 0;
@@ -28,6 +30,14 @@ export async function rotateMasterKey(db: Kysely<Database>, from: MasterKey, to:
       }
       await trx.updateTable('vault_credentials').set({ secrets: JSON.stringify(next) }).where('id', '=', row.id).execute();
     }
-    return { credentials: rows.length, rewrapped };
+    const tokens = await trx.selectFrom('repository_tokens').select(['session_id', 'resource_id', 'sealed']).execute();
+    for (const t of tokens) {
+      const sealed = JSON.parse(t.sealed) as Sealed;
+      if (sealed.masterKeyId === to.id) continue;
+      const next = rewrap(from, to, sealed, repositoryTokenContext(t.session_id, t.resource_id));
+      await trx.updateTable('repository_tokens').set({ sealed: JSON.stringify(next) }).where('session_id', '=', t.session_id).where('resource_id', '=', t.resource_id).execute();
+      rewrapped++;
+    }
+    return { credentials: rows.length, repositoryTokens: tokens.length, rewrapped };
   });
 }

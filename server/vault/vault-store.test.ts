@@ -9,6 +9,7 @@ import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 import { type MasterKey, MasterKeyMismatchError, newMasterKey } from '~/server/vault/envelope';
+import { RepositoryStore } from '~/server/proxy/repository-store';
 import { rotateMasterKey } from '~/server/vault/rotate';
 import { VaultSecrets } from '~/server/vault/secrets';
 import { type SealedFields, VaultStore } from '~/server/vault/vault-store';
@@ -233,10 +234,13 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     const v = await vaults.createVault({ display_name: 'v' });
     await vaults.createCredential(v.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://x.example.com/mcp', token: 'x-token' } });
     await vaults.createCredential(v.id, { auth: oauth('https://y.example.com/mcp') });
+    // A repository token of the git proxy's, sealed under the same master key, rotates with them.
+    const session = await store.createSession({ title: 'repo' });
+    const [repo] = await new RepositoryStore(store.db, master).add(session.id, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'repo-token' }]);
     const read = async () => (await store.db.selectFrom('vault_credentials').select(['id', 'secrets']).orderBy('id').execute()).map((r) => JSON.parse(r.secrets) as SealedFields);
     const before = await read();
     const next = newMasterKey();
-    expect(await rotateMasterKey(store.db, master, next)).toEqual({ credentials: 2, rewrapped: 4 });
+    expect(await rotateMasterKey(store.db, master, next)).toEqual({ credentials: 2, repositoryTokens: 1, rewrapped: 5 });
     const after = await read();
     for (const [i, row] of after.entries()) {
       for (const [field, sealed] of Object.entries(row)) {
@@ -251,7 +255,9 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     expect(await fresh.mcpSecret([v.id], 'https://x.example.com/mcp')).toMatchObject({ token: 'x-token' });
     expect(await fresh.mcpSecret([v.id], 'https://y.example.com/mcp')).toMatchObject({ accessToken: canary('access'), refresh: { refreshToken: canary('refresh') } });
     // Run again (interrupted before the key file was replaced): nothing left to do, nothing broken.
-    expect(await rotateMasterKey(store.db, master, next)).toEqual({ credentials: 2, rewrapped: 0 });
+    expect(await rotateMasterKey(store.db, master, next)).toEqual({ credentials: 2, repositoryTokens: 1, rewrapped: 0 });
+    expect(await new RepositoryStore(store.db, next).token(session.id, repo!.id)).toBe('repo-token');
+    await expect(new RepositoryStore(store.db, master).token(session.id, repo!.id)).rejects.toBeInstanceOf(MasterKeyMismatchError);
     expect(await fresh.mcpSecret([v.id], 'https://x.example.com/mcp')).toMatchObject({ token: 'x-token' });
   });
 
