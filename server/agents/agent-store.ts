@@ -19,6 +19,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import type { Database } from '~/server/session/schema';
+import { decodePage, encodePage } from '~/lib/page-cursor';
 
 const ulid = monotonicFactory();
 const MAX_PAGE = 100;
@@ -258,21 +259,4 @@ export class AgentStore {
       archived_at: null,
     };
   }
-}
-
-function encodePage(key: string, id: string): string {
-  return Buffer.from(JSON.stringify([key, id])).toString('base64url');
-}
-
-function decodePage(page: string): { key: string; id: string } {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(page, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2) {
-      const [key, id] = v as unknown[];
-      if (typeof key === 'string' && typeof id === 'string') return { key, id };
-    }
-  } catch {
-    // Fall through: any undecodable cursor gets the same message.
-  }
-  throw new InvalidInputError('page: not a cursor returned by this list');
 }

@@ -21,6 +21,7 @@ import type { ListPage } from '~/server/agents/agent-store';
 import { logger } from '~/server/log';
 import type { Database, VaultCredentialsTable, VaultsTable } from '~/server/session/schema';
 import { type MasterKey, type Sealed, seal } from '~/server/vault/envelope';
+import { decodePage, encodePage } from '~/lib/page-cursor';
 
 const ulid = monotonicFactory();
 // An audit trail of ids and types only: never a value, a URL's query or a request body.
@@ -323,21 +324,4 @@ export class VaultStore {
     }
     throw new InvalidInputError(`auth.type: credential ${id} is ${prev.type}; a credential's type cannot change`);
   }
-}
-
-function encodePage(key: string, id: string): string {
-  return Buffer.from(JSON.stringify([key, id])).toString('base64url');
-}
-
-function decodePage(page: string): { key: string; id: string } {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(page, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2) {
-      const [key, id] = v as unknown[];
-      if (typeof key === 'string' && typeof id === 'string') return { key, id };
-    }
-  } catch {
-    // Fall through: any undecodable cursor gets the same message.
-  }
-  throw new InvalidInputError('page: not a cursor returned by this list');
 }
