@@ -1,5 +1,5 @@
 'use client';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useCallback, useEffect, useState } from 'react';
 import type { BrowserEngine } from '~/lib/browser/engine/types';
 import { useTRPC, useTRPCClient } from '~/lib/browser/trpc';
@@ -11,17 +11,24 @@ import { useTRPC, useTRPCClient } from '~/lib/browser/trpc';
 export function useHandFiles(sessionId: string, hand: string | null, engine: BrowserEngine | null, ownBrowserHand: boolean, version: number) {
   const trpc = useTRPC();
   const client = useTRPCClient();
-  const queryClient = useQueryClient();
   const local = ownBrowserHand && engine !== null;
   const remote = hand !== null && !hand.startsWith('browser-');
   const [localFiles, setLocalFiles] = useState<string[]>([]);
 
-  const serverFiles = useQuery(
-    trpc.hands.listFiles.queryOptions({ sessionId, hand: hand ?? '' }, { enabled: remote, retry: false, refetchOnWindowFocus: false }),
-  );
-  useEffect(() => {
-    if (remote) void queryClient.invalidateQueries(trpc.hands.listFiles.queryFilter({ sessionId, hand: hand ?? '' }));
-  }, [remote, version, queryClient, trpc, sessionId, hand]);
+  // `version` is part of the key: each change fetches anew. (Invalidating instead would join a first
+  // fetch still in flight, which may predate the change, and the tree would miss the new files.)
+  const input = { sessionId, hand: hand ?? '' };
+  const baseKey = trpc.hands.listFiles.queryKey(input);
+  const sameHand = JSON.stringify(baseKey);
+  const serverFiles = useQuery({
+    queryKey: [...baseKey, version],
+    queryFn: () => client.hands.listFiles.query(input),
+    enabled: remote,
+    retry: false,
+    refetchOnWindowFocus: false,
+    // While the next version loads, the tree keeps this hand's last listing (never another hand's).
+    placeholderData: (prev, prevQuery) => (prevQuery && JSON.stringify(prevQuery.queryKey.slice(0, -1)) === sameHand ? prev : undefined),
+  });
   useEffect(() => {
     if (!local) return;
     let live = true;
