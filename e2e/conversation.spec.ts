@@ -98,8 +98,12 @@ test('renders an answer as markdown with highlighted code, HTML in it as text, a
     [390, 844],
   ] as const) {
     await page.setViewportSize({ width, height: h });
+    // Crossing 900 px rebuilds the layout (columns ↔ tabs): wait for the one this width gets, so the
+    // chat found below is not the one about to be replaced (CI saw it detach mid-scroll).
+    await expect(page.getByTestId('session-tab-chat')).toHaveCount(width <= 900 ? 1 : 0);
     const chat = page.locator('.chat');
-    await chat.scrollIntoViewIfNeeded();
+    await expect(chat).toBeVisible();
+    await expect(async () => chat.scrollIntoViewIfNeeded({ timeout: 2_000 })).toPass();
     // The code block scrolls inside the pane; nothing makes the chat or the page wider.
     expect(await answer.locator('pre').evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
     expect(await scroller(page).evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);

@@ -38,7 +38,20 @@ export const HttpUrl = z
   );
 
 /** An environment variable's name, as a shell takes it. */
-const SecretName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name (letters, digits, _; not starting with a digit)');
+/**
+ * Names a secret may not take in a hand's environment: the hand's own plumbing (its PATH, HOME,
+ * proxy and CA settings, the loader) would break or be subverted.
+ */
+const RESERVED_SECRET_NAMES = new Set(['PATH', 'HOME', 'TMPDIR', 'LANG', 'TERM', 'PWD', 'SHELL', 'USER', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'NODE_OPTIONS']);
+
+export function isReservedSecretName(name: string): boolean {
+  return RESERVED_SECRET_NAMES.has(name.toUpperCase()) || /(^|_)PROXY$/i.test(name) || /^(SSL_CERT|NODE_EXTRA_CA|CURL_CA|REQUESTS_CA|GIT_SSL|PADDOCK_)/i.test(name);
+}
+
+const SecretName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name (letters, digits, _; not starting with a digit)')
+  .refine((n) => !isReservedSecretName(n), 'is a name the hand needs for itself (PATH, HOME, proxy and CA settings, …): pick another');
 const Host = z.string().regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:\d{1,5})?$/, 'must be a host name (optionally *.domain, :port)');
 const ExpiresAt = z.iso.datetime({ offset: true });
 

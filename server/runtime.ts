@@ -7,6 +7,7 @@ import { AgentStore } from '~/server/agents/agent-store';
 import { SYSTEM_PROMPT } from '~/server/harness/context';
 import { KyselyAccessStore } from '~/server/access/access-store';
 import type { HandKind } from '~/lib/hand';
+import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import type { Provisioner } from '~/server/hands/provisioner';
 import { HandRegistry } from '~/server/hands/registry';
@@ -126,7 +127,14 @@ export function modelFromConfig(config: Config): ModelClient {
 }
 
 /** The hand provisioners this server offers, and the default kind a session gets. */
-export function createHands(config: Config, store: SessionStore, live: LiveBus, agents: AgentStore, repositories?: RepositoryHands): HandRegistry {
+export function createHands(
+  config: Config,
+  store: SessionStore,
+  live: LiveBus,
+  agents: AgentStore,
+  repositories?: RepositoryHands,
+  handSecrets?: (sessionId: string) => Promise<HandSecret[]>,
+): HandRegistry {
   const local = limitStarts(createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits }), config.PADDOCK_HAND_START_CONCURRENCY);
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
     memory: createMemoryProvisioner(),
@@ -165,7 +173,16 @@ export function createHands(config: Config, store: SessionStore, live: LiveBus, 
       maxLive: config.PADDOCK_MAX_LIVE_HANDS,
     },
     ...(repositories ? { repositories } : {}),
+    ...(handSecrets ? { handSecrets } : {}),
   });
+}
+
+/** A session's `environment_variable` secrets from its vaults, for its sandbox hands' egress proxies. */
+export function sessionHandSecrets(store: SessionStore, vaultSecrets: VaultSecrets): (sessionId: string) => Promise<HandSecret[]> {
+  return async (sessionId) => {
+    const vaultIds = (await store.getSession(sessionId))?.vault_ids ?? [];
+    return vaultIds.length > 0 ? vaultSecrets.handSecrets(vaultIds) : [];
+  };
 }
 
 /** Identity for a runtime: access rows live in the session database, beside the sessions. */
@@ -181,7 +198,7 @@ export function agentsFor(config: Config, store: SessionStore): AgentStore {
 }
 
 /** Vaults live in the session database; their values are sealed under the master key (PADDOCK_MASTER_KEY or `<dataDir>/master.key`). */
-export function vaultsFor(config: Config, store: SessionStore): { vaults: VaultStore; vaultSecrets: McpSecretSource; masterKey: MasterKey } {
+export function vaultsFor(config: Config, store: SessionStore): { vaults: VaultStore; vaultSecrets: VaultSecrets; masterKey: MasterKey } {
   if (!(store instanceof KyselySessionStore)) throw new Error('vaults need a Kysely-backed session store');
   const masterKey = loadMasterKey({ value: config.PADDOCK_MASTER_KEY, dataDir: config.dataDir });
   return { vaults: new VaultStore(store.db, masterKey), vaultSecrets: new VaultSecrets(store.db, masterKey), masterKey };
@@ -204,7 +221,7 @@ async function startRuntime(): Promise<Runtime> {
   const { vaults, vaultSecrets, masterKey } = vaultsFor(config, store);
   const repositories = repositoriesFor(store, masterKey);
   const gitProxy = await new GitProxy({ repositories, port: config.PADDOCK_GIT_PROXY_PORT }).start();
-  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy));
+  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets));
   const model = modelFromConfig(config);
   const harness = new Harness({
     store,

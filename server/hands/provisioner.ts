@@ -1,4 +1,5 @@
 import type { Hand } from '~/lib/hand';
+import type { HandSecretLoader } from '~/server/hands/sandbox/hand-secret';
 
 /** What a new hand should be. One variant per provisioner. */
 export type ProvisionSpec =
@@ -18,6 +19,11 @@ export interface SandboxSpec {
    */
   network?: 'unrestricted';
   resources?: HandResources;
+  /**
+   * The session's `environment_variable` secrets, loaded at each start (a resume too): the hand's
+   * environment gets placeholders, its egress proxy the values. Sandbox hands only; absent = none.
+   */
+  secrets?: HandSecretLoader;
 }
 
 /**

@@ -9,6 +9,7 @@ import { type HandResources, type ProvisionSpec, type Provisioner, isSuspendable
 import { IdleReaper, type LiveHand, type ReaperLimits, type SuspendReason } from '~/server/hands/idle-reaper';
 import { type SuspendDeps, resumeEntry, suspendEntry } from '~/server/hands/suspend';
 import type { Workspaces } from '~/server/hands/workspaces';
+import type { HandSecret, HandSecretLoader } from '~/server/hands/sandbox/hand-secret';
 import type { WarmPool } from '~/server/hands/warm-pool';
 import { BrowserHand } from '~/server/hands/browser-hand';
 import type { LiveBus } from '~/server/harness/live-bus';
@@ -101,6 +102,8 @@ export interface HandRegistryOptions {
   lifecycle?: ReaperLimits;
   /** A session's repositories: the git proxy on its hands' allowlist, cloned into each new hand, capabilities revoked with the hand. */
   repositories?: Pick<RepositoryHands, 'hosts' | 'cloneInto' | 'revoke'>;
+  /** A session's `environment_variable` secrets (decrypted by the vault, never here): for its sandbox hands' egress proxies. */
+  handSecrets?: (sessionId: string) => Promise<HandSecret[]>;
 }
 
 /**
@@ -569,6 +572,16 @@ export class HandRegistry {
     });
   }
 
+  /**
+   * Loads the session's secrets at each start of one of its sandbox hands, when it has any now
+   * (else the hand may come from the warm pool). A local hand has no egress proxy: it gets none.
+   */
+  private async secretLoader(sessionId: string): Promise<HandSecretLoader | undefined> {
+    const load = this.o.handSecrets;
+    if (!load || (await load(sessionId)).length === 0) return undefined;
+    return () => load(sessionId);
+  }
+
   private async specFor(sessionId: string, request: ProvisionRequest): Promise<ProvisionSpec> {
     switch (request.kind) {
       case 'memory':
@@ -578,9 +591,11 @@ export class HandRegistry {
         const network = await this.networkPolicy(sessionId);
         // The git proxy only for hands (web_fetch never gets it), only when there are repositories.
         const git = (await this.o.repositories?.hosts(sessionId)) ?? [];
+        const secrets = request.kind === 'sandbox' ? await this.secretLoader(sessionId) : undefined;
         return {
           kind: request.kind,
           allowedDomains: [...network.hosts, ...git],
+          ...(secrets ? { secrets } : {}),
           ...(network.type === 'unrestricted' ? { network: 'unrestricted' as const } : {}),
           ...(request.resources ? { resources: request.resources } : {}),
         };

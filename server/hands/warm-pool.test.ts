@@ -59,6 +59,8 @@ describe('warm pool', () => {
     const pool = new WarmPool(p, SPEC, 1, 2).start();
     expect(await pool.take({ kind: 'sandbox', allowedDomains: ['example.com'] })).toBeNull();
     expect(await pool.take({ kind: 'sandbox', allowedDomains: [], resources: { memory_mb: 64 } })).toBeNull();
+    // A pooled hand started with no secrets: a session that has some gets a hand of its own.
+    expect(await pool.take({ ...SPEC, secrets: () => Promise.resolve([{ name: 'K', value: 'v', hosts: ['*'], header: true, body: false }]) })).toBeNull();
     const waiting = pool.take(SPEC);
     await pool.close();
     expect(await waiting).toBeNull();

@@ -57,8 +57,8 @@ export class WarmPool {
    * the caller provisions one itself).
    */
   async take(spec: ProvisionSpec, signal?: AbortSignal): Promise<Hand | null> {
-    // Pooled hands have the default policy and no resource limits: anything else starts fresh.
-    if (spec.kind !== this.spec.kind || spec.resources || spec.network !== this.spec.network || !sameDomains(spec.allowedDomains, this.spec.allowedDomains)) return null;
+    // Pooled hands have the default policy, no resource limits and no secrets: anything else starts fresh.
+    if (spec.kind !== this.spec.kind || spec.resources || spec.secrets || spec.network !== this.spec.network || !sameDomains(spec.allowedDomains, this.spec.allowedDomains)) return null;
     const now = Date.now();
     if (this.target > this.size && now - this.lastMiss > SHRINK_AFTER_MS) {
       this.target -= 1;

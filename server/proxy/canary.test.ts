@@ -6,6 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sandboxPolicy } from '~/server/hands/sandbox/policy';
+import { type EchoServers, startEchoServers } from '~/server/hands/testing/https-echo';
 import { cmdline, descendants } from '~/server/hands/testing/processes';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
@@ -19,7 +20,7 @@ import { type EverythingServer, startEverythingServer } from '~/server/proxy/tes
 import { type GitServer, git, startGitServer } from '~/server/proxy/testing/git-server';
 import { handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
-import { type Runtime, accessFor, agentsFor, createHands, repositoriesFor, vaultsFor } from '~/server/runtime';
+import { type Runtime, accessFor, agentsFor, createHands, repositoriesFor, sessionHandSecrets, vaultsFor } from '~/server/runtime';
 import { loadConfig } from '~/server/config';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
 
@@ -45,6 +46,10 @@ let gitProxy: GitProxy;
 let rt: Runtime;
 let server: FetchServer;
 let client: Anthropic;
+/** HTTPS hosts the agent calls itself, with an `environment_variable` secret (127.0.0.2 on its list, 127.0.0.3 not). */
+let echo: EchoServers;
+let echoToken = 'not-yet';
+const savedCa = process.env.NODE_EXTRA_CA_CERTS;
 /** Requests to the API whose path names `hand-probe`: what a hand reaching the server would send. */
 let probes = 0;
 /** Every response body (SSE streams included) the SDK received, as read off the wire. */
@@ -89,6 +94,9 @@ beforeAll(async () => {
   fs.mkdirSync(dataDir, { recursive: true });
   [everything, gitServer, fake] = await Promise.all([startEverythingServer(), startGitServer('not-yet'), startFakeMessagesApi()]);
   gate = await startBearerGate({ upstream: everything.base, token: 'not-yet' });
+  echo = await startEchoServers(['127.0.0.2', '127.0.0.3'], () => echoToken);
+  // Hands' egress proxies verify upstreams against what the server trusts: here the echo hosts' test CA.
+  process.env.NODE_EXTRA_CA_CERTS = echo.caFile;
 
   // The server as `startRuntime` builds it, but for the store's file, the model and the test git host's CA.
   const config = loadConfig({ PADDOCK_DATA_DIR: dataDir, PADDOCK_WORKSPACES_DIR: handsDir, PADDOCK_API_KEY: API_KEY, PADDOCK_WARM_POOL: '0', PADDOCK_DEFAULT_HAND: 'sandbox' });
@@ -98,7 +106,7 @@ beforeAll(async () => {
   const { vaults, vaultSecrets, masterKey } = vaultsFor(config, store);
   const repositories = repositoriesFor(store, masterKey);
   gitProxy = await new GitProxy({ repositories, upstreamCa: gitServer.ca }).start();
-  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy));
+  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets));
   const harness = new Harness({
     store, live, hands,
     model: createAnthropicModel({ apiKey: 'model-key', baseURL: fake.url, model: 'claude-fake-test' }),
@@ -121,7 +129,9 @@ afterAll(async () => {
   const left = handTmpDirs.flatMap((d) => [d, `${d}.srt`]).filter((d) => fs.existsSync(d));
   await gitProxy?.close();
   await store?.close();
-  await Promise.all([gate?.close(), everything?.close(), gitServer?.close(), fake?.close()]);
+  await Promise.all([gate?.close(), everything?.close(), gitServer?.close(), fake?.close(), echo?.close()]);
+  if (savedCa === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+  else process.env.NODE_EXTRA_CA_CERTS = savedCa;
   vi.restoreAllMocks();
   if (prevLevel === undefined) delete process.env.PADDOCK_LOG_LEVEL;
   else process.env.PADDOCK_LOG_LEVEL = prevLevel;
@@ -135,6 +145,7 @@ function newCanary(): string {
   const canary = `canary-${randomBytes(12).toString('hex')}`;
   gate.token = canary;
   gitServer.setToken(canary);
+  echoToken = canary;
   return canary;
 }
 
@@ -327,6 +338,54 @@ describe('a credential given to Paddock (canary)', () => {
     expect(fs.existsSync(workspace)).toBe(false);
     expect(fs.existsSync(tmpDir)).toBe(false);
     expect(fs.existsSync(`${tmpDir}.srt`)).toBe(false);
+  }, 60_000);
+
+  it("is an environment_variable secret: the agent's own HTTPS call to an allowed host authenticates with it, and it appears nowhere (the hand holds a placeholder)", async () => {
+    const canary = newCanary();
+    const allowed = echo.https['127.0.0.2']!;
+    const other = echo.https['127.0.0.3']!;
+    const environment = await client.beta.environments.create({ name: 'egress', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['127.0.0.2', '127.0.0.3'] } } });
+    const vault = await client.beta.vaults.create({ display_name: 'egress' });
+    await client.beta.vaults.credentials.create(vault.id, {
+      display_name: 'echo api',
+      auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: canary, networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } },
+    });
+    const agent = await client.beta.agents.create({ name: 'egress', model: 'claude-sonnet-5-5', tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } }] });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id, vault_ids: [vault.id] });
+    const curl = (url: string) => `curl -sS -m 20 -H "Authorization: Bearer $API_TOKEN" ${url}/`;
+    fake.enqueue(
+      toolUseResponse('bash', { command: `echo "seen: $API_TOKEN"; echo "allowed: $(${curl(allowed)})"; echo "other: $(${curl(other)})"; env | grep -c '^API_TOKEN='` }, { id: 'toolu_egress' }),
+      textResponse('Called.'),
+    );
+    echo.seen.length = 0;
+    const streamed = await runTurn(session.id, 'call the API with your token');
+    expect(streamed.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+
+    // It worked where allowed, and only there; the hand saw the placeholder.
+    const [result] = await toolResults(session.id);
+    expect(result).toMatch(/seen: fake_value_/);
+    expect(result).toContain('allowed: {\\"authorized\\":true}');
+    expect(result).toContain('other: {\\"authorized\\":false}');
+    expect(echo.seen.find((r) => r.host.startsWith('127.0.0.2'))?.authorization).toBe(`Bearer ${canary}`);
+    expect(echo.seen.find((r) => r.host.startsWith('127.0.0.3'))?.authorization).toMatch(/^Bearer fake_value_/);
+
+    expectClean('stored events', JSON.stringify(await store.getEvents(session.id)), canary, 'seen: fake_value_');
+    const listed: unknown[] = [];
+    for await (const e of client.beta.sessions.events.list(session.id)) listed.push(e);
+    expectClean('/v1 events list', JSON.stringify(listed), canary, 'seen: fake_value_');
+    expectClean('model requests', JSON.stringify(fake.requests), canary, 'seen: fake_value_');
+    const workspace = workspaceOf(session.id);
+    const { tmpDir } = sandboxPolicy({ workspace, dataDir });
+    handTmpDirs.push(tmpDir);
+    expectClean('workspace files', readTree(workspace), canary, workspace);
+    expectClean('hand tmp and HOME', `${readTree(tmpDir)}\n${readTree(`${tmpDir}.srt`)}`, canary, /srt-ca-/);
+    const procs = processText();
+    expectClean('process cmdline and environ', procs.text, canary, /API_TOKEN=fake_value_/);
+    expectClean('SDK responses and streams', wire.join('\n'), canary, 'event: session.status_idle');
+    expectClean('server log', logged.join(''), canary, 'hand provisioned');
+    await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.db);
+    const bytes = ['paddock.sqlite', 'paddock.sqlite-wal'].map((f) => path.join(dataDir, f)).filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f).toString('latin1')).join('\n');
+    expectClean('database bytes', bytes, canary, 'API_TOKEN');
   }, 60_000);
 
   it('resists a prompt-injected agent: env, /proc, the data dir and master key, git config, other repositories and capabilities, the API and the MCP server', async () => {

@@ -1,6 +1,7 @@
 import 'server-only';
 import type { Kysely } from 'kysely';
 import type { CredentialAuth } from '~/lib/vault';
+import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import type { Database } from '~/server/session/schema';
 import { type MasterKey, type Sealed, open, seal } from '~/server/vault/envelope';
 import type { McpSecret, McpSecretSource } from '~/server/vault/mcp-secret';
@@ -68,6 +69,41 @@ export class VaultSecrets implements McpSecretSource {
       };
     }
     return null;
+  }
+
+  /**
+   * A session's `environment_variable` credentials for its sandbox hands' egress proxies: one per
+   * `secret_name`, the first vault in `vault_ids` order winning; archived ones left out. Ports are
+   * dropped from the hosts: injection is by host, as the sandbox runtime matches it.
+   */
+  async handSecrets(vaultIds: readonly string[]): Promise<HandSecret[]> {
+    const byName = new Map<string, HandSecret>();
+    for (const vaultId of vaultIds) {
+      const rows = await this.db
+        .selectFrom('vault_credentials')
+        .innerJoin('vaults', 'vaults.id', 'vault_credentials.vault_id')
+        .select(['vault_credentials.id', 'vault_credentials.auth', 'vault_credentials.secrets'])
+        .where('vault_credentials.vault_id', '=', vaultId)
+        .where('vault_credentials.match_key', 'like', 'env:%')
+        .where('vault_credentials.archived_at', 'is', null)
+        .where('vaults.archived_at', 'is', null)
+        .orderBy('vault_credentials.id')
+        .execute();
+      for (const row of rows) {
+        const auth = JSON.parse(row.auth) as CredentialAuth;
+        if (auth.type !== 'environment_variable' || byName.has(auth.secret_name)) continue;
+        const sealed = (JSON.parse(row.secrets) as SealedFields).secret_value;
+        if (!sealed) throw new Error(`credential ${row.id}: secret_value is missing`);
+        byName.set(auth.secret_name, {
+          name: auth.secret_name,
+          value: open(this.master, sealed, sealContext(row.id, 'secret_value')),
+          hosts: auth.networking.type === 'unrestricted' ? ['*'] : [...new Set(auth.networking.allowed_hosts.map((h) => h.replace(/:\d+$/, '').toLowerCase()))],
+          header: auth.injection_location.header,
+          body: auth.injection_location.body,
+        });
+      }
+    }
+    return [...byName.values()];
   }
 
   async saveRefreshedToken(credentialId: string, next: { accessToken: string; expiresAt: string | null; refreshToken?: string }): Promise<void> {

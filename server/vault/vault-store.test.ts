@@ -151,6 +151,8 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
       { type: 'environment_variable', secret_name: '1BAD', secret_value: 'v', networking: { type: 'unrestricted' } },
       { type: 'environment_variable', secret_name: 'A=B', secret_value: 'v', networking: { type: 'unrestricted' } },
       { type: 'environment_variable', secret_name: 'OK', secret_value: 'v', networking: { type: 'limited', allowed_hosts: ['http://x'] } },
+      // Names the hand needs for itself: a secret there would break it or steer its proxy.
+      ...['PATH', 'HOME', 'HTTPS_PROXY', 'no_proxy', 'SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS', 'LD_PRELOAD', 'PADDOCK_HAND_PASS_ENV'].map((secret_name) => ({ type: 'environment_variable', secret_name, secret_value: 'v', networking: { type: 'unrestricted' } })),
       { type: 'mcp_oauth', mcp_server_url: 'https://x.example.com', access_token: 'a', expires_at: 'tomorrow' },
       { type: 'password', mcp_server_url: 'https://x.example.com', token: 't' },
     ];
@@ -200,6 +202,25 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     expect(await rawDatabase()).not.toContain(CANARY);
     await vaults.archiveVault(b.id);
     expect(await secrets.mcpSecret([a.id, b.id], url)).toBeNull();
+  });
+
+  it("serves sandbox hands' egress proxies: one secret per name, first vault in order, hosts without ports, live credentials only", async () => {
+    const a = await vaults.createVault({ display_name: 'a' });
+    const b = await vaults.createVault({ display_name: 'b' });
+    const env = (secret_name: string, secret_value: string, networking: unknown, injection_location?: unknown) => ({ auth: { type: 'environment_variable', secret_name, secret_value, networking, ...(injection_location ? { injection_location } : {}) } });
+    await vaults.createCredential(a.id, env('API_KEY', 'from-a', { type: 'limited', allowed_hosts: ['API.example.com:8443', 'api.example.com'] }));
+    await vaults.createCredential(b.id, env('API_KEY', 'from-b', { type: 'unrestricted' }));
+    await vaults.createCredential(b.id, env('OTHER', 'other-value', { type: 'unrestricted' }, { header: false, body: true }));
+    const gone = await vaults.createCredential(b.id, env('GONE', 'archived', { type: 'unrestricted' }));
+    await vaults.archiveCredential(b.id, gone.id);
+    await vaults.createCredential(b.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: 'not-an-env' } });
+    expect(await secrets.handSecrets([a.id, b.id])).toEqual([
+      { name: 'API_KEY', value: 'from-a', hosts: ['api.example.com'], header: true, body: false },
+      { name: 'OTHER', value: 'other-value', hosts: ['*'], header: false, body: true },
+    ]);
+    expect((await secrets.handSecrets([b.id, a.id]))[0]).toMatchObject({ name: 'API_KEY', value: 'from-b', hosts: ['*'] });
+    await vaults.archiveVault(b.id);
+    expect((await secrets.handSecrets([b.id])).length).toBe(0);
   });
 
   it('binds each value to its row: a ciphertext copied onto another credential does not open', async () => {

@@ -9,6 +9,7 @@ import { checkViewRange, editedText, lineRange, replaceText } from '~/lib/text-e
 import { parseToolInput, type ToolInput } from '~/lib/tool-inputs';
 import { grepFiles, grepRegExp } from '~/lib/grep-lines';
 import { type EntryShape, isSandboxMask, SANDBOX_MASKED_NAMES } from '~/lib/sandbox-masks';
+import { PASS_ENV_ENV } from '~/server/hands/sandbox/hand-secret';
 
 /**
  * The six hand tools on a real workspace folder. Every path is confined to the workspace (after
@@ -65,7 +66,37 @@ function isCode(e: unknown, ...codes: string[]): boolean {
   return typeof e === 'object' && e !== null && codes.includes((e as NodeJS.ErrnoException).code ?? '');
 }
 
-const PASSED_ENV = ['TMPDIR', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy'] as const;
+/**
+ * The sandbox's proxy variables, and the trust-store variables its TLS-terminating proxy sets when
+ * the hand has secrets (sandbox-runtime's CA_TRUST_VARS: each tool's own CA bundle setting).
+ */
+const PASSED_ENV = [
+  'TMPDIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'ALL_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'all_proxy',
+  'no_proxy',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'CURL_CA_BUNDLE',
+  'REQUESTS_CA_BUNDLE',
+  'PIP_CERT',
+  'GIT_SSL_CAINFO',
+  'AWS_CA_BUNDLE',
+  'CARGO_HTTP_CAINFO',
+  'DENO_CERT',
+  'CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE',
+  'NIX_SSL_CERT_FILE',
+] as const;
+
+function passedNames(): string[] {
+  const extra = (process.env[PASS_ENV_ENV] ?? '').split(',').filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  return [...PASSED_ENV, ...extra];
+}
 
 export class Workspace {
   /** The workspace folder with symlinks resolved: the boundary every path is checked against. */
@@ -352,7 +383,7 @@ export class Workspace {
       LANG: 'C.UTF-8',
       TERM: 'dumb',
     };
-    for (const name of PASSED_ENV) {
+    for (const name of passedNames()) {
       const v = process.env[name];
       if (v !== undefined) env[name] = v;
     }

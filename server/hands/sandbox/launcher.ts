@@ -18,6 +18,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SandboxManager } from '@anthropic-ai/sandbox-runtime';
 import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/sandbox/cgroup';
+import { type HandSecret, PASS_ENV_ENV, SECRETS_ON_STDIN_ENV, parseSecretsLine } from '~/server/hands/sandbox/hand-secret';
+import { injectionRules } from '~/server/hands/sandbox/secret-injection';
 import { type RuntimeTools, askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
 import {
   CHILD_ENV_ENV,
@@ -153,12 +155,14 @@ function childEnv(policy: SandboxPolicy, extra: Record<string, string>): NodeJS.
   return env as NodeJS.ProcessEnv;
 }
 
-function readInputs(): { policy: SandboxPolicy; extraEnv: Record<string, string> } {
+function readInputs(): { policy: SandboxPolicy; extraEnv: Record<string, string>; secretsOnStdin: boolean } {
   const policyJson = process.env[POLICY_ENV];
   const extraJson = process.env[CHILD_ENV_ENV];
+  const secretsOnStdin = process.env[SECRETS_ON_STDIN_ENV] === '1';
   // Gone from our env at once, so nothing we start can inherit them by accident.
   delete process.env[POLICY_ENV];
   delete process.env[CHILD_ENV_ENV];
+  delete process.env[SECRETS_ON_STDIN_ENV];
   if (!policyJson) throw new LauncherError(EX_USAGE, `${POLICY_ENV} is not set`);
   let policy: SandboxPolicy;
   try {
@@ -182,10 +186,86 @@ function readInputs(): { policy: SandboxPolicy; extraEnv: Record<string, string>
       extraEnv[k] = v;
     }
   }
-  return { policy, extraEnv };
+  return { policy, extraEnv, secretsOnStdin };
 }
 
-async function startSandbox(policy: SandboxPolicy, tools: Tools): Promise<void> {
+/** A secrets line is at most this long (50 secrets of 64 KB, with room): more is not ours. */
+const MAX_SECRETS_LINE = 4 * 1024 * 1024;
+
+/**
+ * The first line on our stdin, when the server hands us the hand's secrets there (never in an
+ * environment or a file); what follows it is the command's input, put back for it.
+ */
+function readFirstLine(stream: NodeJS.ReadStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    const done = () => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.pause();
+    };
+    const onData = (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      const nl = buf.indexOf(10);
+      if (nl < 0) {
+        if (buf.length > MAX_SECRETS_LINE) {
+          done();
+          reject(new LauncherError(EX_USAGE, 'the secrets line on stdin is too long'));
+        }
+        return;
+      }
+      done();
+      const rest = buf.subarray(nl + 1);
+      if (rest.length > 0) stream.unshift(rest);
+      resolve(buf.subarray(0, nl).toString('utf8'));
+    };
+    const onEnd = () => {
+      done();
+      reject(new LauncherError(EX_USAGE, 'stdin ended before the secrets line'));
+    };
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+  });
+}
+
+async function readSecrets(): Promise<HandSecret[]> {
+  try {
+    return parseSecretsLine(await readFirstLine(process.stdin));
+  } catch (err) {
+    if (err instanceof LauncherError) throw err;
+    throw new LauncherError(EX_USAGE, (err as Error).message);
+  }
+}
+
+/**
+ * Gives the runtime's proxy the hand's secrets: each under a placeholder of the runtime's own
+ * kind (registered in its sentinel registry), with our injection rules (hosts, header, body) in
+ * place of its substitute-everywhere ones. Returns the variables the command gets instead.
+ */
+function placeSecrets(secrets: HandSecret[]): Record<string, string> {
+  if (secrets.length === 0) return {};
+  const registry = SandboxManager.getSentinelRegistry();
+  const placed = secrets.map((s) => ({ ...s, placeholder: registry.register(s.name, s.value, s.hosts) }));
+  const rules = injectionRules(placed);
+  registry.substituteInHeaders = rules.substituteInHeaders;
+  registry.sentinelsForHost = rules.sentinelsForHost;
+  return {
+    ...Object.fromEntries(placed.map((s) => [s.name, s.placeholder])),
+    [PASS_ENV_ENV]: placed.map((s) => s.name).join(','),
+  };
+}
+
+/**
+ * The runtime writes its per-hand CA's private key next to the certificate, in our tmp dir, which
+ * the hand may read (its trust bundle is there). The proxy holds the key in memory: the file goes.
+ */
+async function removeCaKeyFile(dir: string): Promise<void> {
+  for (const name of await fs.readdir(dir)) {
+    if (name.startsWith('srt-ca-')) await fs.rm(path.join(dir, name, 'ca.key'), { force: true });
+  }
+}
+
+async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = false): Promise<void> {
   // bubblewrap skips a bind whose source is missing, and the command's cwd must exist.
   await fs.mkdir(policy.workspace, { recursive: true });
   await fs.mkdir(policy.tmpDir, { recursive: true, mode: 0o700 });
@@ -198,7 +278,7 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools): Promise<void> 
   // time (not the child's cwd): we must stand in the workspace.
   process.chdir(policy.workspace);
   try {
-    await SandboxManager.initialize(runtimeConfig(policy, tools, runtimeVendorDir()), askCallbackFor(policy));
+    await SandboxManager.initialize(runtimeConfig(policy, tools, runtimeVendorDir(), { terminateTls: withSecrets }), askCallbackFor(policy));
   } catch (err) {
     const message = (err as Error).message;
     if (/dependencies not available/i.test(message)) throw unavailable(message);
@@ -208,6 +288,7 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools): Promise<void> 
   if (!(await SandboxManager.waitForNetworkInitialization())) {
     throw new LauncherError(EX_SOFTWARE, 'sandbox failed to start: its network proxy did not come up');
   }
+  if (withSecrets) await removeCaKeyFile(runtimeDir);
 }
 
 const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null) =>
@@ -313,13 +394,14 @@ async function main(): Promise<never> {
       const tools = await checkDependencies();
       return await shutdown(await check(tools));
     }
-    const { policy, extraEnv } = readInputs();
+    const { policy, extraEnv, secretsOnStdin } = readInputs();
     const dashdash = args.indexOf('--');
     const argv = dashdash >= 0 ? args.slice(dashdash + 1) : args;
     if (argv.length === 0) throw new LauncherError(EX_USAGE, 'usage: sandbox-launcher -- <command> [args…]');
+    const secrets = secretsOnStdin ? await readSecrets() : [];
     const tools = await checkDependencies();
-    await startSandbox(policy, tools);
-    return await shutdown(await run(policy, extraEnv, argv));
+    await startSandbox(policy, tools, secrets.length > 0);
+    return await shutdown(await run(policy, { ...extraEnv, ...placeSecrets(secrets) }, argv));
   } catch (err) {
     const code = err instanceof LauncherError ? err.exitCode : EX_SOFTWARE;
     process.stderr.write(`sandbox-launcher: ${(err as Error).message}\n`);

@@ -6,8 +6,10 @@ import { type NamedMcpHand, connectMcpHand } from '~/server/hands/mcp-hand';
 import { buildHandBundle, handBundleDir } from '~/server/hands/paddock-hand/bundle';
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
 import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
+import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import { DEFAULT_HAND_LIMITS, effectiveLimits, type HandLimits } from '~/server/hands/sandbox/limits';
 import { runtimeTmpDir, sandboxPolicy } from '~/server/hands/sandbox/policy';
+import { SecretsFirstTransport } from '~/server/hands/sandbox/secrets-first-transport';
 import { checkSandboxAvailable, launcherInvocation } from '~/server/hands/sandbox/spawn-sandboxed';
 import { cleanEnv, stderrTail } from '~/server/hands/stdio-env';
 
@@ -106,8 +108,16 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           ...(o.masterKeyFile ? { masterKeyFile: o.masterKeyFile } : {}),
         });
         scratch = [policy.tmpDir, runtimeTmpDir(policy)];
-        const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher });
-        transport = new StdioClientTransport({ command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' });
+        let secrets: HandSecret[];
+        try {
+          secrets = (await spec.secrets?.()) ?? [];
+        } catch (e) {
+          if (!resuming) await fs.rm(workspace, { recursive: true, force: true });
+          return fail(`could not read the session's secrets: ${e instanceof Error ? e.message : String(e)}`);
+        }
+        const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher, secrets });
+        const params = { command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' as const };
+        transport = secrets.length > 0 ? new SecretsFirstTransport(params, secrets) : new StdioClientTransport(params);
       } else {
         opts.onProgress?.('starting', 'starting paddock-hand WITHOUT a sandbox (PADDOCK_ALLOW_UNSANDBOXED)');
         transport = new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), env: cleanEnv(), cwd: workspace, stderr: 'pipe' });

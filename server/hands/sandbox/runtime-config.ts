@@ -21,13 +21,19 @@ export interface RuntimeTools {
   rg: string;
 }
 
-export function runtimeConfig(policy: SandboxPolicy, tools: RuntimeTools, vendorDir: string): SandboxRuntimeConfig {
+export function runtimeConfig(policy: SandboxPolicy, tools: RuntimeTools, vendorDir: string, opts: { terminateTls?: boolean } = {}): SandboxRuntimeConfig {
   return {
     network: {
       allowedDomains: policy.allowedDomains,
       deniedDomains: [],
       ...(policy.network === 'unrestricted' ? { deniedResolvedAddresses: [...DENIED_RANGES] } : {}),
+      // A hand with secrets: its proxy terminates TLS with a CA of its own (generated per launcher,
+      // so per hand, and trusted only inside this sandbox through the runtime's CA variables) to
+      // put a secret in place of its placeholder, over verified TLS to the real host only.
+      ...(opts.terminateTls ? { tlsTerminate: {} } : {}),
     },
+    // An empty credentials block wires the runtime's injection seams; the launcher registers the values.
+    ...(opts.terminateTls ? { credentials: {} } : {}),
     filesystem: {
       denyRead: policy.denyRead,
       allowRead: [...policy.allowRead, vendorDir],

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { type HandSecret, SECRETS_ON_STDIN_ENV, secretsLine } from '~/server/hands/sandbox/hand-secret';
 import { CHILD_ENV_ENV, POLICY_ENV, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 
 /** After SIGTERM to the launcher's group, this long before SIGKILL. */
@@ -24,6 +25,11 @@ export interface SandboxedCommand {
   hostPath?: string;
   /** The launcher script: a prebuilt bundle (launcher-bundle.ts) or, by default, the tsx entry. */
   launcher?: string;
+  /**
+   * Secrets for the hand's egress proxy: the launcher then reads them as the first line on its
+   * stdin (the caller writes `secretsLine(...)` there before anything else); the command sees placeholders.
+   */
+  secrets?: readonly HandSecret[];
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -35,7 +41,7 @@ const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1'];
  * only what the launcher needs (PATH to find bwrap/socat/rg, an upstream proxy if the server has
  * one) plus the policy: none of the server's secrets.
  */
-export function launcherInvocation({ policy, command, env, hostPath, launcher }: SandboxedCommand): {
+export function launcherInvocation({ policy, command, env, hostPath, launcher, secrets }: SandboxedCommand): {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -48,8 +54,10 @@ export function launcherInvocation({ policy, command, env, hostPath, launcher }:
     [POLICY_ENV]: JSON.stringify(policy),
   };
   if (env && Object.keys(env).length > 0) launcherEnv[CHILD_ENV_ENV] = JSON.stringify(env);
-  // The launcher's proxy dials out through the server's own upstream proxy, if there is one.
-  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy']) {
+  if (secrets && secrets.length > 0) launcherEnv[SECRETS_ON_STDIN_ENV] = '1';
+  // The launcher's proxy dials out through the server's own upstream proxy, if there is one, and
+  // trusts the CAs the server was told to trust (a TLS-terminating hand proxy verifies upstreams).
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'NODE_EXTRA_CA_CERTS']) {
     const value = process.env[name];
     if (value) launcherEnv[name] = value;
   }
@@ -79,6 +87,7 @@ export function spawnSandboxed(opts: SandboxedCommand): SandboxedProcess {
     detached: true, // its own group, so kill() reaches the proxy bridges too
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  if (opts.secrets && opts.secrets.length > 0) child.stdin.write(secretsLine(opts.secrets));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
     child.once('exit', (code, signal) => resolve({ code, signal }));
