@@ -6,13 +6,21 @@ export class OwnServer {
   private child: ChildProcess | null = null;
   /** What the server printed on stdout (the sign-in URL among it), newest last. */
   readonly stdout: string[] = [];
+  /** Everything it wrote to stdout and stderr (its log), kept whole when `captureLog` is on. */
+  readonly log: string[] = [];
 
   constructor(
     readonly port: number,
     private readonly env: Record<string, string>,
     /** What start() waits for: a 2xx on this path (the default needs the session store). */
     private readonly readyPath = '/api/trpc/sessions.brain',
+    private readonly opts: { captureLog?: boolean } = {},
   ) {}
+
+  /** The server process (its hands run under it), while it runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -23,14 +31,16 @@ export class OwnServer {
     if (await this.answers()) throw new Error(`port ${this.port} is already served by another process (a leftover server?)`);
     const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-p', String(this.port)], {
       detached: true,
-      stdio: ['ignore', 'pipe', 'ignore'],
+      stdio: ['ignore', 'pipe', this.opts.captureLog ? 'pipe' : 'ignore'],
       env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', ...AUTH_ENV, ...this.env },
     });
     this.child = child;
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout.push(...chunk.split('\n').filter((l) => l.trim() !== ''));
       this.stdout.splice(0, Math.max(0, this.stdout.length - 500));
+      if (this.opts.captureLog) this.log.push(chunk);
     });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => this.log.push(chunk));
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       if (exited(child)) throw new Error(`next start on ${this.port} exited during start-up (code ${child.exitCode}, signal ${child.signalCode})`);
