@@ -22,11 +22,26 @@ export interface McpCallResult {
 export type McpFailureKind = 'authentication' | 'connection' | 'protocol';
 
 /** Why an MCP server could not be used. The message names the server and never holds a token. */
+/** An HTTP answer kept for a credential's validation: its body scrubbed of every credential and cut. */
+export interface CapturedHttpResponse {
+  status_code: number;
+  content_type: string;
+  body: string;
+  body_truncated: boolean;
+}
+
+/** Where an upstream failure happened: connecting (`initialize`), the request itself, or an OAuth refresh. */
+export interface McpFailureDetail {
+  stage: 'connect' | 'call' | 'refresh';
+  httpResponse?: CapturedHttpResponse;
+}
+
 export class McpUpstreamError extends Error {
   constructor(
     readonly kind: McpFailureKind,
     readonly server: string,
     message: string,
+    readonly detail?: McpFailureDetail,
   ) {
     super(message);
     this.name = 'McpUpstreamError';

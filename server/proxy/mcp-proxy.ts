@@ -204,11 +204,16 @@ export class McpUpstream {
     try {
       res = await fetch(r.tokenEndpoint, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(this.o.refreshTimeoutMs ?? 10_000) });
     } catch {
-      throw new McpUpstreamError('connection', serverName, `MCP server "${serverName}": its OAuth token endpoint could not be reached to refresh the access token`);
+      throw new McpUpstreamError('connection', serverName, `MCP server "${serverName}": its OAuth token endpoint could not be reached to refresh the access token`, { stage: 'refresh' });
     }
-    const parsed = TokenResponse.safeParse(await res.json().catch(() => null));
+    const text = await res.text().catch(() => '');
+    const parsed = TokenResponse.safeParse(parseJson(text));
     if (!res.ok || !parsed.success) {
-      throw new McpUpstreamError('authentication', serverName, `MCP server "${serverName}": refreshing the OAuth access token failed (HTTP ${res.status}); reconnect the credential in its vault`);
+      const body = scrub(text, secrets);
+      throw new McpUpstreamError('authentication', serverName, `MCP server "${serverName}": refreshing the OAuth access token failed (HTTP ${res.status}); reconnect the credential in its vault`, {
+        stage: 'refresh',
+        httpResponse: { status_code: res.status, content_type: res.headers.get('content-type') ?? '', body: body.slice(0, MAX_CAPTURED_BODY), body_truncated: body.length > MAX_CAPTURED_BODY },
+      });
     }
     const t = parsed.data;
     secrets.add(t.access_token);
@@ -217,6 +222,17 @@ export class McpUpstream {
     await this.o.secrets.saveRefreshedToken(s.credentialId, { accessToken: t.access_token, expiresAt, ...(t.refresh_token ? { refreshToken: t.refresh_token } : {}) });
     log.info('mcp oauth token refreshed', { server: serverName, credential: s.credentialId });
     return { ...s, accessToken: t.access_token, expiresAt, refresh: { ...r, refreshToken: t.refresh_token ?? r.refreshToken } };
+  }
+}
+
+/** How much of a token endpoint's error answer a validation keeps. */
+const MAX_CAPTURED_BODY = 2_000;
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }
 
@@ -252,7 +268,7 @@ const TIMEOUT_CODE = -32001;
  */
 function classify(server: string, e: unknown, phase: 'connect' | 'call', secrets: ReadonlySet<string>): McpUpstreamError {
   if (isMcpUpstreamError(e)) return e;
-  const make = (kind: McpFailureKind, why: string) => new McpUpstreamError(kind, server, `MCP server "${server}" ${why}`);
+  const make = (kind: McpFailureKind, why: string) => new McpUpstreamError(kind, server, `MCP server "${server}" ${why}`, { stage: phase });
   if (e instanceof StreamableHTTPError) {
     if (e.code === 401 || e.code === 403) return make('authentication', `refused the credential (HTTP ${e.code}): check the credential for its URL in the session's vaults`);
     if (e.code === -1) return make('protocol', 'answered with an unexpected content type');

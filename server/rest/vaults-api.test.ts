@@ -142,7 +142,8 @@ describe('/v1/vaults through the official SDK', () => {
     expect(await apiError(client.beta.vaults.credentials.create('vlt_nope', { auth: { type: 'static_bearer', mcp_server_url: 'https://x.example.com', token: canary('novault') } }))).toMatchObject({ status: 404, type: 'not_found_error' });
     expect(await apiError(client.beta.vaults.credentials.retrieve('vcrd_nope', { vault_id: v.id }))).toMatchObject({ status: 404 });
     expect(await apiError(client.beta.vaults.credentials.retrieve(bearer.id, { vault_id: 'vlt_other' }))).toMatchObject({ status: 404 });
-    expect(await apiError(client.beta.vaults.credentials.mcpOAuthValidate(oauth.id, { vault_id: v.id }))).toMatchObject({ status: 400, type: 'invalid_request_error', message: expect.stringContaining('not supported by Paddock yet') as unknown });
+    expect(await apiError(client.beta.vaults.credentials.mcpOAuthValidate(bearer.id, { vault_id: v.id }))).toMatchObject({ status: 400, type: 'invalid_request_error', message: expect.stringContaining('only mcp_oauth credentials are validated') as unknown });
+    expect(await apiError(client.beta.vaults.credentials.mcpOAuthValidate('vcrd_nope', { vault_id: v.id }))).toMatchObject({ status: 404 });
 
     expect((await client.beta.vaults.credentials.archive(oauth.id, { vault_id: v.id })).archived_at).not.toBeNull();
     expect(await client.beta.vaults.credentials.delete(env.id, { vault_id: v.id })).toEqual({ id: env.id, type: 'vault_credential_deleted' });

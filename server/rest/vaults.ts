@@ -1,6 +1,6 @@
 import 'server-only';
 import { z } from 'zod';
-import { ApiError } from '~/server/rest/api-error';
+import { validateMcpOAuth } from '~/server/proxy/mcp-validate';
 import { Bool, CommonQuery, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { Route } from '~/server/rest/route-table';
 
@@ -56,11 +56,7 @@ export const vaultRoutes: Route[] = [
   {
     method: 'POST',
     path: 'vaults/:vault/credentials/:id/mcp_oauth_validate',
-    handler: async ({ rt, params }) => {
-      const c = await rt.vaults.getCredential(params.vault!, params.id!);
-      // Validating means probing the MCP server and trying a refresh: that belongs to the MCP
-      // proxy, which does not do it yet. Saying so beats answering a made-up "valid".
-      throw new ApiError('invalid_request_error', `mcp_oauth_validate is not supported by Paddock yet (credential ${c.id})`);
-    },
+    // A live probe of the MCP server with the stored token, and a refresh on a refusal (server/proxy).
+    handler: async ({ rt, params }) => validateMcpOAuth(rt.vaultSecrets, await rt.vaults.getCredential(params.vault!, params.id!)),
   },
 ];

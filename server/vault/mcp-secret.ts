@@ -29,6 +29,8 @@ export interface McpSecretSource {
    * credential whose `mcp_server_url` equals `serverUrl`; null when none does.
    */
   mcpSecret(vaultIds: readonly string[], serverUrl: string): Promise<McpSecret | null>;
+  /** One credential by id (live or archived), when it is an MCP credential: what validating it probes with. */
+  mcpSecretById(credentialId: string): Promise<McpSecret | null>;
   /** Stores a refreshed OAuth access token (and a rotated refresh token, when the server sent one), encrypted. */
   saveRefreshedToken(credentialId: string, next: { accessToken: string; expiresAt: string | null; refreshToken?: string }): Promise<void>;
 }

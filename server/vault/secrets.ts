@@ -33,42 +33,52 @@ export class VaultSecrets implements McpSecretSource {
       const row = await this.db
         .selectFrom('vault_credentials')
         .innerJoin('vaults', 'vaults.id', 'vault_credentials.vault_id')
-        .select(['vault_credentials.id', 'vault_credentials.auth', 'vault_credentials.secrets'])
+        .select(['vault_credentials.id', 'vault_credentials.vault_id', 'vault_credentials.auth', 'vault_credentials.secrets'])
         .where('vault_credentials.vault_id', '=', vaultId)
         .where('vault_credentials.match_key', '=', `mcp:${serverUrl}`)
         .where('vault_credentials.archived_at', 'is', null)
         .where('vaults.archived_at', 'is', null)
         .executeTakeFirst();
-      if (!row) continue;
-      const auth = JSON.parse(row.auth) as CredentialAuth;
-      const secrets = JSON.parse(row.secrets) as SealedFields;
-      const read = (field: keyof SealedFields): string => {
-        const s = secrets[field];
-        if (!s) throw new Error(`credential ${row.id}: ${field} is missing`);
-        return open(this.master, s, sealContext(row.id, field));
-      };
-      if (auth.type === 'static_bearer') return { credentialId: row.id, vaultId, type: 'static_bearer', token: read('token') };
-      if (auth.type !== 'mcp_oauth') continue;
-      const r = auth.refresh;
-      return {
-        credentialId: row.id,
-        vaultId,
-        type: 'mcp_oauth',
-        accessToken: read('access_token'),
-        expiresAt: auth.expires_at,
-        refresh: r
-          ? {
-              clientId: r.client_id,
-              refreshToken: read('refresh_token'),
-              tokenEndpoint: r.token_endpoint,
-              tokenEndpointAuth: r.token_endpoint_auth.type === 'none' ? { type: 'none' } : { type: r.token_endpoint_auth.type, clientSecret: read('client_secret') },
-              resource: r.resource,
-              scope: r.scope,
-            }
-          : null,
-      };
+      const secret = row ? this.toMcpSecret(row) : null;
+      if (secret) return secret;
     }
     return null;
+  }
+
+  async mcpSecretById(credentialId: string): Promise<McpSecret | null> {
+    const row = await this.db.selectFrom('vault_credentials').select(['id', 'vault_id', 'auth', 'secrets']).where('id', '=', credentialId).executeTakeFirst();
+    return row ? this.toMcpSecret(row) : null;
+  }
+
+  private toMcpSecret(row: { id: string; vault_id: string; auth: string; secrets: string }): McpSecret | null {
+    const auth = JSON.parse(row.auth) as CredentialAuth;
+    const secrets = JSON.parse(row.secrets) as SealedFields;
+    const read = (field: keyof SealedFields): string => {
+      const s = secrets[field];
+      if (!s) throw new Error(`credential ${row.id}: ${field} is missing`);
+      return open(this.master, s, sealContext(row.id, field));
+    };
+    const vaultId = row.vault_id;
+    if (auth.type === 'static_bearer') return { credentialId: row.id, vaultId, type: 'static_bearer', token: read('token') };
+    if (auth.type !== 'mcp_oauth') return null;
+    const r = auth.refresh;
+    return {
+      credentialId: row.id,
+      vaultId,
+      type: 'mcp_oauth',
+      accessToken: read('access_token'),
+      expiresAt: auth.expires_at,
+      refresh: r
+        ? {
+            clientId: r.client_id,
+            refreshToken: read('refresh_token'),
+            tokenEndpoint: r.token_endpoint,
+            tokenEndpointAuth: r.token_endpoint_auth.type === 'none' ? { type: 'none' } : { type: r.token_endpoint_auth.type, clientSecret: read('client_secret') },
+            resource: r.resource,
+            scope: r.scope,
+          }
+        : null,
+    };
   }
 
   /**

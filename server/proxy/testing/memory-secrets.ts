@@ -18,6 +18,13 @@ export class MemorySecrets implements McpSecretSource {
     return Promise.resolve(null);
   }
 
+  mcpSecretById(credentialId: string): Promise<McpSecret | null> {
+    for (const vault of this.vaults.values()) {
+      for (const s of vault.values()) if (s.credentialId === credentialId) return Promise.resolve(structuredClone(s));
+    }
+    return Promise.resolve(null);
+  }
+
   saveRefreshedToken(credentialId: string, next: { accessToken: string; expiresAt: string | null; refreshToken?: string }): Promise<void> {
     this.saved.push({ credentialId, ...next });
     for (const vault of this.vaults.values()) {
