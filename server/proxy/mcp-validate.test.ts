@@ -76,7 +76,7 @@ async function credential(accessToken: string, refreshToken?: string, url = gate
   });
   return {
     id: c.id,
-    validate: async () => sdkShape((await client.beta.vaults.credentials.mcpOAuthValidate(c.id, { vault_id: vaultId })) as CredentialValidation),
+    validate: async () => sdkShape((await client.beta.vaults.credentials.mcpOAuthValidate(c.id, { vault_id: vaultId }))),
     done: () => client.beta.vaults.credentials.archive(c.id, { vault_id: vaultId }),
   };
 }
