@@ -55,7 +55,7 @@ describe('share links', () => {
     const api = httpApi(rt);
     const shown = await api.query('sessions.shared', { id: session.id }, viewer);
     expect(shown.status).toBe(200);
-    expect(Object.keys(shown.body!.result!.data as object).sort()).toEqual(['agent', 'created_at', 'environment_id', 'id', 'last_seq', 'resources', 'status', 'title', 'updated_at']);
+    expect(Object.keys(shown.body!.result!.data as object).sort()).toEqual(['agent', 'brain', 'created_at', 'environment_id', 'id', 'last_seq', 'resources', 'status', 'title', 'updated_at']);
     expect(shown.text).not.toContain('PRIVATE-NOTE');
     const events = await api.query('events.list', { sessionId: session.id }, viewer);
     expect(events.status).toBe(200);

@@ -53,7 +53,8 @@ export const sessionsRouter = createTRPCRouter({
   /**
    * The session as a share link shows it (the share page asks this instead of `get`): what the
    * page shows and nothing of the owner's setup (no metadata, vaults, environment or
-   * repositories; of the agent its name, version and model only).
+   * repositories; of the agent its name, version and model only), and which brain answers (the
+   * offline demo brain is labelled for a viewer too).
    */
   shared: sessionReadProcedure('id')
     .input(z.object({ id: SessionId }))
@@ -61,7 +62,7 @@ export const sessionsRouter = createTRPCRouter({
       const session = await ctx.runtime.store.getSession(input.id);
       if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
       const { id, title, created_at, updated_at, status, last_seq, agent } = session;
-      return { id, title, created_at, updated_at, status, last_seq, agent: agent ? { name: agent.name, version: agent.version, model: { id: agent.model.id } } : null, environment_id: null, resources: [] };
+      return { id, title, created_at, updated_at, status, last_seq, agent: agent ? { name: agent.name, version: agent.version, model: { id: agent.model.id } } : null, environment_id: null, resources: [], brain: { label: ctx.runtime.harness.model.label, isDemo: ctx.runtime.harness.model.isDemo } };
     }),
 
   /** Who is calling (the settings page says whether this browser is signed in as the owner). */
