@@ -46,7 +46,17 @@ export function ShareLinks({ sessionId }: { sessionId: string }) {
 
   return (
     <div className="share-links">
-      <button type="button" className="small" data-testid="share-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
+      <button
+        type="button"
+        className="small"
+        data-testid="share-toggle"
+        aria-expanded={open}
+        onClick={() => {
+          // Closing forgets a new link's URL: it is shown once.
+          if (open) setMade(null);
+          setOpen(!open);
+        }}
+      >
         Share
       </button>
       {open && (
