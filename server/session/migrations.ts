@@ -260,12 +260,13 @@ export const migrations: Readonly<Record<string, Migration>> = {
   },
   '0008_share_links': {
     // Read-only links to one session (`/share/<token>`): the token's SHA-256 only, an optional
-    // expiry (epoch ms), revoked rather than deleted so a list can say when.
+    // expiry (epoch ms), revoked rather than deleted so a list can say when. No foreign key (as
+    // 0007's tables): deleteSession removes a session's links with its other rows.
     async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('share_links')
         .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id').onDelete('cascade'))
+        .addColumn('session_id', 'text', (c) => c.notNull())
         .addColumn('hash', 'text', (c) => c.notNull().unique())
         .addColumn('label', 'text', (c) => c.notNull())
         .addColumn('hide_files', 'integer', (c) => c.notNull())
