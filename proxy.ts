@@ -1,4 +1,5 @@
 import { type NextRequest, NextResponse } from 'next/server';
+import { shareTokenExpiry, shareTokenOfPath } from '~/lib/share-token';
 import { guardPolicyFromEnv, guardRequest } from '~/server/access/request-guard';
 
 /**
@@ -13,10 +14,26 @@ export function proxy(req: NextRequest): NextResponse {
   if (req.nextUrl.pathname.startsWith('/v1/')) return NextResponse.next();
   const refusal = guardRequest(req, policy);
   if (refusal) return NextResponse.json({ error: { message: refusal.message, status: refusal.status } }, { status: refusal.status });
+  // An expired share link is a 410 before any page runs: its expiry is in the token (a token whose
+  // expiry was edited is another token, which the page answers with a 404).
+  const share = req.nextUrl.pathname.startsWith('/share/') ? shareTokenOfPath(req.nextUrl.pathname) : null;
+  const expiry = share ? shareTokenExpiry(share) : null;
+  if (expiry !== null && expiry <= Date.now()) return expiredShare();
   // The owner layout sends a signed-out visitor to /signin?next=<this path>.
   const headers = new Headers(req.headers);
   headers.set('x-paddock-path', req.nextUrl.pathname + req.nextUrl.search);
   return NextResponse.next({ request: { headers } });
+}
+
+function expiredShare(): NextResponse {
+  const html =
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><meta name="referrer" content="no-referrer">' +
+    '<title>Link expired · Paddock</title></head><body style="font-family:system-ui;background:#0f1115;color:#e6e8ee;padding:12vh 20px;text-align:center">' +
+    '<h1 data-testid="share-expired">This link has expired</h1><p>Ask the session&#39;s owner for a new one.</p></body></html>';
+  return new NextResponse(html, {
+    status: 410,
+    headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-robots-tag': 'noindex, nofollow' },
+  });
 }
 
 export const config = {

@@ -2,6 +2,7 @@ import 'client-only';
 import { type TRPCLink, createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
 import { observable } from '@trpc/server/observable';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
+import { SHARE_HEADER } from '~/lib/share-token';
 import type { AppRouter } from '~/server/api/root';
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
@@ -35,6 +36,30 @@ export function makeTrpcClient() {
 }
 
 export type TrpcClient = ReturnType<typeof makeTrpcClient>;
+
+/**
+ * The share page's client: every request carries the link's token (a header; a subscription,
+ * which EventSource cannot give headers, a connection parameter), so the server answers it as the
+ * link's viewer, never as whoever is signed in in this browser. No sign-in redirect: a refused
+ * viewer's page says its link ended.
+ */
+export function makeShareTrpcClient(token: string) {
+  return createTRPCClient<AppRouter>({
+    links: [
+      splitLink({
+        condition: (op) => op.type === 'subscription',
+        true: httpSubscriptionLink({ url: '/api/trpc', connectionParams: { share: token } }),
+        false: httpBatchLink({ url: '/api/trpc', headers: { [SHARE_HEADER]: token } }),
+      }),
+    ],
+  });
+}
+
+/** Whether a tRPC error says this caller may not (any more) read: a share link revoked or expired. */
+export function accessRefused(err: unknown): boolean {
+  const data = typeof err === 'object' && err !== null && 'data' in err ? (err as { data?: { code?: unknown } | null }).data : null;
+  return data?.code === 'UNAUTHORIZED' || data?.code === 'FORBIDDEN' || data?.code === 'NOT_FOUND';
+}
 
 /** Whether a tRPC error says the server is up but its session store (database) is not (a 503). */
 export function storeUnavailable(err: unknown): boolean {

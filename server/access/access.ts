@@ -1,8 +1,10 @@
 import 'server-only';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { SignJWT, jwtVerify } from 'jose';
+import { SHARE_HEADER } from '~/lib/share-token';
 import type { AccessStore, ApiKeyInfo } from '~/server/access/access-store';
 import { hashSecret, mac, newSecret, sameSecret } from '~/server/access/secrets';
+import type { ShareLinks } from '~/server/access/share-links';
 
 /** Who is calling. Every procedure and route decides from this alone. */
 export type Caller =
@@ -10,6 +12,11 @@ export type Caller =
   | { kind: 'owner'; session: string }
   /** A program with an API key (`configured`: the PADDOCK_API_KEY from the environment). */
   | { kind: 'api_key'; keyId: string }
+  /**
+   * Someone holding a share link (`/share/<token>`): reads ONE session, writes nothing. The token
+   * comes in the `x-paddock-share` header (a subscription: the `share` connection parameter).
+   */
+  | { kind: 'viewer'; shareId: string; sessionId: string; hideFiles: boolean }
   | { kind: 'anonymous' };
 
 export const ANONYMOUS: Caller = { kind: 'anonymous' };
@@ -36,6 +43,8 @@ export interface AccessOptions {
   sessionDays: number;
   /** PADDOCK_PUBLIC_URL: the address people use, whose port names the cookie. */
   publicUrl?: string | undefined;
+  /** Share links (absent: every share token is anonymous). */
+  shares?: ShareLinks;
 }
 
 export interface SignedIn {
@@ -51,8 +60,14 @@ export interface SignedIn {
 export class Access {
   constructor(private readonly o: AccessOptions) {}
 
-  /** The caller a request's headers name. Anything malformed, expired or revoked is anonymous. */
-  async identify(headers: Headers): Promise<Caller> {
+  /**
+   * The caller a request's headers name. Anything malformed, expired or revoked is anonymous. A
+   * request that carries a share token is that link's viewer or nobody, whatever cookie or key
+   * comes with it: the share page never acts as its owner, even in the owner's browser.
+   */
+  async identify(headers: Headers, shareParam?: string | null): Promise<Caller> {
+    const share = headers.get(SHARE_HEADER) ?? shareParam ?? null;
+    if (share !== null) return this.byShareToken(share);
     const key = apiKeyOf(headers);
     if (key !== null) return this.byApiKey(key);
     const cookie = parseCookie(headers.get('cookie') ?? '')[sessionCookieName(headers.get('host'), this.o.publicUrl)];
@@ -73,6 +88,19 @@ export class Access {
     }
     if (!sid || !(await this.o.store.ownerSessionValid(hashSecret(sid), Date.now()))) return ANONYMOUS;
     return { kind: 'owner', session: hashSecret(sid) };
+  }
+
+  /** The viewer a share token names; re-read on every request (and by a follow every few seconds), so a revoke ends it everywhere. */
+  async byShareToken(token: string): Promise<Caller> {
+    if (!this.o.shares || token.length > 200) return ANONYMOUS;
+    const found = await this.o.shares.lookup(token);
+    if (found.state !== 'live') return ANONYMOUS;
+    return { kind: 'viewer', shareId: found.link.id, sessionId: found.link.session_id, hideFiles: found.link.hide_files };
+  }
+
+  get shares(): ShareLinks {
+    if (!this.o.shares) throw new Error('share links are not configured');
+    return this.o.shares;
   }
 
   private async byApiKey(key: string): Promise<Caller> {

@@ -38,6 +38,8 @@ async function signIn(): Promise<string> {
 }
 
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);
+/** What a share link's viewer may call, of its own session only (sessionReadProcedure); every other procedure refuses it. */
+const VIEWER_READS = new Set(['sessions.shared', 'events.list', 'events.follow', 'hands.listFiles', 'hands.readFile']);
 
 describe('access', () => {
   it('refuses every procedure of the router to a caller without credentials (a new unprotected one fails here)', async () => {
@@ -50,6 +52,29 @@ describe('access', () => {
       }
     }
     expect(await store.listSessions({ limit: 10 })).toMatchObject({ data: [] });
+  });
+
+  it("refuses a share link's viewer every procedure but the reads of its own session (a new procedure fails here until it says which it is)", async () => {
+    const mine = await store.createSession({});
+    const other = await store.createSession({});
+    const { token } = await rt.access.shares.create(mine.id, { label: '', expiresAt: null, hideFiles: false });
+    const api = httpApi(rt);
+    const cookie = await signIn();
+    for (const [name, proc] of procedures) {
+      for (const target of [mine.id, other.id]) {
+        const input = { sessionId: target, id: target, hand: 'memory-1', path: 'a.txt', tabId: 'tab-viewer01', engine: 'offline', event: { type: 'user.interrupt' } };
+        // The owner's cookie beside the token changes nothing: the share page never acts as its owner.
+        const headers = { ...SAME_ORIGIN, cookie, 'x-paddock-share': token };
+        const r = proc._def.type === 'mutation' ? await api.mutate(name, input, headers) : await api.query(name, input, headers);
+        const status = answeredStatus(r);
+        if (!VIEWER_READS.has(name)) expect(status, `${name} for a viewer`).toBe(403);
+        else if (target === other.id) expect(status, `${name} of another session for a viewer`).toBe(404);
+        else expect([200, 412], `${name} of its session for a viewer`).toContain(status);
+      }
+    }
+    expect(await store.getEvents(mine.id)).toEqual([]);
+    expect(await store.getEvents(other.id)).toEqual([]);
+    expect((await store.listSessions({ limit: 10 })).data).toHaveLength(2);
   });
 
   it('signs the owner in once per one-time token, with an HttpOnly SameSite cookie that opens the API until sign-out', async () => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIDE_EVENT_TYPES, type StoredEvent } from '~/lib/events';
 import { mulberry32 } from '~/lib/prng';
+import { SHARE_HEADER } from '~/lib/share-token';
 import { type Rand, fakeId, pick } from '~/server/api/testing/fuzz-random';
 import { appRouter } from '~/server/api/root';
 import { SAME_ORIGIN, answeredStatus, httpApi } from '~/server/api/testing/http';
@@ -40,7 +41,11 @@ interface World {
   /** A vault and one of its credentials. */
   vault: string;
   credential: string;
+  /** Share links to sessions[1] (the one with a hand and files): live, revoked, expired. */
+  share: { id: string; sessionId: string; token: string; revoked: string; expired: string };
 }
+/** What a share link's viewer may call (of its own session, with GET): anything else it sends must be refused. */
+const VIEWER_READS = new Set(['sessions.shared', 'events.list', 'events.follow', 'hands.listFiles', 'hands.readFile']);
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 let world: World;
@@ -77,7 +82,12 @@ beforeAll(async () => {
   const tab = { sessionId: sessions[0]!, hand, tabId, tabSecret: await rt.access.tabSecret(sessions[0]!, hand, tabId) };
   const vault = (await rt.vaults.createVault({ display_name: 'fuzz' })).id;
   const credential = (await rt.vaults.createCredential(vault, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: SECRET } })).id;
-  world = { cookie, apiKey, sessions, tab, callIds, vault, credential };
+  const live = await rt.access.shares.create(sessions[1]!, { label: 'fuzz', expiresAt: null, hideFiles: false });
+  const revoked = await rt.access.shares.create(sessions[1]!, { label: 'revoked', expiresAt: null, hideFiles: false });
+  await rt.access.shares.revoke(sessions[1]!, revoked.link.id);
+  const expired = await rt.access.shares.create(sessions[1]!, { label: 'expired', expiresAt: Date.now() + 1, hideFiles: false }, Date.now() - 60_000);
+  const share = { id: live.link.id, sessionId: sessions[1]!, token: live.token, revoked: revoked.token, expired: expired.token };
+  world = { cookie, apiKey, sessions, tab, callIds, vault, credential, share };
 });
 
 afterAll(async () => {
@@ -180,8 +190,20 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
     case 'sessions.list':
       return { limit: pick(r, [1, 50, 200]), cursor: pick(r, [null, 'garbage', '']) };
     case 'sessions.get':
+    case 'sessions.shared':
     case 'sessions.delete':
-      return { id: s() };
+      return { id: s(), sessionId: pick(r, [undefined, world.share.sessionId]) };
+    case 'shares.list':
+      return { sessionId: s() };
+    case 'shares.create':
+      return {
+        sessionId: pick(r, [s(), fakeId(r, 'sesn')]),
+        label: pick(r, [undefined, text(), 'z'.repeat(101)]),
+        expiresInHours: pick(r, [undefined, null, 1, 0.001, -1, 0, 1e9]),
+        hideFiles: pick(r, [undefined, true, false, 'yes']),
+      };
+    case 'shares.revoke':
+      return { sessionId: s(), id: pick(r, [world.share.id, fakeId(r, 'shr'), 'shr_', world.share.token]) };
     case 'sessions.me':
     case 'sessions.brain':
     case 'apiKeys.list':
@@ -270,9 +292,15 @@ function mutate(r: Rand, input: Record<string, unknown> | undefined): unknown {
 }
 
 /** Request headers, and whether they alone must get the request refused (for any method, or for writes). */
-function headersFor(r: Rand): { headers: Record<string, string>; refuse: 'always' | 'writes' | 'no' } {
+function headersFor(r: Rand): { headers: Record<string, string>; refuse: 'always' | 'writes' | 'viewer' | 'no' } {
   const owner = { ...SAME_ORIGIN, cookie: world.cookie };
+  const share = (token: string) => ({ ...SAME_ORIGIN, [SHARE_HEADER]: token });
   return pick(r, [
+    // A share link's viewer (with the owner's cookie beside it too): reads of its session, nothing else.
+    () => ({ headers: share(world.share.token), refuse: 'viewer' as const }),
+    () => ({ headers: { ...owner, [SHARE_HEADER]: world.share.token }, refuse: 'viewer' as const }),
+    // Revoked, expired, forged and oversized tokens are nobody.
+    () => ({ headers: share(pick(r, [world.share.revoked, world.share.expired, `pds_${'A'.repeat(43)}`, `${world.share.token.slice(0, -2)}xx`, 'pds_'.padEnd(5_000, 'a'), ''])), refuse: 'always' as const }),
     () => ({ headers: owner, refuse: 'no' as const }),
     () => ({ headers: owner, refuse: 'no' as const }),
     () => ({ headers: owner, refuse: 'no' as const }),
@@ -315,7 +343,8 @@ async function snapshot(): Promise<string> {
   const credentials = await store.db.selectFrom('vault_credentials').selectAll().orderBy('id').execute();
   const resources = await store.db.selectFrom('session_resources').select(['id', 'session_id']).orderBy('id').execute();
   const tokens = await store.db.selectFrom('repository_tokens').select(['resource_id']).orderBy('resource_id').execute();
-  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens });
+  const shares = await store.db.selectFrom('share_links').select(['id', 'revoked_at']).orderBy('id').execute();
+  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens, shares });
 }
 
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);
@@ -359,6 +388,9 @@ describe('fuzz', () => {
       const what = `#${i} ${req.method} ${name} ${JSON.stringify(headers).slice(0, 120)} ${JSON.stringify(input)?.slice(0, 160)}`;
       if (status >= 500) fivexx.push(`${status} ${what}`);
       if ((refuse === 'always' || (refuse === 'writes' && req.method !== 'GET')) && status < 400) letThrough.push(`${status} ${what}`);
+      // A viewer gets through only with a GET of a session read naming its own session.
+      const viewerRead = req.method === 'GET' && VIEWER_READS.has(name) && typeof input === 'object' && input !== null && Object.values(input).includes(world.share.sessionId);
+      if (refuse === 'viewer' && !viewerRead && status < 400) letThrough.push(`${status} ${what}`);
       if (status >= 400) {
         refused++;
         if ((await snapshot()) !== before) partial.push(`${status} ${what}`);

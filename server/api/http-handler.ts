@@ -63,10 +63,11 @@ export async function handleTrpc(req: Request, deps: HttpDeps): Promise<Response
     endpoint: '/api/trpc',
     req: request,
     router: appRouter,
-    createContext: async () => {
+    createContext: async ({ info }) => {
       try {
         const runtime = await deps.runtime();
-        const caller: Caller = await runtime.access.identify(req.headers);
+        // A share page's subscription cannot set headers (EventSource): its token comes as a connection parameter.
+        const caller: Caller = await runtime.access.identify(req.headers, info.connectionParams?.share);
         return { runtime, caller };
       } catch (e) {
         // Started while PostgreSQL was down: a 503 the client retries (getRuntime tries again on

@@ -5,6 +5,7 @@ import { environmentsRouter } from '~/server/api/routers/environments';
 import { eventsRouter } from '~/server/api/routers/events';
 import { handsRouter } from '~/server/api/routers/hands';
 import { sessionsRouter } from '~/server/api/routers/sessions';
+import { sharesRouter } from '~/server/api/routers/shares';
 import { vaultsRouter } from '~/server/api/routers/vaults';
 import { createCallerFactory, createTRPCRouter } from '~/server/api/trpc';
 
@@ -16,6 +17,7 @@ export const appRouter = createTRPCRouter({
   agents: agentsRouter,
   environments: environmentsRouter,
   vaults: vaultsRouter,
+  shares: sharesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -70,10 +70,18 @@ const mapDomainErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-/** The one access check: every procedure but none is built on this, so a caller is never unchecked. */
+/** What every procedure but the session reads answers a share link's viewer. */
+export const VIEWER_READ_ONLY = 'a share link is read-only: it reads its one session and changes nothing';
+
+/**
+ * The one access check: every procedure is built on this (or on its session-read variant below),
+ * so a caller is never unchecked. Owner or API key; a share link's viewer is refused here.
+ */
 const requireCaller = t.middleware(({ ctx, next }) => {
-  if (ctx.caller.kind === 'anonymous') throw new TRPCError({ code: 'UNAUTHORIZED', message: 'sign in (or send an API key) first' });
-  return next({ ctx: { ...ctx, caller: ctx.caller } });
+  const caller = ctx.caller;
+  if (caller.kind === 'anonymous') throw new TRPCError({ code: 'UNAUTHORIZED', message: 'sign in (or send an API key) first' });
+  if (caller.kind === 'viewer') throw new TRPCError({ code: 'FORBIDDEN', message: VIEWER_READ_ONLY });
+  return next({ ctx: { ...ctx, caller } });
 });
 
 /** Only the signed-in owner, never a program: what manages credentials (a leaked key cannot mint more). */
@@ -84,8 +92,28 @@ const requireOwner = t.middleware(({ ctx, next }) => {
   return next();
 });
 
+/**
+ * The same check for a read of one session, which a share link's viewer may also make, of its
+ * own session only: the session is the input's `key` field, compared before the procedure runs
+ * (another session's id is a 404, so a link says nothing about other sessions).
+ */
+function requireSessionReader(key: 'sessionId' | 'id') {
+  return t.middleware(async ({ ctx, next, getRawInput }) => {
+    const caller = ctx.caller;
+    if (caller.kind === 'anonymous') throw new TRPCError({ code: 'UNAUTHORIZED', message: 'sign in (or send an API key) first' });
+    if (caller.kind === 'viewer') {
+      const raw = await getRawInput();
+      const named = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>)[key] : undefined;
+      if (named !== caller.sessionId) throw new TRPCError({ code: 'NOT_FOUND', message: 'this share link does not open that session' });
+    }
+    return next({ ctx: { ...ctx, caller } });
+  });
+}
+
 export const createTRPCRouter = t.router;
 /** Every procedure is one of these: signed in owner or API key. */
 export const protectedProcedure = t.procedure.use(requireCaller).use(mapDomainErrors);
 export const ownerProcedure = protectedProcedure.use(requireOwner);
+/** A read of the session named by the input's `key`: owner, API key, or a share link's viewer of that session. */
+export const sessionReadProcedure = (key: 'sessionId' | 'id') => t.procedure.use(requireSessionReader(key)).use(mapDomainErrors);
 export const createCallerFactory = t.createCallerFactory;

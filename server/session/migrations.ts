@@ -258,6 +258,28 @@ export const migrations: Readonly<Record<string, Migration>> = {
       for (const t of ['git_capabilities', 'repository_tokens', 'session_resources']) await db.schema.dropTable(t).execute();
     },
   },
+  '0008_share_links': {
+    // Read-only links to one session (`/share/<token>`): the token's SHA-256 only, an optional
+    // expiry (epoch ms), revoked rather than deleted so a list can say when. No foreign key (as
+    // 0007's tables): deleteSession removes a session's links with its other rows.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('share_links')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('label', 'text', (c) => c.notNull())
+        .addColumn('hide_files', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint')
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema.createIndex('share_links_session').on('share_links').columns(['session_id', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('share_links').execute();
+    },
+  },
 };
 
 /**

@@ -27,6 +27,7 @@ export interface Database {
   session_resources: SessionResourcesTable;
   repository_tokens: RepositoryTokensTable;
   git_capabilities: GitCapabilitiesTable;
+  share_links: ShareLinksTable;
 }
 
 export interface SessionsTable {
@@ -202,6 +203,20 @@ export interface GitCapabilitiesTable {
   resource_id: string;
   hand: string;
   created_at: string;
+}
+
+/** A read-only link to one session: only the SHA-256 of its token is kept. */
+export interface ShareLinksTable {
+  id: string;
+  session_id: string;
+  hash: string;
+  label: string;
+  /** 1: the viewer does not see the hands' files. */
+  hide_files: number;
+  created_at: string;
+  /** Epoch milliseconds; null: never expires. */
+  expires_at: number | null;
+  revoked_at: string | null;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

@@ -4,6 +4,7 @@ import { StickToBottom, type StickToBottomContext, useStickToBottomContext } fro
 import type { Item } from '~/app/_components/session-view/derive';
 import { ItemView, StreamingView } from '~/app/_components/session-view/item-view';
 import { ExamplePrompts } from '~/app/_components/session-view/example-prompts';
+import { useReadOnly } from '~/app/_components/session-view/read-only';
 import type { Streaming } from '~/app/_components/session-view/use-session-log';
 import '~/app/_components/session-view/conversation.css';
 
@@ -41,6 +42,7 @@ export function Conversation({
   // Queued messages (last in `items`) wait below the answer being written.
   const split = shown.findIndex((i) => i.kind === 'user' && i.queued);
   const [said, queued] = split === -1 ? [shown, []] : [shown.slice(0, split), shown.slice(split)];
+  const readOnly = useReadOnly();
   const view = (item: Item) => <ItemView key={item.kind === 'tool' || item.kind === 'custom' ? item.call.use.id : item.event.id} sessionId={sessionId} item={item} last={item === items.at(-1)} />;
   return (
     <StickToBottom className="conversation-frame" initial="instant" resize="smooth" contextRef={followRef}>
@@ -50,7 +52,7 @@ export function Conversation({
             show {items.length - shown.length} earlier messages
           </button>
         )}
-        {items.length === 0 && Object.keys(streaming).length === 0 && <ExamplePrompts sessionId={sessionId} />}
+        {items.length === 0 && Object.keys(streaming).length === 0 && (readOnly ? <p className="muted" data-testid="share-empty">Nothing said yet: the conversation appears here as it happens.</p> : <ExamplePrompts sessionId={sessionId} />)}
         {said.map(view)}
         {Object.entries(streaming).map(([startId, s]) => (
           <StreamingView key={startId} text={s.text} thinking={s.thinking} tools={s.tools} />

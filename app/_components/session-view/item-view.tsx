@@ -2,6 +2,7 @@
 import type { ReactNode } from 'react';
 import { useStickToBottomContext } from 'use-stick-to-bottom';
 import type { ToolResultContent } from '~/lib/events';
+import { useReadOnly } from '~/app/_components/session-view/read-only';
 import { RetryButton } from '~/app/_components/session-view/retry-button';
 import { errorText } from '~/app/_components/session-view/error-text';
 import { unreachable } from '~/lib/unreachable';
@@ -43,6 +44,7 @@ export function StreamingView({ text, thinking, tools }: { text: string; thinkin
 }
 
 export function ItemView({ sessionId, item, last = false }: { sessionId: string; item: Item; /** The newest item: only there does Retry make sense. */ last?: boolean }) {
+  const readOnly = useReadOnly();
   switch (item.kind) {
     case 'user': {
       const text = item.event.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
@@ -172,7 +174,7 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
       return (
         <div className="notice error" data-testid="session-error" data-error-type={item.event.error.type}>
           <strong>{text.sentence}</strong> {text.hint}
-          {text.retry && last && <RetryButton sessionId={sessionId} />}
+          {text.retry && last && !readOnly && <RetryButton sessionId={sessionId} />}
           <details className="small muted">
             <summary>details</summary>
             {item.event.error.type}: {item.event.error.message} ({item.event.error.retry_status.type})

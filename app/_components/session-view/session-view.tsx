@@ -12,7 +12,8 @@ import dynamic from 'next/dynamic';
 import { useBrowserHand } from '~/lib/browser/use-browser-hand';
 import { useSessionLog } from '~/app/_components/session-view/use-session-log';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
-import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
+import { accessRefused, storeUnavailable, useTRPC } from '~/lib/browser/trpc';
+import { ShareLinks } from '~/app/_components/share-links/share-links';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useMediaQuery } from '~/lib/browser/use-media-query';
 import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable/resizable';
@@ -36,16 +37,24 @@ const NARROW_TABS: readonly (readonly [NarrowTab, string])[] = [
   ['log', 'Log'],
 ];
 
-export function SessionView({ sessionId }: { sessionId: string }) {
+/**
+ * The session IDE. With `share` it is a share link's read-only view (the page's tRPC client
+ * carries the link's token): the same log, chat, files, terminal and timeline, and nothing that
+ * writes (see read-only.ts); when the link is revoked or expires the page says so and stops.
+ */
+export function SessionView({ sessionId, share }: { sessionId: string; share?: { hideFiles: boolean } }) {
   const trpc = useTRPC();
-  const session = useQuery(
-    // A 503 (database unreachable) is retried until it answers; anything else is final.
-    trpc.sessions.get.queryOptions({ id: sessionId }, { retry: (_count, err) => storeUnavailable(err), retryDelay: (n) => Math.min(5_000, 500 * 2 ** n) }),
-  );
+  const readOnly = share !== undefined;
+  // A 503 (database unreachable) is retried until it answers; anything else is final.
+  const retry = { retry: (_count: number, err: unknown) => storeUnavailable(err), retryDelay: (n: number) => Math.min(5_000, 500 * 2 ** n) };
+  const owned = useQuery({ ...trpc.sessions.get.queryOptions({ id: sessionId }, retry), enabled: !readOnly });
+  const shared = useQuery({ ...trpc.sessions.shared.queryOptions({ id: sessionId }, retry), enabled: readOnly });
+  const session = readOnly ? shared : owned;
   const mirrored = useLiveQuery(() => mirror().sessions.get(sessionId), [sessionId]);
   // The offline demo brain answers whatever the agent names: then its banner is what is true.
-  const brain = useQuery(trpc.sessions.brain.queryOptions(undefined, { staleTime: Infinity }));
-  const { events, streaming, handProgress, connection, error, storeOutage } = useSessionLog(sessionId);
+  const brain = useQuery({ ...trpc.sessions.brain.queryOptions(undefined, { staleTime: Infinity }), enabled: !readOnly });
+  const { events, streaming, handProgress, connection, error, storeOutage, refused } = useSessionLog(sessionId);
+  const linkEnded = readOnly && (refused !== null || accessRefused(session.error));
   // Whether this tab serves as the session's browser hand; remembered so a reload re-attaches.
   const [browserEnabled, setBrowserEnabled] = useState(false);
   const [view, setView] = useState<'timeline' | 'waterfall'>('timeline');
@@ -61,7 +70,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
     localStorage.setItem(`paddock.browserHand.${sessionId}`, next ? '1' : '0');
     setBrowserEnabled(next);
   };
-  const browser = useBrowserHand(sessionId, events, browserEnabled && connection !== 'offline');
+  const browser = useBrowserHand(sessionId, events, !readOnly && browserEnabled && connection !== 'offline');
   // Marks the first paint of the log (from the mirror) for the reload benchmark.
   const painted = events !== null;
   useEffect(() => {
@@ -72,7 +81,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
     if (session.data) void mirrorSessions([session.data]);
   }, [session.data]);
 
-  const notFound = session.error?.data?.code === 'NOT_FOUND' || session.error?.data?.code === 'BAD_REQUEST';
+  const notFound = !readOnly && (session.error?.data?.code === 'NOT_FOUND' || session.error?.data?.code === 'BAD_REQUEST');
   const outage = storeOutage ?? (storeUnavailable(session.failureReason) ? (session.failureReason?.message ?? null) : null);
   const log = useMemo(() => events ?? [], [events]);
   const items = useMemo(() => conversation(log), [log]);
@@ -91,6 +100,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
       onToggleBrowser={toggleBrowser}
       pane={pane}
       onFileOpened={() => setTab('editor')}
+      hideFiles={share?.hideFiles ?? false}
     />
   );
   const bottom = (
@@ -110,7 +120,7 @@ export function SessionView({ sessionId }: { sessionId: string }) {
     <section className="chat">
       {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} followRef={follow} />}
       {/* Whoever sends wants to see the answer, even if they had scrolled up. */}
-      <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} onSend={() => void follow.current?.scrollToBottom()} />
+      {!readOnly && <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} onSend={() => void follow.current?.scrollToBottom()} />}
     </section>
   );
 
@@ -134,18 +144,35 @@ export function SessionView({ sessionId }: { sessionId: string }) {
           {connection}
         </span>
         <span className="mono muted small">{sessionId}</span>
+        {readOnly ? (
+          <span className="small muted" data-testid="share-badge">
+            read-only link
+          </span>
+        ) : (
+          <ShareLinks sessionId={sessionId} />
+        )}
       </div>
-      {session.data?.agent && brain.data?.isDemo === false ? (
+      {readOnly ? (
+        shared.data?.brain.isDemo ? (
+          <div className="demo-banner" data-testid="demo-banner">
+            <strong>Offline demo brain — not Claude.</strong> This session runs on a deterministic stand-in that shows how Paddock works.
+          </div>
+        ) : shared.data?.agent ? (
+          <span className="brain" data-testid="session-agent">
+            agent: {shared.data.agent.name} v{shared.data.agent.version} · model: {shared.data.agent.model.id}
+          </span>
+        ) : null
+      ) : owned.data?.agent && brain.data?.isDemo === false ? (
         // The session's own agent (the version it was made with) says which model answers.
         <span className="brain" data-testid="session-agent">
-          agent: {session.data.agent.name} v{session.data.agent.version} · model: {session.data.agent.model.id}
-          {session.data.environment_id ? ` · environment: ${session.data.environment_id}` : ''}
+          agent: {owned.data.agent.name} v{owned.data.agent.version} · model: {owned.data.agent.model.id}
+          {owned.data.environment_id ? ` · environment: ${owned.data.environment_id}` : ''}
         </span>
       ) : (
         <BrainBadge />
       )}
-      <SessionRepositories repositories={session.data?.resources ?? []} />
-      {asking > 0 && (
+      <SessionRepositories repositories={owned.data?.resources ?? []} />
+      {asking > 0 && !readOnly && (
         // On a phone the chat may be another tab: say so at the top, and take the reader there.
         <button
           type="button"
@@ -160,7 +187,12 @@ export function SessionView({ sessionId }: { sessionId: string }) {
         </button>
       )}
       {outage !== null && connection !== 'offline' && <StoreOutageBanner detail={outage} />}
-      {(connection === 'offline' || (session.isError && !notFound)) && (
+      {linkEnded && (
+        <p className="offline-banner" data-testid="share-ended" role="status">
+          This share link was revoked or has expired: the page no longer follows the session. What it showed stays below.
+        </p>
+      )}
+      {!linkEnded && (connection === 'offline' || (session.isError && !notFound)) && (
         <p className="offline-banner" data-testid="offline-banner" role="status" title={error ?? undefined}>
           The Paddock server cannot be reached: showing the copy of this session saved in your browser. Reconnecting by itself.
         </p>

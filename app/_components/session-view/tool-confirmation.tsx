@@ -2,6 +2,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { ToolCall } from '~/app/_components/session-view/derive';
+import { useReadOnly } from '~/app/_components/session-view/read-only';
 import { useTRPC } from '~/lib/browser/trpc';
 
 /**
@@ -13,17 +14,26 @@ export function ToolConfirmation({ sessionId, call }: { sessionId: string; call:
   const [denying, setDenying] = useState(false);
   const [message, setMessage] = useState('');
   const send = useMutation(trpc.events.send.mutationOptions());
+  const readOnly = useReadOnly();
+  const who = readOnly ? 'The owner' : 'You';
 
   if (call.confirmation) {
     const c = call.confirmation;
     return (
       <div className={`confirm confirm-${c.result}`} data-testid="tool-verdict">
-        {c.result === 'allow' ? 'You allowed this call.' : `You denied this call${c.deny_message ? `: ${c.deny_message}` : '.'}`}
+        {c.result === 'allow' ? `${who} allowed this call.` : `${who} denied this call${c.deny_message ? `: ${c.deny_message}` : '.'}`}
       </div>
     );
   }
   // Answered without a verdict: given up by a new message or an interrupt (the result says so).
   if (call.result) return null;
+  if (readOnly) {
+    return (
+      <div className="confirm" data-testid="tool-awaits-owner">
+        <strong>{call.use.name}</strong> waits for the owner&apos;s approval.
+      </div>
+    );
+  }
 
   const verdict = (result: 'allow' | 'deny') =>
     send.mutate({ sessionId, event: { type: 'user.tool_confirmation', tool_use_id: call.use.id, result, ...(result === 'deny' && message.trim() ? { deny_message: message.trim() } : {}) } });

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { LiveDelta, StoredEvent } from '~/lib/events';
 import { mirrorEvents, mirroredEvents, mirroredTail } from '~/lib/browser/mirror';
-import { storeUnavailable, useTRPCClient } from '~/lib/browser/trpc';
+import { accessRefused, storeUnavailable, useTRPCClient } from '~/lib/browser/trpc';
 
 export type Connection = 'connecting' | 'live' | 'reconnecting' | 'offline';
 
@@ -41,6 +41,8 @@ export function useSessionLog(sessionId: string) {
   const [error, setError] = useState<string | null>(null);
   // Set while the server reports its database unreachable: the page shows the mirror meanwhile.
   const [storeOutage, setStoreOutage] = useState<string | null>(null);
+  // Set when the server refuses this caller (a share link revoked or expired): the follow is over.
+  const [refused, setRefused] = useState<string | null>(null);
   const [streaming, setStreaming] = useState<Streaming>({});
   const [handProgress, setHandProgress] = useState<HandProgress>({});
   const pending = useRef<StoredEvent[]>([]);
@@ -136,6 +138,7 @@ export function useSessionLog(sessionId: string) {
               refollow = window.setTimeout(follow, REFOLLOW_MS);
               return;
             }
+            if (accessRefused(err)) setRefused(err.message);
             setConnection('offline');
             setError(err.message);
           },
@@ -175,8 +178,9 @@ export function useSessionLog(sessionId: string) {
       unsubscribe?.();
       setEvents(null);
       setStoreOutage(null);
+      setRefused(null);
     };
   }, [client, sessionId]);
 
-  return { events, streaming, handProgress, connection, error, storeOutage };
+  return { events, streaming, handProgress, connection, error, storeOutage, refused };
 }

@@ -7,6 +7,7 @@ import { PanePlaceholder } from '~/app/_components/ide/pane-placeholder';
 import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable/resizable';
 import { TerminalView } from '~/app/_components/ide/terminal-view';
 import { HandsPanel } from '~/app/_components/session-view/hands-panel';
+import { useReadOnly } from '~/app/_components/session-view/read-only';
 import { useHandFiles } from '~/app/_components/session-view/use-hand-files';
 import type { HandProgress } from '~/app/_components/session-view/use-session-log';
 import type { StoredEvent } from '~/lib/events';
@@ -24,6 +25,7 @@ export function Workbench({
   onToggleBrowser,
   pane = null,
   onFileOpened,
+  hideFiles = false,
 }: {
   sessionId: string;
   events: readonly StoredEvent[];
@@ -35,7 +37,10 @@ export function Workbench({
   pane?: 'files' | 'editor' | 'terminal' | null;
   /** A file was picked in the tree (at phone width the page then shows the editor tab). */
   onFileOpened?: () => void;
+  /** A share link the owner made without the hands' files: the tree and editor stay empty. */
+  hideFiles?: boolean;
 }) {
+  const readOnly = useReadOnly();
   const records = useMemo(() => handsInLog(events), [events]);
   const terminal = useMemo(() => terminalChunks(events), [events]);
   const current = currentHand(records)?.id ?? null;
@@ -47,7 +52,7 @@ export function Workbench({
   const resultsCount = events.filter((e) => e.type === 'agent.tool_result' || e.type === 'user.tool_result' || e.type === 'user.file_edit').length;
   const version = resultsCount + browser.filesVersion;
   const own = browser.hand !== null && hand === browser.hand;
-  const { files, read, write, unavailable } = useHandFiles(sessionId, hand, browser.engine, own, version);
+  const { files, read, write, unavailable } = useHandFiles(sessionId, hideFiles ? null : hand, browser.engine, own, version);
 
   useEffect(() => {
     setFile(null);
@@ -70,6 +75,7 @@ export function Workbench({
 
   const side = (
     <div className="wb-left">
+      {!readOnly && (
       <div className="browser-hand" data-testid="browser-hand" data-engine={browser.engine?.kind ?? ''}>
         <button type="button" data-testid="browser-hand-toggle" onClick={onToggleBrowser} className={browserEnabled ? '' : 'primary'}>
           {browserEnabled ? 'Stop using this tab' : 'Use this tab as a hand'}
@@ -110,9 +116,12 @@ export function Workbench({
           </div>
         )}
       </div>
+      )}
       <HandsPanel events={events} progress={progress} />
       {records.length > 0 && <HandSwitcher hands={records} selected={hand} onSelect={setPicked} />}
-      {unavailable ? (
+      {hideFiles ? (
+        <PanePlaceholder testId="files-hidden" title="Files not shared" hint="The owner shares this session without its hands' files." />
+      ) : unavailable ? (
         <p className="small muted">{unavailable}</p>
       ) : hand === null ? (
         <PanePlaceholder testId="files-empty" title="No files yet" hint="The workspace appears once the agent (or this tab) provides a hand." />
@@ -134,7 +143,7 @@ export function Workbench({
         fileError ? (
           <p className="error small">{fileError}</p>
         ) : (
-          <CodeEditor path={file} value={content} onSave={(c) => write(file, c)} />
+          <CodeEditor path={file} value={content} readOnly={readOnly} onSave={(c) => (readOnly ? Promise.resolve() : write(file, c))} />
         )
       ) : (
         <PanePlaceholder

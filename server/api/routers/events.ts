@@ -2,7 +2,8 @@ import 'server-only';
 import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { EventSliceInput, SendableEvent, SessionId } from '~/server/api/inputs';
-import { createTRPCRouter, domainToTRPC, protectedProcedure } from '~/server/api/trpc';
+import { createTRPCRouter, domainToTRPC, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
+import { watchShare } from '~/server/api/share-watch';
 import { isDomainError } from '~/lib/errors';
 import { errorFields, logger } from '~/server/log';
 import type { StoredEvent } from '~/lib/events';
@@ -27,7 +28,7 @@ async function autoTitle(store: SessionStore, id: string, message: StoredEvent &
 }
 
 export const eventsRouter = createTRPCRouter({
-  list: protectedProcedure.input(EventSliceInput).query(({ ctx, input }) => {
+  list: sessionReadProcedure('sessionId').input(EventSliceInput).query(({ ctx, input }) => {
     const { sessionId, ...slice } = input;
     return ctx.runtime.store.getEvents(sessionId, slice);
   }),
@@ -60,23 +61,31 @@ export const eventsRouter = createTRPCRouter({
 
   /**
    * Stored events (tracked by seq, so a reconnect resumes after the last one seen: no gap, no
-   * duplicate) interleaved with untracked live deltas.
+   * duplicate) interleaved with untracked live deltas. A share link's viewer follows while its
+   * link lives: the row is read again every few seconds (any instance may have revoked it), and
+   * the stream ends with a NOT_FOUND once it is revoked or expired.
    */
-  follow: protectedProcedure
+  follow: sessionReadProcedure('sessionId')
     .input(z.object({ sessionId: SessionId, afterSeq: z.number().int().min(0).default(0), lastEventId: z.string().regex(/^\d+$/).nullish() }))
     .subscription(async function* ({ ctx, input, signal }) {
       // Errors thrown inside the stream pass no middleware: domain errors (an unknown session's
       // NotFoundError first of all) are mapped here. An unreachable store is reported in the
       // stream and retried by followWithDeltas, never thrown.
+      const outer = signal ?? new AbortController().signal;
+      const share = ctx.caller.kind === 'viewer' ? watchShare(ctx.runtime.access.shares, ctx.caller.shareId, outer) : null;
       try {
         const after = input.lastEventId ? Number(input.lastEventId) : input.afterSeq;
-        for await (const item of followWithDeltas(ctx.runtime, input.sessionId, after, signal ?? new AbortController().signal)) {
+        for await (const item of followWithDeltas(ctx.runtime, input.sessionId, after, share?.signal ?? outer)) {
           if (item.kind === 'event') yield tracked(String(item.event.seq), item);
           else yield item;
         }
       } catch (e) {
         if (isDomainError(e)) throw domainToTRPC(e);
         throw e;
+      } finally {
+        share?.close();
       }
+      const dead = share?.ended();
+      if (dead) throw dead;
     }),
 });

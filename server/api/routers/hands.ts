@@ -4,7 +4,9 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { HandId, SessionId, TabId, TabResult, TabSecret, ToolUseId } from '~/server/api/inputs';
 import { checkEventSize, checkFileWrite } from '~/server/api/limits';
-import { createTRPCRouter, ownerProcedure, protectedProcedure } from '~/server/api/trpc';
+import { handsInLog } from '~/lib/hand-log';
+import type { Caller } from '~/server/access/access';
+import { createTRPCRouter, ownerProcedure, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
 import { acceptTabResult } from '~/server/api/tab-result';
 import type { HandScope } from '~/server/hands/registry';
 import type { Runtime } from '~/server/runtime';
@@ -74,16 +76,18 @@ export const handsRouter = createTRPCRouter({
     return stored;
   }),
 
-  /** The files in a server-side hand's workspace, for the IDE's file tree. */
-  listFiles: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId })).query(async ({ ctx, input }) => {
-    const text = await runOnHand(ctx.runtime, input.sessionId, input.hand, 'glob', { pattern: '**/*' });
+  /** The files in a server-side hand's workspace, for the IDE's file tree (a share link's viewer: of a live hand only). */
+  listFiles: sessionReadProcedure('sessionId').input(z.object({ sessionId: SessionId, hand: HandId })).query(async ({ ctx, input }) => {
+    const text = await readOnHand(ctx.runtime, ctx.caller, input.sessionId, input.hand, 'glob', { pattern: '**/*' });
     // glob answers one path per line, or a sentence when nothing matches / the list was capped.
     return { files: text.split('\n').filter((l) => l.length > 0 && !/^(no files match|\[)/.test(l)) };
   }),
 
-  readFile: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath })).query(async ({ ctx, input }) => ({
-    content: await runOnHand(ctx.runtime, input.sessionId, input.hand, 'read', { file_path: input.path }),
-  })),
+  readFile: sessionReadProcedure('sessionId')
+    .input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath }))
+    .query(async ({ ctx, input }) => ({
+      content: await readOnHand(ctx.runtime, ctx.caller, input.sessionId, input.hand, 'read', { file_path: input.path }),
+    })),
 
   /** A user's edit from the IDE: written to the hand, and recorded so the brain sees it. */
   writeFile: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath, content: z.string() })).mutation(async ({ ctx, input }) => {
@@ -92,6 +96,21 @@ export const handsRouter = createTRPCRouter({
     return ctx.runtime.store.emitEvent(input.sessionId, { type: 'user.file_edit', hand: input.hand, path: input.path, content: input.content });
   }),
 });
+
+/**
+ * An IDE read. The owner's may resume a suspended hand (as any use does); a share link's viewer
+ * changes nothing: it reads only a hand that is running now (never resumed, provisioned or
+ * counted as use), and nothing when the owner hid the files from the link.
+ */
+async function readOnHand(rt: Runtime, caller: Caller, sessionId: string, handId: string, tool: 'glob' | 'read', input: Record<string, unknown>): Promise<string> {
+  if (caller.kind !== 'viewer') return runOnHand(rt, sessionId, handId, tool, input);
+  if (caller.hideFiles) throw new TRPCError({ code: 'FORBIDDEN', message: "the owner does not share the hands' files through this link" });
+  const record = handsInLog(await rt.store.getEvents(sessionId, { types: ['hand.provisioned', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed'] })).find((h) => h.id === handId);
+  if (!record || record.kind === 'browser' || record.status !== 'ready' || record.suspended) throw new TRPCError({ code: 'PRECONDITION_FAILED', message: `no hand is live: ${handId}'s files can be read while it runs` });
+  const entry = await rt.hands.resolve(await userScope(rt, sessionId), handId);
+  if (entry.status !== 'ready' || !entry.hand) throw new TRPCError({ code: 'PRECONDITION_FAILED', message: `no hand is live: ${handId}'s files can be read while it runs` });
+  return entry.hand.execute(tool, input, { callId: `share-${randomUUID()}`, signal: AbortSignal.timeout(30_000) });
+}
 
 /** Runs a file tool on a server-side hand for the IDE (never the brain's calls). */
 async function runOnHand(rt: Runtime, sessionId: string, handId: string, tool: 'glob' | 'read' | 'write', input: Record<string, unknown>): Promise<string> {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_AGENT_ID, ResourceParams, VaultId } from '~/lib/agent';
 import { createSessionFor } from '~/server/agents/new-session';
 import { AgentId, EnvironmentId, SessionId } from '~/server/api/inputs';
-import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
+import { createTRPCRouter, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
 
 export const sessionsRouter = createTRPCRouter({
   /**
@@ -49,6 +49,21 @@ export const sessionsRouter = createTRPCRouter({
     if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
     return { ...session, resources: await ctx.runtime.repositories.list(session.id) };
   }),
+
+  /**
+   * The session as a share link shows it (the share page asks this instead of `get`): what the
+   * page shows and nothing of the owner's setup (no metadata, vaults, environment or
+   * repositories; of the agent its name, version and model only), and which brain answers (the
+   * offline demo brain is labelled for a viewer too).
+   */
+  shared: sessionReadProcedure('id')
+    .input(z.object({ id: SessionId }))
+    .query(async ({ ctx, input }) => {
+      const session = await ctx.runtime.store.getSession(input.id);
+      if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
+      const { id, title, created_at, updated_at, status, last_seq, agent } = session;
+      return { id, title, created_at, updated_at, status, last_seq, agent: agent ? { name: agent.name, version: agent.version, model: { id: agent.model.id } } : null, environment_id: null, resources: [], brain: { label: ctx.runtime.harness.model.label, isDemo: ctx.runtime.harness.model.isDemo } };
+    }),
 
   /** Who is calling (the settings page says whether this browser is signed in as the owner). */
   me: protectedProcedure.query(({ ctx }) => ({ kind: ctx.caller.kind })),
