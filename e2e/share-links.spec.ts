@@ -18,6 +18,7 @@ async function makeLink(page: Page, label: string, o: { hideFiles?: boolean } = 
   const url = (await panel.getByTestId('share-url').textContent())!.trim();
   expect(url).toMatch(/\/share\/pds_[\w-]{43}$/);
   await expect(panel.getByTestId('share-row').filter({ hasText: label })).toHaveCount(1);
+  if (!o.hideFiles) await shoot(page, 'share-panel');
   await page.getByTestId('share-toggle').click();
   await expect(panel).toHaveCount(0);
   return url;
