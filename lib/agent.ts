@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { UserContent } from '~/lib/events';
 import { AgentToolsParams, type AgentTool } from '~/lib/toolset';
+import { type ContextPolicy, ContextPolicyParams } from '~/lib/context-policy';
 
 /**
  * Agents and environments as the Managed Agents API defines them (`@anthropic-ai/sdk`
@@ -64,6 +65,8 @@ const agentFields = {
   mcp_servers: z.array(McpServerParams).max(20).optional(),
   // Skills are refused until supported: the API error names the field.
   skills: z.array(SkillParams).max(0, 'skills are not supported by Paddock yet').optional(),
+  /** Paddock's extension: what of the log the model sees (lib/context-policy.ts). */
+  context_policy: ContextPolicyParams.optional(),
 };
 
 /** Fields the hosted API has that Paddock does not run: refused by name, never silently dropped. */
@@ -85,6 +88,7 @@ export const AgentUpdateParams = z
     tools: agentFields.tools.nullable(),
     mcp_servers: agentFields.mcp_servers.nullable(),
     skills: agentFields.skills.nullable(),
+    context_policy: ContextPolicyParams.nullish(),
     /** Optimistic concurrency: the update applies only if this is still the current version. */
     version: z.number().int().positive().optional(),
     ...unsupported,
@@ -107,6 +111,8 @@ export interface Agent {
   skills: [];
   execution_identity: null;
   multiagent: null;
+  /** Paddock's extension (absent on versions stored before it: read as `full`). */
+  context_policy?: ContextPolicy;
   created_at: string;
   updated_at: string;
   archived_at: string | null;

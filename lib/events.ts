@@ -144,7 +144,14 @@ export const NewEvent = z.discriminatedUnion('type', [
     /** Paddock addition, as on agent.tool_use. */
     model_tool_use_id: z.string().min(1),
   }),
-  z.object({ type: z.literal('agent.thread_context_compacted') }),
+  z.object({
+    type: z.literal('agent.thread_context_compacted'),
+    /** Paddock additions: the summary the model wrote, the seq range it stands for, and what asking for it cost. */
+    summary: z.string().optional(),
+    from_seq: z.number().int().min(1).optional(),
+    to_seq: z.number().int().min(1).optional(),
+    model_usage: ModelUsage.optional(),
+  }),
   z.object({ type: z.literal('session.status_running') }),
   z.object({
     type: z.literal('session.status_idle'),

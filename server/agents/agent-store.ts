@@ -18,6 +18,7 @@ import {
 import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
+import { normalizeContextPolicy } from '~/lib/context-policy';
 import type { Database } from '~/server/session/schema';
 import { decodePage, encodePage } from '~/lib/page-cursor';
 
@@ -90,7 +91,9 @@ export class AgentStore {
       .where('version', '=', version ?? row.version)
       .executeTakeFirst();
     if (!v) throw new NotFoundError('agent version', `${id}@${version}`);
-    return { ...(JSON.parse(v.body) as Agent), archived_at: row.archived_at };
+    const agent = JSON.parse(v.body) as Agent;
+    // Versions stored before context policies existed run on the full log.
+    return { ...agent, context_policy: normalizeContextPolicy(agent.context_policy), archived_at: row.archived_at };
   }
 
   async updateAgent(id: string, input: unknown): Promise<Agent> {
@@ -112,6 +115,7 @@ export class AgentStore {
         system: p.system === undefined ? prev.system : p.system,
         tools: p.tools === undefined ? prev.tools : normalizeTools(p.tools ?? []),
         mcp_servers: p.mcp_servers === undefined ? prev.mcp_servers : (p.mcp_servers ?? []),
+        context_policy: p.context_policy === undefined ? normalizeContextPolicy(prev.context_policy) : normalizeContextPolicy(p.context_policy),
         updated_at: now,
       };
       // Optimistic concurrency holds even without `version`: two updates never write one version twice.
@@ -153,7 +157,10 @@ export class AgentStore {
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
-      data: page.map((v) => ({ ...(JSON.parse(v.body) as Agent), archived_at: row.archived_at })),
+      data: page.map((v) => {
+        const agent = JSON.parse(v.body) as Agent;
+        return { ...agent, context_policy: normalizeContextPolicy(agent.context_policy), archived_at: row.archived_at };
+      }),
       next_page: rows.length > limit && last ? encodePage(String(last.version), id) : null,
     };
   }
@@ -173,6 +180,7 @@ export class AgentStore {
       skills: [],
       execution_identity: null,
       multiagent: null,
+      context_policy: normalizeContextPolicy(p.context_policy),
       created_at: createdAt,
       updated_at: updatedAt,
       archived_at: null,

@@ -1,9 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { type EventType, type NewEventOf, type StoredEvent, type StoredEventOf, parseStoredEvent } from '~/lib/events';
+import type { StoredEvent } from '~/lib/events';
 import type { ToolSpec } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
-import { type ContextPolicy, type ModelRequest, SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
+import { type RequestSettings, type ModelRequest, SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
+import { Log } from '~/server/harness/testing/log-builder';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
@@ -13,60 +14,7 @@ const TOOLS: ToolSpec[] = [
   { name: 'read', description: 'Read a file.', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
   { name: 'write', description: 'Write a file.', input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } },
 ];
-const POLICY: ContextPolicy = { model: 'claude-test', maxTokens: 4096, system: 'You are a test agent.', tools: TOOLS };
-const USAGE = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-
-// ── a tiny log builder: seq, id and processed_at are assigned like the store does ──
-
-class Log {
-  readonly events: StoredEvent[] = [];
-
-  add<T extends EventType>(e: NewEventOf<T>): StoredEventOf<T> {
-    const seq = this.events.length + 1;
-    const s = {
-      ...e,
-      id: `sevt_${String(seq).padStart(26, '0')}`,
-      session_id: 'sesn_test',
-      seq,
-      processed_at: new Date(Date.UTC(2025, 0, 1) + seq * 1000).toISOString(),
-    };
-    parseStoredEvent(s);
-    this.events.push(s);
-    return s;
-  }
-  user(...texts: string[]) {
-    return this.add({ type: 'user.message', content: texts.map((text) => ({ type: 'text' as const, text })) });
-  }
-  say(...texts: string[]) {
-    return this.add({ type: 'agent.message', content: texts.map((text) => ({ type: 'text' as const, text })) });
-  }
-  think(thinking: string) {
-    return this.add({ type: 'agent.thinking', content: [{ type: 'thinking', thinking, signature: `sig-${thinking}` }] });
-  }
-  toolUse(toolu: string, name = 'bash', input: Record<string, unknown> = { command: 'ls' }) {
-    return this.add({ type: 'agent.tool_use', name, input, model_tool_use_id: toolu, hand: 'sandbox-1' });
-  }
-  result(call: StoredEvent, text: string, opts: { isError?: boolean | null; by?: 'agent' | 'user' } = {}) {
-    const body = { tool_use_id: call.id, content: [{ type: 'text' as const, text }], ...(opts.isError !== undefined ? { is_error: opts.isError } : {}) };
-    return opts.by === 'user' ? this.add({ type: 'user.tool_result', ...body }) : this.add({ type: 'agent.tool_result', ...body });
-  }
-  spanStart() {
-    return this.add({ type: 'span.model_request_start', model: 'claude-test' });
-  }
-  spanEnd(start: StoredEvent, isError = false) {
-    return this.add({ type: 'span.model_request_end', model_request_start_id: start.id, is_error: isError, model_usage: USAGE });
-  }
-  /** A whole model turn, wrapped in its span like the harness writes it. */
-  turn(body: () => void) {
-    const start = this.spanStart();
-    body();
-    this.spanEnd(start);
-  }
-  build(policy: ContextPolicy = POLICY): ModelRequest {
-    return buildContext(this.events, policy);
-  }
-}
-
+const POLICY: RequestSettings = { model: 'claude-test', maxTokens: 4096, system: 'You are a test agent.', tools: TOOLS };
 const blocksOf = (m: MessageParam | undefined): ContentBlockParam[] => (m && Array.isArray(m.content) ? m.content : []);
 
 /** Every block in the request that carries a cache_control marker, by where it sits. */
@@ -129,7 +77,7 @@ describe('buildContext: layout and cache breakpoints', () => {
   it('carries the tools, then the system prompt, then the messages, with the policy’s model and max_tokens', () => {
     const log = new Log();
     log.user('hi');
-    const req = log.build();
+    const req = log.build(POLICY);
     expect(req.model).toBe('claude-test');
     expect(req.max_tokens).toBe(4096);
     expect(req.tools?.map((t) => ('name' in t ? t.name : null))).toEqual(['bash', 'read', 'write']);
@@ -143,7 +91,7 @@ describe('buildContext: layout and cache breakpoints', () => {
     log.user('first', 'question');
     log.turn(() => log.say('answer'));
     log.user('second', 'question');
-    const req = log.build();
+    const req = log.build(POLICY);
     expect(breakpoints(req)).toEqual(['tools.2', 'system.0', 'messages.2.1']);
   });
 
@@ -151,7 +99,7 @@ describe('buildContext: layout and cache breakpoints', () => {
     const log = new Log();
     log.user('first');
     log.turn(() => log.say('answer'));
-    expect(breakpoints(log.build())).toEqual(['tools.2', 'system.0', 'messages.0.0']);
+    expect(breakpoints(log.build(POLICY))).toEqual(['tools.2', 'system.0', 'messages.0.0']);
   });
 
   it('marks the last tool result when a user message holds only results', () => {
@@ -165,7 +113,7 @@ describe('buildContext: layout and cache breakpoints', () => {
     });
     log.result(a, 'one');
     log.result(b, 'two');
-    const req = log.build();
+    const req = log.build(POLICY);
     expect(breakpoints(req)).toEqual(['tools.2', 'system.0', 'messages.2.1']);
     expect(blocksOf(req.messages[2])[1]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_B' });
   });
@@ -196,7 +144,7 @@ describe('buildContext: history', () => {
       log.toolUse('toolu_01A', 'bash', { command: 'ls' });
       log.toolUse('toolu_01B', 'read', { file_path: 'README.md' });
     });
-    const req = log.build();
+    const req = log.build(POLICY);
     expect(req.messages).toHaveLength(2);
     expect(req.messages[1]).toEqual({
       role: 'assistant',
@@ -223,7 +171,7 @@ describe('buildContext: history', () => {
     log.result(b, 'no such file', { isError: true });
     log.result(a, 'a.txt');
     log.result(c, 'fine', { isError: false, by: 'user' });
-    const results = blocksOf(log.build().messages[2]).map((blk) => (blk.type === 'tool_result' ? { ...blk, cache_control: undefined } : blk));
+    const results = blocksOf(log.build(POLICY).messages[2]).map((blk) => (blk.type === 'tool_result' ? { ...blk, cache_control: undefined } : blk));
     expect(results).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_01B', content: [{ type: 'text', text: 'no such file' }], is_error: true, cache_control: undefined },
       { type: 'tool_result', tool_use_id: 'toolu_01A', content: [{ type: 'text', text: 'a.txt' }], cache_control: undefined },
@@ -244,7 +192,7 @@ describe('buildContext: history', () => {
     log.result(a, 'one');
     log.user('also check the tests'); // arrives while a tool is still running
     log.result(b, 'two');
-    const req = log.build();
+    const req = log.build(POLICY);
     expect(req.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(blocksOf(req.messages[2]).map((blk) => blk.type)).toEqual(['tool_result', 'tool_result', 'text']);
     expect(breakpoints(req)).toEqual(['tools.2', 'system.0', 'messages.2.2']);
@@ -253,24 +201,24 @@ describe('buildContext: history', () => {
   it('adds nothing for an interrupted model request (a span start without an end)', () => {
     const log = new Log();
     log.user('go');
-    const before = unmarked(log.build());
+    const before = unmarked(log.build(POLICY));
     log.spanStart();
-    expect(unmarked(log.build())).toBe(before);
+    expect(unmarked(log.build(POLICY))).toBe(before);
     log.add({ type: 'user.interrupt' });
-    expect(unmarked(log.build())).toBe(before);
+    expect(unmarked(log.build(POLICY))).toBe(before);
   });
 
   it('ignores bookkeeping events: status, spans, errors, hands, compaction', () => {
     const log = new Log();
     log.user('go');
-    const before = JSON.stringify(log.build());
+    const before = JSON.stringify(log.build(POLICY));
     log.add({ type: 'session.status_running' });
     log.spanEnd(log.spanStart(), true);
     log.add({ type: 'session.status_rescheduled', attempt: 1, retry_in_ms: 10 });
     log.add({ type: 'session.error', error: { type: 'model_overloaded_error', message: 'x', retry_status: { type: 'retrying' } } });
     log.add({ type: 'hand.provisioned', hand: 'sandbox-1', kind: 'sandbox' });
     log.add({ type: 'agent.thread_context_compacted' });
-    expect(JSON.stringify(log.build())).toBe(before);
+    expect(JSON.stringify(log.build(POLICY))).toBe(before);
   });
 
   it('drops empty text blocks, and a message left with no blocks at all', () => {
@@ -279,7 +227,7 @@ describe('buildContext: history', () => {
     log.turn(() => log.say('')); // an empty answer
     log.user('');
     log.turn(() => log.say('', 'there'));
-    const req = log.build();
+    const req = log.build(POLICY);
     expect(unmarked(req.messages)).toBe(
       unmarked([
         { role: 'user', content: [{ type: 'text', text: 'hello' }] },
@@ -295,7 +243,7 @@ describe('buildContext: history', () => {
       log.add({ type: 'agent.thinking' });
       log.add({ type: 'agent.message', content: [{ type: 'redacted' }, { type: 'text', text: 'yo' }] });
     });
-    expect(unmarked(log.build().messages)).toBe(
+    expect(unmarked(log.build(POLICY).messages)).toBe(
       unmarked([
         { role: 'user', content: [{ type: 'text', text: 'hi' }] },
         { role: 'assistant', content: [{ type: 'text', text: 'yo' }] },
@@ -313,7 +261,7 @@ describe('buildContext: history', () => {
       a = log.toolUse('toolu_A', 'read', { file_path: 'empty.txt' });
     });
     log.result(a, '');
-    const json = JSON.stringify(log.build().messages);
+    const json = JSON.stringify(log.build(POLICY).messages);
     expect(json).toContain('"tool_use_id":"toolu_A"');
     expect(json).not.toContain('"text":""');
   });
@@ -330,7 +278,7 @@ describe('buildContext: history', () => {
         { type: 'text', text: 'Implement this.' },
       ],
     });
-    expect(unmarked(log.build().messages)).toBe(
+    expect(unmarked(log.build(POLICY).messages)).toBe(
       unmarked([
         {
           role: 'user',
@@ -354,17 +302,17 @@ describe('buildContext: history', () => {
       type: 'user.message',
       content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'spec' }, title: 'Spec', context: 'the product spec, v2' }],
     });
-    expect(blocksOf(log.build().messages[0])[0]).toMatchObject({ type: 'document', title: 'Spec', context: 'the product spec, v2' });
+    expect(blocksOf(log.build(POLICY).messages[0])[0]).toMatchObject({ type: 'document', title: 'Spec', context: 'the product spec, v2' });
   });
 
   it('ignores a result whose tool_use is unknown', () => {
     const log = new Log();
     log.user('go');
     log.turn(() => log.say('ok'));
-    const before = JSON.stringify(log.build());
+    const before = JSON.stringify(log.build(POLICY));
     log.add({ type: 'agent.tool_result', tool_use_id: 'sevt_never_made', content: [{ type: 'text', text: 'stray' }] });
     log.add({ type: 'user.tool_result', tool_use_id: 'sevt_also_unknown', is_error: true });
-    expect(JSON.stringify(log.build())).toBe(before);
+    expect(JSON.stringify(log.build(POLICY))).toBe(before);
   });
 
   // The API rejects a request with two tool_result blocks for one tool_use ("each tool_use must
@@ -381,7 +329,7 @@ describe('buildContext: history', () => {
     log.result(a, 'interrupted by the user before the tool finished', { isError: true });
     log.result(a, 'finished after all', { by: 'user' });
     log.user('what happened?');
-    const req = log.build();
+    const req = log.build(POLICY);
     const results = req.messages.flatMap((m) => blocksOf(m).filter((blk) => blk.type === 'tool_result'));
     expect(results).toHaveLength(1);
     expect(results[0]).toMatchObject({ tool_use_id: 'toolu_A', is_error: true });
@@ -393,7 +341,7 @@ describe('buildContext: history', () => {
     const early = log.add({ type: 'agent.tool_result', tool_use_id: `sevt_${String(4).padStart(26, '0')}`, content: [{ type: 'text', text: 'early' }] });
     log.turn(() => void log.toolUse('toolu_A'));
     expect(early.tool_use_id).toBe(log.events[3]!.id);
-    expect(JSON.stringify(log.build().messages)).not.toContain('early');
+    expect(JSON.stringify(log.build(POLICY).messages)).not.toContain('early');
   });
 });
 
@@ -434,8 +382,8 @@ describe('buildContext: cache stability and determinism', () => {
   it('gives byte-identical output for the same events, and leaves the events untouched', () => {
     const { log } = longSession();
     const snapshot = JSON.stringify(log.events);
-    const first = JSON.stringify(log.build());
-    const second = JSON.stringify(log.build());
+    const first = JSON.stringify(log.build(POLICY));
+    const second = JSON.stringify(log.build(POLICY));
     const fromCopy = JSON.stringify(buildContext(JSON.parse(snapshot) as StoredEvent[], POLICY));
     expect(second).toBe(first);
     expect(fromCopy).toBe(first);
@@ -463,7 +411,7 @@ describe('buildContext: user edits', () => {
     const log = new Log();
     log.user('fix it');
     log.add({ type: 'user.file_edit', hand: 'browser-1', path: 'src/a.js', content: 'let x = 2;' });
-    const json = JSON.stringify(log.build().messages);
+    const json = JSON.stringify(log.build(POLICY).messages);
     expect(json).toContain('The user edited src/a.js on hand browser-1');
     expect(json).toContain('let x = 2;');
   });
@@ -479,7 +427,7 @@ describe('buildContext: lost hands', () => {
     });
     log.add({ type: 'hand.lost', hand: 'sandbox-1', reason: 'its server process is gone' });
     log.result(call, 'hand sandbox-1 was lost', { isError: true });
-    const { messages } = log.build();
+    const { messages } = log.build(POLICY);
     const last = messages.at(-1)!;
     expect(last.role).toBe('user');
     const blocks = last.content as ContentBlockParam[];
@@ -497,7 +445,7 @@ describe('a message sent while the model answers', () => {
     log.user('second, while you answer');
     log.say('answer to first');
     log.spanEnd(start);
-    const req = log.build();
+    const req = log.build(POLICY);
     expect(req.messages.map((m) => [m.role, blocksOf(m).map((b) => (b.type === 'text' ? b.text : b.type))])).toEqual([
       ['user', ['first']],
       ['assistant', ['answer to first']],
@@ -510,8 +458,8 @@ describe('a message sent while the model answers', () => {
     cut.user('first');
     cut.spanStart();
     cut.user('second');
-    expect(cut.build().messages.map((m) => m.role)).toEqual(['user']);
-    expect(blocksOf(cut.build().messages[0]).map((b) => (b.type === 'text' ? b.text : b.type))).toEqual(['first', 'second']);
+    expect(cut.build(POLICY).messages.map((m) => m.role)).toEqual(['user']);
+    expect(blocksOf(cut.build(POLICY).messages[0]).map((b) => (b.type === 'text' ? b.text : b.type))).toEqual(['first', 'second']);
 
     const tools = new Log();
     tools.user('run ls');
@@ -520,7 +468,7 @@ describe('a message sent while the model answers', () => {
     tools.user('and then say hi');
     tools.spanEnd(start);
     tools.result(call, 'a.txt');
-    const req = tools.build();
+    const req = tools.build(POLICY);
     expect(req.messages.map((m) => [m.role, blocksOf(m).map((b) => b.type)])).toEqual([
       ['user', ['text']],
       ['assistant', ['tool_use']],

@@ -1,17 +1,21 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { StoredEvent } from '~/lib/events';
 import { type ToolSpec, lostHandText } from '~/lib/hand';
+import { type ContextPolicy, FULL_CONTEXT, estimateTokens } from '~/lib/context-policy';
 import { mcpToolName } from '~/lib/mcp-tools';
+import { RECALL_HINT, shapeHistory } from '~/server/harness/context-shape';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
 type ToolResultBlockParam = Anthropic.Messages.ToolResultBlockParam;
 
-export interface ContextPolicy {
+export interface RequestSettings {
   model: string;
   maxTokens: number;
   system: string;
   tools: readonly ToolSpec[];
+  /** What of the log the model sees (the agent's `context_policy`); default: all of it. */
+  history?: ContextPolicy;
 }
 
 export type ModelRequest = Anthropic.Messages.MessageCreateParamsNonStreaming;
@@ -23,7 +27,9 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
  * byte-identical requests, and appending events only appends to `messages`, so the prefix
  * (tools, then system, then history) stays stable and prompt caching keeps hitting.
  */
-export function buildContext(events: readonly StoredEvent[], policy: ContextPolicy): ModelRequest {
+export function buildContext(events: readonly StoredEvent[], policy: RequestSettings): ModelRequest {
+  const fixedTokens = estimateTokens(policy.system) + estimateTokens(JSON.stringify(policy.tools));
+  const shaped = shapeHistory(events, policy.history ?? FULL_CONTEXT, fixedTokens);
   const modelToolIds = new Map<string, string>();
   const answered = new Set<string>();
   const messages: MessageParam[] = [];
@@ -133,9 +139,11 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
         const block: ToolResultBlockParam = {
           type: 'tool_result',
           tool_use_id: id,
-          content: (e.content ?? [])
-            .filter((c) => c.type !== 'text' || hasText(c.text))
-            .map((c) => c as Exclude<ToolResultBlockParam['content'], string | undefined>[number]),
+          content: shaped.cleared.has(e.id)
+            ? [{ type: 'text', text: `[Output left out of this context (event ${e.seq}); ${RECALL_HINT}.]` }]
+            : (e.content ?? [])
+                .filter((c) => c.type !== 'text' || hasText(c.text))
+                .map((c) => c as Exclude<ToolResultBlockParam['content'], string | undefined>[number]),
           ...(e.is_error ? { is_error: true } : {}),
         };
         push('user', [block]);
@@ -145,7 +153,12 @@ export function buildContext(events: readonly StoredEvent[], policy: ContextPoli
         break;
     }
   };
-  for (const e of events) add(e);
+  const { note } = shaped;
+  if (note?.afterSeq === null) push('user', [{ type: 'text', text: note.text }]);
+  for (const e of shaped.events) {
+    add(e);
+    if (note && note.afterSeq === e.seq) push('user', [{ type: 'text', text: note.text }]);
+  }
   // A request cut off before its end was stored (a crash): what arrived during it follows it.
   requestOpen = false;
   for (const held of heldBack.splice(0)) add(held);

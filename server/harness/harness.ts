@@ -12,7 +12,10 @@ import { unreachable } from '~/lib/unreachable';
 import { newId } from '~/lib/ids';
 import { CallFailure, runToolCall } from '~/server/harness/tool-call';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
-import { SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
+import { FULL_CONTEXT } from '~/lib/context-policy';
+import { compactionRequest, shouldCompact } from '~/server/harness/compaction';
+import { type RequestSettings, SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
+import { SESSION_EVENTS_TOOL, SESSION_EVENTS_TOOL_NAME } from '~/server/harness/session-events';
 import { type Action, type McpToolUse, type ToolUse, decide } from '~/server/harness/decide';
 import type { LiveBus } from '~/server/harness/live-bus';
 import { ModelError, type ModelClient, type TurnBlock } from '~/server/harness/model-client';
@@ -376,8 +379,10 @@ export class Harness {
       try {
         // Fail closed: a call the agent's tools do not allow never runs (decide() holds the ones
         // that ask until confirmed; this catches anything else, e.g. an agent changed under it).
-        if (agent) refuseUnallowed(agent.tools, call);
-        outcome = { ...(await runToolCall(this.o.hands, scope, call, signal, { tools: agent?.tools ?? null, events })), isError: false };
+        const recall = (agent?.context_policy ?? FULL_CONTEXT).type !== 'full';
+        // session_events is the harness's own read of the log, given with the context policy.
+        if (agent && !(recall && call.name === SESSION_EVENTS_TOOL_NAME)) refuseUnallowed(agent.tools, call);
+        outcome = { ...(await runToolCall(this.o.hands, scope, call, signal, { tools: agent?.tools ?? null, events, recall })), isError: false };
       } catch (e) {
         if (signal.aborted) throw abortReason(signal);
         // The store failed, not the call (a hand event could not be written): the step is
@@ -479,13 +484,19 @@ export class Harness {
     const mcpTools = new Map(agent ? mcpToolsFor(agent.tools, mcpListed).map((t) => [t.spec.name, t]) : []);
     // The span names what is asked: the agent's model, or the demo brain's label (never mistaken for Claude).
     const asked = agent && !model.isDemo ? agent.model.id : null;
-    const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: asked ?? model.label }, { fence });
-    const request = buildContext(events, {
+    // What of the log the model sees; the recall tool comes with every policy that leaves something out.
+    const history = agent?.context_policy ?? FULL_CONTEXT;
+    const settings: RequestSettings = {
       model: asked ?? model.model,
       maxTokens: this.o.maxTokens ?? 8192,
       system: agent?.system ?? SYSTEM_PROMPT,
-      tools: agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS,
-    });
+      tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(history.type === 'full' ? [] : [SESSION_EVENTS_TOOL])],
+      history,
+    };
+    // Near its budget, the context is compacted first (a step of its own); the next step asks the model.
+    if (history.type === 'compaction' && (await this.compact(sessionId, fence, events, settings, history.trigger_input_tokens, run))) return;
+    const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: asked ?? model.label }, { fence });
+    const request = buildContext(events, settings);
     // Named now, so a live preview carries the id the finished event is stored under.
     const messageId = newId('sevt');
     const thinkingId = newId('sevt');
@@ -537,6 +548,10 @@ export class Harness {
       }
       // The agent's policy is evaluated now and stored with the call: a call that asks waits for
       // the user's confirmation, a custom tool's call waits for the client's result.
+      if (b.name === SESSION_EVENTS_TOOL_NAME && history.type !== 'full') {
+        batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: 'allow' });
+        continue;
+      }
       const route = agent ? routeTool(agent.tools, b.name) : null;
       if (route?.kind === 'custom') {
         batch.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
@@ -553,6 +568,39 @@ export class Harness {
     // in place across a store outage: the answer already streamed is kept, not asked for again.
     const ids = batch.map((e) => (e.type === 'agent.message' ? messageId : e.type === 'agent.thinking' ? thinkingId : undefined));
     await this.retryStore(run, sessionId, 'store turn', () => store.emitEvents(sessionId, batch, { fence, idempotencyKey: `turn:${start.id}`, ids }));
+  }
+
+  /**
+   * Compaction: when the request would be over `trigger` tokens, the model is asked (same prefix,
+   * no tools) for a summary, stored as `agent.thread_context_compacted` covering every event so
+   * far; requests are then built from it (context-shape.ts). True when it stored one or the step
+   * was interrupted; false to go on with the request as it is (under the trigger, or the summary
+   * request failed: the turn's own request then meets whatever the model server says).
+   */
+  private async compact(sessionId: string, fence: Fence, events: StoredEvent[], settings: RequestSettings, trigger: number, run: Run): Promise<boolean> {
+    const request = buildContext(events, settings);
+    if (!shouldCompact(request, events, trigger)) return false;
+    const toSeq = events.at(-1)!.seq;
+    let outcome;
+    try {
+      outcome = await this.withStep(run, (signal) => this.o.model.stream(compactionRequest(request), { signal, onDelta: () => undefined }));
+    } catch (e) {
+      if (!(e instanceof ModelError)) throw e;
+      log.warn('context not compacted: the summary request failed', { session: sessionId, ...errorFields(e) });
+      return false;
+    }
+    if (outcome instanceof StepAbort) return true;
+    const summary = outcome.content
+      .filter((b): b is Extract<TurnBlock, { type: 'text' }> => b.type === 'text')
+      .map((b) => b.text)
+      .join('\n')
+      .trim();
+    if (!summary) return false;
+    await this.retryStore(run, sessionId, 'store compaction', () =>
+      this.o.store.emitEvent(sessionId, { type: 'agent.thread_context_compacted', summary, from_seq: 1, to_seq: toSeq, model_usage: outcome.usage }, { fence, idempotencyKey: `compact:${toSeq}` }),
+    );
+    log.info('context compacted', { session: sessionId, to_seq: toSeq, summary_chars: summary.length });
+    return true;
   }
 
   private async modelFailed(sessionId: string, fence: Fence, e: ModelError, attempt: number, end: NewEvent, run: Run): Promise<void> {

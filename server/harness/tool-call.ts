@@ -7,6 +7,7 @@ import { type AgentTool, toolsetConfig } from '~/lib/toolset';
 import type { HandResources } from '~/server/hands/provisioner';
 import type { HandEntry, HandRegistry, HandScope } from '~/server/hands/registry';
 import type { ToolUse } from '~/server/harness/decide';
+import { SESSION_EVENTS_TOOL_NAME, sessionEvents } from '~/server/harness/session-events';
 import { webFetch } from '~/server/harness/web-fetch';
 
 /** A failed call, remembering which hand it ran on so the result can say so. */
@@ -52,6 +53,8 @@ export interface CallContext {
   tools: readonly AgentTool[] | null;
   /** The session's log as the harness read it for this step. */
   events: readonly StoredEvent[];
+  /** Whether the session's agent has the `session_events` tool (a context policy other than `full`). */
+  recall?: boolean;
 }
 const NO_CONTEXT: CallContext = { tools: null, events: [] };
 
@@ -83,6 +86,10 @@ export async function runToolCall(hands: HandRegistry, scope: HandScope, call: T
     }
     case 'list_hands':
       return { text: formatHands(await hands.list(scope)) };
+    case SESSION_EVENTS_TOOL_NAME:
+      // Only offered under a context policy that leaves something out; never a hand's.
+      if (!ctx.recall) throw new ToolError('session_events is not a tool of this session (its agent sees its whole log: context_policy full)');
+      return { text: sessionEvents(input, ctx.events) };
     case 'web_fetch': {
       const config = ctx.tools ? toolsetConfig(ctx.tools, 'web_fetch') : null;
       if (!config?.enabled) throw new ToolError('web_fetch is not a tool of this session (its agent does not enable it)');

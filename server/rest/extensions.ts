@@ -12,6 +12,8 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
   'agent.tool_use': ['model_tool_use_id', 'hand'],
   'agent.custom_tool_use': ['model_tool_use_id'],
   'agent.mcp_tool_use': ['model_tool_use_id'],
+  // The summary a compaction stored, the seq range it stands for, and the model usage it cost.
+  'agent.thread_context_compacted': ['summary', 'from_seq', 'to_seq', 'model_usage'],
   'agent.tool_result': ['hand'],
   // Thinking is kept (text and signature) so tool loops can replay it.
   'agent.thinking': ['content'],

@@ -1,0 +1,38 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { estimateTokens } from '~/lib/context-policy';
+import type { StoredEvent } from '~/lib/events';
+import type { ModelRequest } from '~/server/harness/context';
+
+/** What the model is asked when its context is compacted. */
+export const COMPACTION_PROMPT = `[Paddock: your context is nearly full. Write a summary that will replace everything above in your context; the full log stays available through the session_events tool.
+Keep: the task and every instruction the user gave; decisions made and why; the current state of the work (files changed, commands that matter, what succeeded, what failed); open questions; and exactly what to do next.
+Name facts precisely (paths, names, numbers, errors). Write only the summary, no tool calls.]`;
+
+/** The request's input, estimated in tokens (its system prompt, tools and messages). */
+export function requestTokens(request: ModelRequest): number {
+  return estimateTokens(JSON.stringify(request.system ?? '')) + estimateTokens(JSON.stringify(request.tools ?? [])) + estimateTokens(JSON.stringify(request.messages));
+}
+
+/**
+ * Whether to compact before this request: its input is over the trigger, and something happened
+ * since the last compaction (compacting a summary with nothing new would only loop).
+ */
+export function shouldCompact(request: ModelRequest, events: readonly StoredEvent[], triggerTokens: number): boolean {
+  if (requestTokens(request) <= triggerTokens) return false;
+  const last = events.at(-1);
+  const lastCompaction = [...events].reverse().find((e) => e.type === 'agent.thread_context_compacted');
+  return last !== undefined && last !== lastCompaction;
+}
+
+/**
+ * The summary request: the same prefix (tools, system, history: read from the cache) and the
+ * compaction prompt after the last user content; no tool calls.
+ */
+export function compactionRequest(request: ModelRequest): ModelRequest {
+  const messages = structuredClone(request.messages);
+  const prompt: Anthropic.Messages.TextBlockParam = { type: 'text', text: COMPACTION_PROMPT };
+  const last = messages.at(-1);
+  if (last?.role === 'user') last.content = [...(typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content), prompt];
+  else messages.push({ role: 'user', content: [prompt] });
+  return { ...request, messages, tool_choice: { type: 'none' } };
+}

@@ -1,0 +1,104 @@
+import { type ContextPolicy, estimateTokens } from '~/lib/context-policy';
+import type { StoredEvent } from '~/lib/events';
+
+/** What `buildContext` reads under a context policy: pure, from the log alone. */
+export interface ShapedHistory {
+  /** The events the request is built from, in log order. */
+  events: readonly StoredEvent[];
+  /** A note for the model (the window's marker, a compaction's summary): after the event with this seq, or first (null). */
+  note: { afterSeq: number | null; text: string } | null;
+  /** Tool results shown as a pointer to their seq instead of their output (by event id). */
+  cleared: ReadonlySet<string>;
+}
+
+const RESULT_TYPES = new Set(['agent.tool_result', 'user.tool_result', 'user.custom_tool_result', 'agent.mcp_tool_result']);
+
+export const RECALL_HINT = 'the log keeps every event: the session_events tool reads any of them';
+
+/** What a block costs besides its content in a request (its type, ids, the message around it), in tokens. */
+const BLOCK_OVERHEAD_TOKENS = 25;
+
+/** What an event adds to a request, in estimated tokens: its content, input or summary, and the block around it. */
+export function eventTokens(e: StoredEvent): number {
+  const x = e as { content?: unknown; input?: unknown; summary?: unknown };
+  const body = x.content ?? x.input ?? x.summary;
+  return body === undefined ? 0 : BLOCK_OVERHEAD_TOKENS + estimateTokens(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+/**
+ * Applies a context policy to a log. `fixedTokens` is what the request costs besides its history
+ * (system prompt and tools): the window fits the rest into its budget.
+ */
+export function shapeHistory(events: readonly StoredEvent[], policy: ContextPolicy, fixedTokens = 0): ShapedHistory {
+  switch (policy.type) {
+    case 'full':
+      return { events, note: null, cleared: new Set() };
+    case 'clear_old_tool_results':
+      return clearOldResults(events, policy.keep_recent, policy.clear_batch);
+    case 'window':
+      return windowed(events, policy.max_input_tokens - fixedTokens);
+    case 'compaction':
+      return compacted(events);
+  }
+}
+
+/** All but the newest `keep` results cleared, in whole batches: the request's prefix changes once per batch. */
+function clearOldResults(events: readonly StoredEvent[], keep: number, batch: number): ShapedHistory {
+  const results = events.filter((e) => RESULT_TYPES.has(e.type));
+  const count = Math.floor(Math.max(0, results.length - keep) / batch) * batch;
+  return { events, note: null, cleared: new Set(results.slice(0, count).map((e) => e.id)) };
+}
+
+/**
+ * The task (everything before the first model request) and the newest model turns (each from its
+ * `span.model_request_start` to the next: its output, its calls' results, what the user said
+ * meanwhile) within `budget` tokens. When they overflow it, the window's start moves forward until
+ * they fill at most half of it: a deterministic step, so between steps every request shares its
+ * predecessor's prefix.
+ */
+function windowed(events: readonly StoredEvent[], budget: number): ShapedHistory {
+  const starts: number[] = [];
+  events.forEach((e, i) => {
+    if (e.type === 'span.model_request_start') starts.push(i);
+  });
+  if (starts.length < 2) return { events, note: null, cleared: new Set() };
+  const head = events.slice(0, starts[0]);
+  const headTokens = head.reduce((n, e) => n + eventTokens(e), 0);
+  const room = Math.max(0, budget - headTokens);
+  const units = starts.map((s, k) => events.slice(s, starts[k + 1] ?? events.length));
+  const cost = units.map((u) => u.reduce((n, e) => n + eventTokens(e), 0));
+  let first = 0;
+  let sum = 0;
+  for (let i = 0; i < units.length; i++) {
+    sum += cost[i]!;
+    if (sum <= room) continue;
+    // Overflow: drop the oldest turns until the kept ones fill at most half the room (never the newest).
+    while (first < i && sum > room / 2) sum -= cost[first++]!;
+  }
+  if (first === 0) return { events, note: null, cleared: new Set() };
+  const dropped = units.slice(0, first).flat();
+  const from = dropped[0]!.seq;
+  const to = dropped.at(-1)!.seq;
+  const lastHead = head.at(-1);
+  return {
+    events: [...head, ...units.slice(first).flat()],
+    note: {
+      afterSeq: lastHead ? lastHead.seq : null,
+      text: `[Events ${from}–${to} of this session (${first} model turn${first === 1 ? '' : 's'}) are left out of this context to keep it within its budget; ${RECALL_HINT}.]`,
+    },
+    cleared: new Set(),
+  };
+}
+
+/** The newest compaction's summary first, then what came after the range it covers. */
+function compacted(events: readonly StoredEvent[]): ShapedHistory {
+  let last: Extract<StoredEvent, { type: 'agent.thread_context_compacted' }> | undefined;
+  for (const e of events) if (e.type === 'agent.thread_context_compacted' && typeof e.summary === 'string') last = e;
+  if (!last?.summary || last.to_seq === undefined) return { events, note: null, cleared: new Set() };
+  const to = last.to_seq;
+  return {
+    events: events.filter((e) => e.seq > to && e.type !== 'agent.thread_context_compacted'),
+    note: { afterSeq: null, text: `[Summary of this session's events ${last.from_seq ?? 1}–${to} (${RECALL_HINT}):]\n${last.summary}` },
+    cleared: new Set(),
+  };
+}
