@@ -190,3 +190,26 @@ test('a custom tool made in the editor: its call waits for the client\'s result'
   const first = (await recordedRequests()).find((r) => r.path === '/v1/messages')!.body as { tools?: { name: string; input_schema?: unknown }[] } | null;
   expect(first?.tools?.find((t) => t.name === 'lookup')?.input_schema).toEqual({ type: 'object', properties: { word: { type: 'string' } }, required: ['word'] });
 });
+
+test('an agent with a context window: set in the editor, listed, and its sessions get the session_events tool', async ({ page }) => {
+  const name = `Windowed ${Date.now().toString(36)}`;
+  await page.goto('/agents');
+  await page.getByTestId('new-agent').click();
+  const form = page.getByTestId('agent-form');
+  await form.getByTestId('agent-name').fill(name);
+  await form.getByTestId('agent-model').fill('claude-e2e-model');
+  await form.getByTestId('context-policy-type').selectOption('window');
+  await form.getByTestId('context-window-tokens').fill('40000');
+  await form.getByTestId('context-policy').scrollIntoViewIfNeeded();
+  await shoot(page, 'agent-context-policy');
+  await form.getByTestId('save-agent').click();
+  await expect(page.getByTestId('agent-form')).toHaveCount(0);
+  await expect(page.getByTestId('agent-row').filter({ hasText: name })).toContainText('context: window of 40k tokens');
+
+  await enqueue({ kind: 'message', steps: [{ kind: 'text', text: 'Windowed hello.' }] });
+  await startSessionWith(page, name);
+  await send(page, 'hello');
+  await expect(page.getByTestId('agent-message').last()).toHaveText('Windowed hello.');
+  const [request] = await recordedRequests();
+  expect(((request!.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name)).toContain('session_events');
+});

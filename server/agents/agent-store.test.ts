@@ -62,6 +62,22 @@ describe.each(['sqlite', 'postgres'] as const)('agent store on %s', (kind) => {
     expect(c.metadata).toEqual({});
   });
 
+  it('keeps a context policy per version, defaults filled in; an agent that names none sees the full log', async () => {
+    const a = await agents.createAgent({ name: 'long-runner', model: 'm' });
+    expect(a.context_policy).toEqual({ type: 'full' });
+    const b = await agents.updateAgent(a.id, { context_policy: { type: 'window' } });
+    expect(b.context_policy).toEqual({ type: 'window', max_input_tokens: 100_000 });
+    const c = await agents.updateAgent(a.id, { system: 'unchanged policy' });
+    expect(c.context_policy).toEqual({ type: 'window', max_input_tokens: 100_000 });
+    const d = await agents.updateAgent(a.id, { context_policy: { type: 'clear_old_tool_results', keep_recent: 2 } });
+    expect(d.context_policy).toEqual({ type: 'clear_old_tool_results', keep_recent: 2, clear_batch: 10 });
+    expect((await agents.getAgent(a.id, 2)).context_policy).toEqual({ type: 'window', max_input_tokens: 100_000 });
+    expect((await agents.updateAgent(a.id, { context_policy: null })).context_policy).toEqual({ type: 'full' });
+    for (const bad of [{ type: 'window', max_input_tokens: 10 }, { type: 'summarize' }, { type: 'compaction', trigger_input_tokens: 'lots' }, { type: 'full', extra: 1 }]) {
+      await expect(agents.createAgent({ name: 'x', model: 'm', context_policy: bad })).rejects.toThrow(/context_policy/);
+    }
+  });
+
   it('refuses bad input naming the field, and unsupported features by name', async () => {
     await expect(agents.createAgent({ model: 'm' })).rejects.toThrow(/name/);
     await expect(agents.createAgent({ name: 'x', model: 'm', skills: [{ type: 'anthropic', skill_id: 'pdf' }] })).rejects.toThrow(/skills/);

@@ -18,6 +18,8 @@ function toolSummary(a: Agent): string {
   if (asking.length > 0) parts.push(`asks before ${asking.join(', ')}`);
   if (custom.length > 0) parts.push(`custom: ${custom.join(', ')}`);
   if (a.mcp_servers.length > 0) parts.push(`MCP: ${a.mcp_servers.map((s) => s.name).join(', ')}`);
+  const context = contextSummary(a.context_policy);
+  if (context) parts.push(context);
   return parts.join(' · ');
 }
 
@@ -94,4 +96,20 @@ export function AgentList() {
       </ul>
     </section>
   );
+}
+
+/** The agent's context policy in a few words; nothing for the default (the full log). */
+function contextSummary(p: Agent['context_policy']): string | null {
+  const k = (n: number) => `${Math.round(n / 1000)}k tokens`;
+  switch (p?.type) {
+    case undefined:
+    case 'full':
+      return null;
+    case 'window':
+      return `context: window of ${k(p.max_input_tokens)}`;
+    case 'clear_old_tool_results':
+      return `context: newest ${p.keep_recent} tool outputs`;
+    case 'compaction':
+      return `context: compacted above ${k(p.trigger_input_tokens)}`;
+  }
 }

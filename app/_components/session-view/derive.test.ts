@@ -44,6 +44,15 @@ describe('conversation', () => {
     add({ type: 'user.custom_tool_result', custom_tool_use_id: use.id, content: [{ type: 'text', text: '42' }] });
     expect(conversation(events)).toMatchObject([{ kind: 'custom', call: { result: { content: [{ type: 'text', text: '42' }] } } }]);
   });
+
+  it('shows a compaction where it happened, with the range it summarized', () => {
+    const { events, add } = log();
+    add({ type: 'user.message', content: [{ type: 'text', text: 'go' }] });
+    add({ type: 'agent.thread_context_compacted', summary: 'all so far', from_seq: 1, to_seq: 1 });
+    add({ type: 'agent.message', content: [{ type: 'text', text: 'going on' }] });
+    expect(conversation(events).map((i) => i.kind)).toEqual(['user', 'compacted', 'agent']);
+    expect(conversation(events)[1]).toMatchObject({ event: { summary: 'all so far', to_seq: 1 } });
+  });
 });
 
 describe('queued messages', () => {

@@ -24,7 +24,8 @@ export type Item =
   | { kind: 'custom'; call: CustomCall }
   | { kind: 'interrupt'; event: StoredEventOf<'user.interrupt'> }
   | { kind: 'error'; event: StoredEventOf<'session.error'> }
-  | { kind: 'rescheduled'; event: StoredEventOf<'session.status_rescheduled'> };
+  | { kind: 'rescheduled'; event: StoredEventOf<'session.status_rescheduled'> }
+  | { kind: 'compacted'; event: StoredEventOf<'agent.thread_context_compacted'> };
 
 /**
  * The conversation as a person reads it: messages, and each tool call beside its result. Queued
@@ -108,8 +109,10 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
         takenUp();
         break;
       // Not part of the conversation as a person reads it: the timeline and the IDE show them.
-      case 'user.file_edit':
       case 'agent.thread_context_compacted':
+        items.push({ kind: 'compacted', event: e });
+        break;
+      case 'user.file_edit':
       case 'span.model_request_end':
       case 'hand.provisioned':
       case 'hand.reattached':

@@ -188,6 +188,15 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
           model unavailable; retry {item.event.attempt ?? ''} in {Math.round((item.event.retry_in_ms ?? 0) / 100) / 10}s
         </div>
       );
+    case 'compacted':
+      return (
+        <details className="notice muted" data-testid="context-compacted">
+          <summary>
+            context compacted: events {item.event.from_seq ?? 1}–{item.event.to_seq ?? '?'} summarized for the model (the log keeps them)
+          </summary>
+          <Long text={item.event.summary ?? ''} render={(t) => <pre className="tool-result">{t}</pre>} />
+        </details>
+      );
     default:
       return unreachable(item);
   }
