@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PromptCache } from '~/server/harness/testing/prompt-cache';
 
 export type ScriptStep =
   | { kind: 'text'; text: string; chunks?: number }
@@ -100,6 +101,11 @@ export interface FakeMessagesApiOptions {
   /** Serve /_control/enqueue, /_control/reset, /_control/requests (for e2e runners). */
   control?: boolean;
   fallback?: Fallback;
+  /**
+   * Answer usage (for responses that script none) from a model of the API's prompt cache
+   * (prompt-cache.ts): cache reads and writes earned by the requests' shared prefixes.
+   */
+  promptCache?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -363,6 +369,7 @@ function authOf(headers: Record<string, string>): Pick<RecordedRequest, 'auth' |
 export async function startFakeMessagesApi(opts: FakeMessagesApiOptions = {}): Promise<FakeMessagesApi> {
   const queue: ScriptedResponse[] = [];
   const requests: RecordedRequest[] = [];
+  const cache = opts.promptCache ? new PromptCache() : null;
   let fallback: Fallback = opts.fallback ?? defaultFallback;
   // Aborted on close() so delays in flight end at once instead of keeping the process alive.
   const shutdown = new AbortController();
@@ -471,7 +478,7 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions = {}): P
         const content = planned.map((p) => p.block);
         const stopReason = scripted.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
         const outputTokens = scripted.usage?.output_tokens ?? Math.max(1, content.reduce((n, b) => n + blockTokens(b), 0));
-        const usage = usageOf(scripted, inputTokens, outputTokens);
+        const usage = cache && !scripted.usage && !scripted.omitCacheUsage ? { ...cache.account(body), output_tokens: outputTokens } : usageOf(scripted, inputTokens, outputTokens);
 
         if (!streaming) {
           const message = {
@@ -607,6 +614,7 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions = {}): P
     reset: () => {
       queue.length = 0;
       requests.length = 0;
+      cache?.clear();
     },
     close: async () => {
       shutdown.abort();
