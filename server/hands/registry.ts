@@ -14,6 +14,7 @@ import type { WarmPool } from '~/server/hands/warm-pool';
 import { BrowserHand } from '~/server/hands/browser-hand';
 import type { LiveBus } from '~/server/harness/live-bus';
 import { errorFields, logger } from '~/server/log';
+import { metrics } from '~/server/metrics/metrics';
 import type { SessionStore } from '~/server/session/store';
 import type { RepositoryHands } from '~/server/proxy/repository-hands';
 
@@ -121,6 +122,15 @@ export class HandRegistry {
     this.reaper = o.lifecycle ? new IdleReaper(this, o.lifecycle).start() : null;
   }
 
+  /** Hands with a live process or connection on this process, by kind (the metrics' gauge). */
+  liveHandCounts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const s of this.settled.values()) {
+      for (const e of s.entries.values()) if (e.hand !== null && e.status === 'ready') counts[e.kind] = (counts[e.kind] ?? 0) + 1;
+    }
+    return counts;
+  }
+
   get defaultKind(): HandKind {
     return this.o.defaultKind;
   }
@@ -162,10 +172,13 @@ export class HandRegistry {
     const t0 = performance.now();
     try {
       const pooled = (await this.o.pool?.take(spec, scope.signal)) ?? null;
+      const source = pooled ? 'pool' : 'cold';
       // A pooled hand was started unnamed: from now on its errors say the session's name for it.
       if (isSuspendable(pooled)) pooled.rename(entry.id);
       entry.hand = pooled ?? (await provisioner.provision(entry.id, spec, { signal: scope.signal, onProgress: (p, d) => progress(p, d) }));
       if (isSuspendable(entry.hand)) await this.o.workspaces?.adopt(scope.sessionId, entry.id, entry.hand.workspace);
+      metrics().provisions.inc({ kind: spec.kind, source });
+      metrics().provisionDuration.observe({ kind: spec.kind, source }, (performance.now() - t0) / 1000);
     } catch (e) {
       entry.status = 'lost';
       entry.reason = e instanceof Error ? e.message : String(e);

@@ -21,6 +21,7 @@ import type { LiveBus } from '~/server/harness/live-bus';
 import { ModelError, type ModelClient, type TurnBlock } from '~/server/harness/model-client';
 import type { Fence, SessionStore } from '~/server/session/store';
 import { errorFields, logger } from '~/server/log';
+import { metrics } from '~/server/metrics/metrics';
 import { type McpGateway, isMcpUpstreamError } from '~/server/proxy/mcp-gateway';
 
 const log = logger('harness');
@@ -73,6 +74,11 @@ interface Run {
  */
 export class Harness {
   private readonly runs = new Map<string, Run>();
+
+  /** Sessions whose loop runs here now (a lease held): the metrics' live sessions. */
+  get runningSessions(): number {
+    return this.runs.size;
+  }
   private readonly instanceId: string;
   private closing = false;
   #storeRetries = 0;
@@ -141,7 +147,12 @@ export class Harness {
         failing = false;
         const seen = unclaimed;
         unclaimed = new Set(waiting.filter((w) => !w.leaseExpired).map((w) => w.id));
-        for (const { id, leaseExpired } of waiting) if (!this.runs.has(id) && (leaseExpired || seen.has(id))) void this.wake(id);
+        for (const { id, leaseExpired } of waiting) {
+          if (this.runs.has(id) || !(leaseExpired || seen.has(id))) continue;
+          // A lease that lapsed: its harness died or stopped, and this one takes the session over.
+          if (leaseExpired) metrics().takeovers.inc();
+          void this.wake(id);
+        }
       } catch (e) {
         // Once per outage at warn: the sweeper keeps ticking and re-wakes sessions when it ends.
         if (failing) log.debug('sweep failed', errorFields(e));
@@ -261,6 +272,7 @@ export class Harness {
   /** Counts and logs one retry, then waits (rejects with the loop's StepAbort if it ends meanwhile). */
   private async storeBackoff(run: Run, sessionId: string, what: string, attempt: number, e: StoreUnavailableError): Promise<void> {
     this.#storeRetries++;
+    metrics().storeErrors.inc({ operation: what });
     const delay = backoffMs(attempt, this.o.storeRetryBaseMs ?? 200, this.o.storeRetryMaxMs ?? 5_000);
     const fields = { session: sessionId, what, attempt, retryInMs: delay, detail: e.detail };
     if (attempt === 1) log.warn('session store unreachable; retrying', fields);
@@ -375,6 +387,7 @@ export class Harness {
     const agent = await this.sessionAgent(sessionId, run);
     const running = calls.map(async (call) => {
       if (call.type === 'agent.mcp_tool_use') return this.runMcpCall(sessionId, fence, call, agent, events, signal, run);
+      const t0 = performance.now();
       let outcome: { text: string; hand?: string; isError: boolean };
       try {
         // Fail closed: a call the agent's tools do not allow never runs (decide() holds the ones
@@ -390,6 +403,8 @@ export class Harness {
         if (isStoreUnavailable(e)) throw e;
         outcome = { text: e instanceof Error ? e.message : String(e), isError: true, ...(e instanceof CallFailure ? { hand: e.hand } : {}) };
       }
+      // The hand's kind is its id's stem (sandbox-2 → sandbox); a call run by the harness has none.
+      metrics().toolDuration.observe({ tool: call.name, hand_kind: outcome.hand?.replace(/-\d+$/, '') ?? 'none', outcome: outcome.isError ? 'error' : 'ok' }, (performance.now() - t0) / 1000);
       // Stored once per call, whoever retries it: so the result is kept across an outage.
       await this.retryStore(run, sessionId, 'store tool result', () =>
         this.o.store.emitEvent(
@@ -421,6 +436,7 @@ export class Harness {
    */
   private async runMcpCall(sessionId: string, fence: Fence, call: McpToolUse, agent: SessionAgent | null, events: readonly StoredEvent[], signal: AbortSignal, run: Run): Promise<void> {
     const batch: NewEvent[] = [];
+    const t0 = performance.now();
     try {
       // Fail closed, as for toolset calls: only a listed, enabled tool, and one that asks only once confirmed.
       const entry = agent ? mcpToolsFor(agent.tools, mcpListingOf(events) ?? []).find((t) => t.server === call.mcp_server_name && t.tool === call.name) : undefined;
@@ -435,6 +451,8 @@ export class Harness {
       batch.push(resultOf(call, [{ type: 'text', text: e instanceof Error ? e.message : String(e) }], true));
       if (isMcpUpstreamError(e)) batch.push(mcpSessionError(e.kind, e.server, e.message));
     }
+    const failed = batch.some((e) => e.type === 'agent.mcp_tool_result' && e.is_error === true);
+    metrics().toolDuration.observe({ tool: `mcp:${call.mcp_server_name}`, hand_kind: 'none', outcome: failed ? 'error' : 'ok' }, (performance.now() - t0) / 1000);
     await this.retryStore(run, sessionId, 'store mcp result', () => this.o.store.emitEvents(sessionId, batch, { fence, idempotencyKey: call.id }));
   }
 
@@ -520,9 +538,11 @@ export class Harness {
       );
     } catch (e) {
       if (!(e instanceof ModelError)) throw e;
+      metrics().modelDuration.observe({ model: settings.model, outcome: 'error' }, (performance.now() - began) / 1000);
       await this.modelFailed(sessionId, fence, e, attempt, spanEnd({}), run);
       return;
     }
+    if (outcome instanceof StepAbort) metrics().modelDuration.observe({ model: settings.model, outcome: 'interrupted' }, (performance.now() - began) / 1000);
     if (outcome instanceof StepAbort) {
       // Interrupted: close the span; the partial answer is dropped, never half-stored.
       const end = spanEnd({ model_stop_reason: 'interrupted' });
@@ -530,6 +550,7 @@ export class Harness {
       return;
     }
     const turn = outcome;
+    observeTurn(settings.model, turn, (performance.now() - began) / 1000);
     const batch: NewEvent[] = [];
     const thinking = turn.content.filter((b): b is Extract<TurnBlock, { type: 'thinking' }> => b.type === 'thinking');
     if (thinking.length > 0) batch.push({ type: 'agent.thinking', content: thinking });
@@ -661,4 +682,15 @@ function refuseUnallowed(tools: readonly AgentTool[], call: ToolUse): void {
     default:
       unreachable(route);
   }
+}
+
+/** A finished model request in the metrics: its latencies and its tokens by kind. */
+function observeTurn(model: string, turn: { ttftMs: number | null; usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null } }, seconds: number): void {
+  const m = metrics();
+  m.modelDuration.observe({ model, outcome: 'ok' }, seconds);
+  if (turn.ttftMs !== null) m.ttft.observe({ model }, turn.ttftMs / 1000);
+  m.tokens.inc({ kind: 'input' }, turn.usage.input_tokens);
+  m.tokens.inc({ kind: 'output' }, turn.usage.output_tokens);
+  m.tokens.inc({ kind: 'cache_read' }, turn.usage.cache_read_input_tokens ?? 0);
+  m.tokens.inc({ kind: 'cache_write' }, turn.usage.cache_creation_input_tokens ?? 0);
 }

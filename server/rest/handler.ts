@@ -7,6 +7,7 @@ import { logger } from '~/server/log';
 import { agentRoutes, environmentRoutes } from '~/server/rest/agents';
 import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/rest/api-error';
 import { eventRoutes } from '~/server/rest/events';
+import { metricsRoutes } from '~/server/rest/metrics';
 import { resourceRoutes } from '~/server/rest/resources';
 import { type Route, matchRoute } from '~/server/rest/route-table';
 import { sessionRoutes } from '~/server/rest/sessions';
@@ -17,7 +18,7 @@ const log = logger('rest');
 const ulid = monotonicFactory();
 
 /** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
-export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes];
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...metricsRoutes];
 
 export interface RestDeps {
   runtime: () => Promise<Runtime>;

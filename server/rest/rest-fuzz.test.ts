@@ -198,6 +198,9 @@ async function send(req: Request): Promise<{ status: number; body: unknown; requ
   if (res.headers.get('content-type')?.includes('text/event-stream')) {
     abort.abort();
     await res.body?.cancel().catch(() => undefined);
+  } else if (res.status === 200 && res.headers.get('content-type')?.startsWith('text/plain')) {
+    // /v1/metrics: Prometheus's text format, not JSON.
+    body = await res.text();
   } else {
     body = JSON.parse(await res.text()) as unknown;
   }
