@@ -73,6 +73,8 @@ test('renders an answer as markdown with highlighted code, HTML in it as text, a
   await expect(answer.locator('pre code .hljs-keyword').first()).toHaveText('export');
   // The user's own text is shown as typed.
   await expect(page.getByTestId('user-message')).toHaveText('show me some **markdown**');
+  // The session's tokens so far, and what they cost at the model's list price.
+  await expect(page.getByTestId('session-usage')).toContainText(/tokens: in \d+.* · out \d+.* · ≈ \$\d/);
 
   // HTML stays text: no element, nothing ran.
   await expect(answer).toContainText('<img src=x onerror="window.__pwned = 1">');

@@ -1,6 +1,7 @@
 import 'server-only';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, type SessionAgent, sessionAgentOf } from '~/lib/agent';
 import type { StoredEvent } from '~/lib/events';
+import { foldUsage } from '~/lib/usage';
 import type { Runtime } from '~/server/runtime';
 import type { Session } from '~/server/session/store';
 
@@ -16,19 +17,20 @@ export interface SessionUsage {
 
 /** Sums the model usage of a log and the seconds it spent running (pure). */
 export function accountLog(events: readonly StoredEvent[], createdAt: string, now: number): { usage: SessionUsage; stats: { active_seconds: number; duration_seconds: number } } {
-  const usage: SessionUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } };
+  // Every model request: turns and compaction summaries. The Messages API reports cache writes
+  // without their lifetime there: Paddock writes 5-minute entries.
+  const t = foldUsage(events);
+  const usage: SessionUsage = {
+    input_tokens: t.input_tokens,
+    output_tokens: t.output_tokens,
+    cache_read_input_tokens: t.cache_read_input_tokens,
+    cache_creation: { ephemeral_5m_input_tokens: t.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 },
+  };
   let activeMs = 0;
   let runningSince: number | null = null;
   for (const e of events) {
     const at = Date.parse(e.processed_at);
     switch (e.type) {
-      case 'span.model_request_end':
-        usage.input_tokens += e.model_usage.input_tokens;
-        usage.output_tokens += e.model_usage.output_tokens;
-        usage.cache_read_input_tokens += e.model_usage.cache_read_input_tokens;
-        // The Messages API reports cache writes without their lifetime here: Paddock writes 5-minute entries.
-        usage.cache_creation.ephemeral_5m_input_tokens += e.model_usage.cache_creation_input_tokens;
-        break;
       case 'session.status_running':
       case 'session.status_rescheduled':
         runningSince ??= at;

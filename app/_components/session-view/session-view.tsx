@@ -17,6 +17,7 @@ import { ShareLinks } from '~/app/_components/share-links/share-links';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useMediaQuery } from '~/lib/browser/use-media-query';
 import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable/resizable';
+import { SessionUsage } from '~/app/_components/session-usage/session-usage';
 import { SessionRepositories } from '~/app/_components/session-repositories/session-repositories';
 
 // The IDE (CodeMirror, xterm) and the waterfall load after the log has painted.
@@ -172,6 +173,7 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
         <BrainBadge />
       )}
       <SessionRepositories repositories={owned.data?.resources ?? []} />
+      <SessionUsage events={log} model={(readOnly ? shared.data?.agent?.model.id : owned.data?.agent?.model.id) ?? null} />
       {asking > 0 && !readOnly && (
         // On a phone the chat may be another tab: say so at the top, and take the reader there.
         <button

@@ -1,0 +1,22 @@
+'use client';
+import { useMemo } from 'react';
+import type { StoredEvent } from '~/lib/events';
+import { estimateCost, foldUsage } from '~/lib/usage';
+
+const compact = (n: number) => (n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 1_000 ? `${(n / 1_000).toFixed(1)}k` : String(n));
+
+/** The session's token totals and what they would cost at the model's list price (an estimate). */
+export function SessionUsage({ events, model }: { events: readonly StoredEvent[]; model: string | null }) {
+  const usage = useMemo(() => foldUsage(events), [events]);
+  if (usage.requests === 0) return null;
+  const cost = model ? estimateCost(model, usage) : null;
+  const input = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+  const cached = input > 0 ? Math.round((usage.cache_read_input_tokens / input) * 100) : 0;
+  return (
+    <span className="brain usage" data-testid="session-usage" title={`${usage.requests} model requests; cost at list prices, an estimate`}>
+      tokens: in {compact(usage.input_tokens)} · out {compact(usage.output_tokens)} · cache read {compact(usage.cache_read_input_tokens)} ({cached}% of input) · cache
+      write {compact(usage.cache_creation_input_tokens)}
+      {cost !== null && <> · ≈ ${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}</>}
+    </span>
+  );
+}
