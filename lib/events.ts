@@ -167,7 +167,12 @@ export const NewEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('session.status_terminated') }),
   z.object({ type: z.literal('session.error'), error: SessionErrorObject }),
   // Paddock addition: `model` names what was asked (a Claude id, or the offline demo brain).
-  z.object({ type: z.literal('span.model_request_start'), model: z.string().optional() }),
+  z.object({
+    type: z.literal('span.model_request_start'),
+    model: z.string().optional(),
+    /** Paddock addition: the request's input as estimated when it was built (calibrates later estimates against the usage reported). */
+    estimated_input_tokens: z.number().int().min(0).optional(),
+  }),
   z.object({
     type: z.literal('span.model_request_end'),
     model_request_start_id: z.string().min(1),

@@ -23,10 +23,23 @@ export function createAnthropicModel(opts: AnthropicModelOptions): ModelClient {
     timeout: 10 * 60_000,
   });
 
+  // Servers without count_tokens (many Anthropic-compatible ones) answer 404: asked once, then not again.
+  let counting = true;
   return {
     label: opts.model,
     model: opts.model,
     isDemo: false,
+    async countTokens(request, signal): Promise<number | null> {
+      if (!counting) return null;
+      try {
+        const { model, system, tools, messages, tool_choice, thinking } = request;
+        const r = await client.messages.countTokens({ model, messages, ...(system ? { system } : {}), ...(tools ? { tools } : {}), ...(tool_choice ? { tool_choice } : {}), ...(thinking ? { thinking } : {}) }, { signal });
+        return r.input_tokens;
+      } catch (e) {
+        if (e instanceof Anthropic.APIError && (e.status === 404 || e.status === 405 || e.status === 501)) counting = false;
+        return null;
+      }
+    },
     async stream(request, { signal, onDelta }): Promise<ModelTurn> {
       const started = performance.now();
       let ttftMs: number | null = null;

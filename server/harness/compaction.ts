@@ -14,11 +14,31 @@ export function requestTokens(request: ModelRequest): number {
 }
 
 /**
- * Whether to compact before this request: its input is over the trigger, and something happened
- * since the last compaction (compacting a summary with nothing new would only loop).
+ * How far off the estimate runs for this session: the newest answered request's reported input
+ * (uncached, cache reads and writes) over what was estimated when it was built, in quarter steps
+ * (so the window's budget, and with it the request prefix, does not shift with every turn), within
+ * 0.5–3. 1 until a request has been answered.
  */
-export function shouldCompact(request: ModelRequest, events: readonly StoredEvent[], triggerTokens: number): boolean {
-  if (requestTokens(request) <= triggerTokens) return false;
+export function tokenScale(events: readonly StoredEvent[]): number {
+  const estimated = new Map<string, number>();
+  let scale = 1;
+  for (const e of events) {
+    if (e.type === 'span.model_request_start' && e.estimated_input_tokens) estimated.set(e.id, e.estimated_input_tokens);
+    if (e.type !== 'span.model_request_end' || e.is_error) continue;
+    const est = estimated.get(e.model_request_start_id);
+    const u = e.model_usage;
+    const actual = u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+    if (est && actual > 0) scale = Math.min(3, Math.max(0.5, Math.round((actual / est) * 4) / 4));
+  }
+  return scale;
+}
+
+/**
+ * Whether to compact before a request of `tokens` input tokens: it is over the trigger, and
+ * something happened since the last compaction (compacting a summary with nothing new would only loop).
+ */
+export function shouldCompact(tokens: number, events: readonly StoredEvent[], triggerTokens: number): boolean {
+  if (tokens <= triggerTokens) return false;
   const last = events.at(-1);
   const lastCompaction = [...events].reverse().find((e) => e.type === 'agent.thread_context_compacted');
   return last !== undefined && last !== lastCompaction;

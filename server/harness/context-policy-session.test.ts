@@ -133,6 +133,8 @@ describe('context policies in a session', () => {
     expect(compacted).toMatchObject({ summary: expect.stringContaining('eu-west-3') as unknown, from_seq: 1, to_seq: before.seq, model_usage: expect.any(Object) as unknown });
     const requests = fake.requests.filter((r) => r.path.endsWith('/messages'));
     expect(requests).toHaveLength(2);
+    // Near the trigger, the model server's own count decided (the fake has count_tokens).
+    expect(fake.requests.filter((r) => r.path.endsWith('/count_tokens')).length).toBeGreaterThanOrEqual(1);
     // The summary request: the same prefix, the compaction prompt, no tools to call.
     expect(requests[0]!.body?.tool_choice).toEqual({ type: 'none' });
     expect(lastUserText(requests[0]!)).toContain('Write a summary that will replace everything above');

@@ -27,16 +27,18 @@ export function eventTokens(e: StoredEvent): number {
 
 /**
  * Applies a context policy to a log. `fixedTokens` is what the request costs besides its history
- * (system prompt and tools): the window fits the rest into its budget.
+ * (system prompt and tools): the window fits the rest into its budget. `tokenScale`: real tokens
+ * per estimated one in this session.
  */
-export function shapeHistory(events: readonly StoredEvent[], policy: ContextPolicy, fixedTokens = 0): ShapedHistory {
+export function shapeHistory(events: readonly StoredEvent[], policy: ContextPolicy, fixedTokens = 0, tokenScale = 1): ShapedHistory {
   switch (policy.type) {
     case 'full':
       return { events, note: null, cleared: new Set() };
     case 'clear_old_tool_results':
       return clearOldResults(events, policy.keep_recent, policy.clear_batch);
     case 'window':
-      return windowed(events, policy.max_input_tokens - fixedTokens);
+      // The budget is in real tokens; the estimates are scaled to them.
+      return windowed(events, policy.max_input_tokens / tokenScale - fixedTokens);
     case 'compaction':
       return compacted(events);
   }

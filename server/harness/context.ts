@@ -16,6 +16,8 @@ export interface RequestSettings {
   tools: readonly ToolSpec[];
   /** What of the log the model sees (the agent's `context_policy`); default: all of it. */
   history?: ContextPolicy;
+  /** Real tokens per estimated token in this session (compaction.ts `tokenScale`); default 1. */
+  tokenScale?: number;
 }
 
 export type ModelRequest = Anthropic.Messages.MessageCreateParamsNonStreaming;
@@ -29,7 +31,7 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
  */
 export function buildContext(events: readonly StoredEvent[], policy: RequestSettings): ModelRequest {
   const fixedTokens = estimateTokens(policy.system) + estimateTokens(JSON.stringify(policy.tools));
-  const shaped = shapeHistory(events, policy.history ?? FULL_CONTEXT, fixedTokens);
+  const shaped = shapeHistory(events, policy.history ?? FULL_CONTEXT, fixedTokens, policy.tokenScale ?? 1);
   const modelToolIds = new Map<string, string>();
   const answered = new Set<string>();
   const messages: MessageParam[] = [];

@@ -13,7 +13,7 @@ import { newId } from '~/lib/ids';
 import { CallFailure, runToolCall } from '~/server/harness/tool-call';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
 import { FULL_CONTEXT } from '~/lib/context-policy';
-import { compactionRequest, shouldCompact } from '~/server/harness/compaction';
+import { compactionRequest, requestTokens, shouldCompact, tokenScale } from '~/server/harness/compaction';
 import { type RequestSettings, SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
 import { SESSION_EVENTS_TOOL, SESSION_EVENTS_TOOL_NAME } from '~/server/harness/session-events';
 import { type Action, type McpToolUse, type ToolUse, decide } from '~/server/harness/decide';
@@ -510,11 +510,12 @@ export class Harness {
       system: agent?.system ?? SYSTEM_PROMPT,
       tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(history.type === 'full' ? [] : [SESSION_EVENTS_TOOL])],
       history,
+      tokenScale: tokenScale(events),
     };
     // Near its budget, the context is compacted first (a step of its own); the next step asks the model.
     if (history.type === 'compaction' && (await this.compact(sessionId, fence, events, settings, history.trigger_input_tokens, run))) return;
-    const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: asked ?? model.label }, { fence });
     const request = buildContext(events, settings);
+    const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: asked ?? model.label, estimated_input_tokens: requestTokens(request) }, { fence });
     // Named now, so a live preview carries the id the finished event is stored under.
     const messageId = newId('sevt');
     const thinkingId = newId('sevt');
@@ -600,7 +601,14 @@ export class Harness {
    */
   private async compact(sessionId: string, fence: Fence, events: StoredEvent[], settings: RequestSettings, trigger: number, run: Run): Promise<boolean> {
     const request = buildContext(events, settings);
-    if (!shouldCompact(request, events, trigger)) return false;
+    // The calibrated estimate, and near the trigger the model server's own count where it has one.
+    let tokens = requestTokens(request) * (settings.tokenScale ?? 1);
+    if (tokens > trigger * 0.8 && this.o.model.countTokens) {
+      const counted = await this.withStep(run, (signal) => this.o.model.countTokens!(request, signal));
+      if (counted instanceof StepAbort) return true;
+      if (counted !== null) tokens = counted;
+    }
+    if (!shouldCompact(tokens, events, trigger)) return false;
     const toSeq = events.at(-1)!.seq;
     let outcome;
     try {

@@ -26,6 +26,8 @@ export interface ModelClient {
   readonly model: string;
   readonly isDemo: boolean;
   stream(request: ModelRequest, opts: { signal: AbortSignal; onDelta: (d: ModelDelta) => void }): Promise<ModelTurn>;
+  /** The request's input tokens as the model server counts them; null where it cannot (no such endpoint). */
+  countTokens?(request: ModelRequest, signal: AbortSignal): Promise<number | null>;
 }
 
 /** A failed model call, classified for the retry policy. */
