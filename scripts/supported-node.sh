@@ -15,7 +15,13 @@ paddock_use_supported_node() {
   fi
   local have
   have=$(paddock_node_major)
-  if [ "$have" -ge "$PADDOCK_NODE_MAJOR" ]; then return 0; fi
+  if [ "$have" -ge "$PADDOCK_NODE_MAJOR" ]; then
+    # The Node we fetched before, already first on PATH: native addons still build against its own headers.
+    local self
+    self=$(dirname "$(dirname "$(command -v node)")")
+    if [ -f "$self/include/node/node.h" ] && [ -z "${npm_config_nodedir:-}" ]; then export npm_config_nodedir="$self"; fi
+    return 0
+  fi
   local pkg dir
   pkg="node-$(node -p 'process.platform')-$(node -p 'process.arch')"
   dir="${PADDOCK_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/paddock}/node-${PADDOCK_NODE_MAJOR}"
@@ -39,4 +45,8 @@ paddock_native_modules_ok() {
   if node -e "new (require('better-sqlite3'))(':memory:').close()" >/dev/null 2>&1; then return 0; fi
   echo "paddock: node_modules was built for another Node version; rebuilding better-sqlite3 for Node $(node -v)" >&2
   npm rebuild better-sqlite3 >&2
+  if ! node -e "new (require('better-sqlite3'))(':memory:').close()" >/dev/null 2>&1; then
+    echo "paddock: better-sqlite3 still does not load on Node $(node -v) after a rebuild; remove node_modules and run this again" >&2
+    return 1
+  fi
 }
