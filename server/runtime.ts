@@ -10,6 +10,7 @@ import { ShareLinks } from '~/server/access/share-links';
 import type { HandKind } from '~/lib/hand';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import { setLiveSources } from '~/server/metrics/metrics';
+import { startTracing } from '~/server/metrics/tracing';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import type { Provisioner } from '~/server/hands/provisioner';
 import { HandRegistry } from '~/server/hands/registry';
@@ -244,6 +245,8 @@ async function startRuntime(): Promise<Runtime> {
   const access = accessFor(config, store);
   await announceSignIn(config, access);
   await agents.ensureDefaults();
+  // Traces of model requests and tool calls, when an OTLP endpoint is configured.
+  startTracing();
   // The metrics' live gauges read the hands and the running sessions when scraped.
   setLiveSources({ hands: () => hands.liveHandCounts(), sessions: () => harness.runningSessions });
   return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy };

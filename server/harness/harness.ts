@@ -22,6 +22,7 @@ import { ModelError, type ModelClient, type TurnBlock } from '~/server/harness/m
 import type { Fence, SessionStore } from '~/server/session/store';
 import { errorFields, logger } from '~/server/log';
 import { metrics } from '~/server/metrics/metrics';
+import { traceModelRequest, traceToolCall } from '~/server/metrics/tracing';
 import { type McpGateway, isMcpUpstreamError } from '~/server/proxy/mcp-gateway';
 
 const log = logger('harness');
@@ -404,7 +405,9 @@ export class Harness {
         outcome = { text: e instanceof Error ? e.message : String(e), isError: true, ...(e instanceof CallFailure ? { hand: e.hand } : {}) };
       }
       // The hand's kind is its id's stem (sandbox-2 → sandbox); a call run by the harness has none.
-      metrics().toolDuration.observe({ tool: call.name, hand_kind: outcome.hand?.replace(/-\d+$/, '') ?? 'none', outcome: outcome.isError ? 'error' : 'ok' }, (performance.now() - t0) / 1000);
+      const handKind = outcome.hand?.replace(/-\d+$/, '') ?? 'none';
+      metrics().toolDuration.observe({ tool: call.name, hand_kind: handKind, outcome: outcome.isError ? 'error' : 'ok' }, (performance.now() - t0) / 1000);
+      traceToolCall({ sessionId, tool: call.name, handKind, startMs: t0, failed: outcome.isError });
       // Stored once per call, whoever retries it: so the result is kept across an outage.
       await this.retryStore(run, sessionId, 'store tool result', () =>
         this.o.store.emitEvent(
@@ -453,6 +456,7 @@ export class Harness {
     }
     const failed = batch.some((e) => e.type === 'agent.mcp_tool_result' && e.is_error === true);
     metrics().toolDuration.observe({ tool: `mcp:${call.mcp_server_name}`, hand_kind: 'none', outcome: failed ? 'error' : 'ok' }, (performance.now() - t0) / 1000);
+    traceToolCall({ sessionId, tool: `mcp:${call.mcp_server_name}`, handKind: 'none', startMs: t0, failed });
     await this.retryStore(run, sessionId, 'store mcp result', () => this.o.store.emitEvents(sessionId, batch, { fence, idempotencyKey: call.id }));
   }
 
@@ -540,10 +544,14 @@ export class Harness {
     } catch (e) {
       if (!(e instanceof ModelError)) throw e;
       metrics().modelDuration.observe({ model: settings.model, outcome: 'error' }, (performance.now() - began) / 1000);
+      traceModelRequest({ sessionId, model: settings.model, startMs: began, outcome: 'error' });
       await this.modelFailed(sessionId, fence, e, attempt, spanEnd({}), run);
       return;
     }
-    if (outcome instanceof StepAbort) metrics().modelDuration.observe({ model: settings.model, outcome: 'interrupted' }, (performance.now() - began) / 1000);
+    if (outcome instanceof StepAbort) {
+      metrics().modelDuration.observe({ model: settings.model, outcome: 'interrupted' }, (performance.now() - began) / 1000);
+      traceModelRequest({ sessionId, model: settings.model, startMs: began, outcome: 'interrupted' });
+    }
     if (outcome instanceof StepAbort) {
       // Interrupted: close the span; the partial answer is dropped, never half-stored.
       const end = spanEnd({ model_stop_reason: 'interrupted' });
@@ -552,6 +560,7 @@ export class Harness {
     }
     const turn = outcome;
     observeTurn(settings.model, turn, (performance.now() - began) / 1000);
+    traceModelRequest({ sessionId, model: settings.model, startMs: began, outcome: 'ok', ttftMs: turn.ttftMs, usage: turn.usage });
     const batch: NewEvent[] = [];
     const thinking = turn.content.filter((b): b is Extract<TurnBlock, { type: 'thinking' }> => b.type === 'thinking');
     if (thinking.length > 0) batch.push({ type: 'agent.thinking', content: thinking });
