@@ -26,6 +26,7 @@ import { runSoakBench } from '~/bench/soak';
 import { TimingModel, timeWake } from '~/bench/timing-model';
 import { runTtftBench } from '~/bench/ttft';
 import { runLifecycleBench } from '~/bench/lifecycle';
+import { runContextBench } from '~/bench/context';
 
 // The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
@@ -152,8 +153,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,ttft,api,browser,scale,soak,hands,lifecycle (default: all) runs only some tables. */
-const PARTS = ['store', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle'] as const;
+/** PADDOCK_BENCH_PARTS=store,ttft,api,browser,scale,soak,hands,lifecycle,context (default: all) runs only some tables. */
+const PARTS = ['store', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -170,6 +171,7 @@ async function main(): Promise<void> {
     soak: async () => printTable(await runSoakBench()),
     hands: async () => printTable(await runHandsBench()),
     lifecycle: async () => printTable(await runLifecycleBench()),
+    context: () => Promise.resolve(printTable(runContextBench())),
   };
   for (const part of PARTS) {
     if (!asked.includes(part)) continue;

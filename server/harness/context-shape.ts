@@ -18,11 +18,18 @@ export const RECALL_HINT = 'the log keeps every event: the session_events tool r
 /** What a block costs besides its content in a request (its type, ids, the message around it), in tokens. */
 const BLOCK_OVERHEAD_TOKENS = 25;
 
+/** Stored events never change: each is measured once (the window measures every event on every request). */
+const measured = new WeakMap<StoredEvent, number>();
+
 /** What an event adds to a request, in estimated tokens: its content, input or summary, and the block around it. */
 export function eventTokens(e: StoredEvent): number {
+  const known = measured.get(e);
+  if (known !== undefined) return known;
   const x = e as { content?: unknown; input?: unknown; summary?: unknown };
   const body = x.content ?? x.input ?? x.summary;
-  return body === undefined ? 0 : BLOCK_OVERHEAD_TOKENS + estimateTokens(typeof body === 'string' ? body : JSON.stringify(body));
+  const n = body === undefined ? 0 : BLOCK_OVERHEAD_TOKENS + estimateTokens(typeof body === 'string' ? body : JSON.stringify(body));
+  measured.set(e, n);
+  return n;
 }
 
 /**
