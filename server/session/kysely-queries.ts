@@ -512,11 +512,43 @@ function validateEvent(event: unknown, index: number | null): NewEvent {
   throw new InvalidInputError(`invalid ${where}: ${describeZodError(result.error)}`);
 }
 
+/**
+ * Parsed payloads by event id. A stored event never changes (the log is append-only; a deleted
+ * session's ids are never reused), so each is parsed once per process rather than on every read:
+ * a 10k-event log is read for every step of its session and by every page that follows it.
+ * Frozen, since every reader shares them; bounded by their size, the oldest going first.
+ */
+const PARSED_CACHE_BYTES = 64 * 1024 * 1024;
+const parsedPayloads = new Map<string, { payload: NewEvent; bytes: number }>();
+let parsedBytes = 0;
+
+function deepFreeze<T>(x: T): T {
+  if (typeof x === 'object' && x !== null && !Object.isFrozen(x)) {
+    Object.freeze(x);
+    for (const v of Object.values(x)) deepFreeze(v);
+  }
+  return x;
+}
+
+function parsePayload(row: EventRow): NewEvent {
+  const hit = parsedPayloads.get(row.id);
+  if (hit) return hit.payload;
+  // The payload was validated on the way in; parsing it again guards against schema drift.
+  const payload = deepFreeze(NewEventSchema.parse(JSON.parse(row.payload)));
+  parsedPayloads.set(row.id, { payload, bytes: row.payload.length });
+  parsedBytes += row.payload.length;
+  for (const [id, e] of parsedPayloads) {
+    if (parsedBytes <= PARSED_CACHE_BYTES) break;
+    parsedPayloads.delete(id);
+    parsedBytes -= e.bytes;
+  }
+  return payload;
+}
+
 function toStoredEvent(row: EventRow): StoredEvent {
-  // The payload was validated on the way in; parsing it again guards against schema drift. The
-  // stored fields come from typed, constrained columns and need no second check.
-  const payload = NewEventSchema.parse(JSON.parse(row.payload));
-  return { ...payload, id: row.id, session_id: row.session_id, seq: row.seq, processed_at: row.processed_at };
+  // The stored fields come from typed, constrained columns and need no second check. A fresh
+  // object per read: callers may own what they get.
+  return { ...parsePayload(row), id: row.id, session_id: row.session_id, seq: row.seq, processed_at: row.processed_at };
 }
 
 function toSession(row: SessionRow): Session {
