@@ -103,3 +103,19 @@ test('the official SDK runs an agent on a sandbox hand: approval, a custom tool 
   await expect(client.beta.sessions.retrieve('sesn_01J00000000000000000000000')).rejects.toBeInstanceOf(Anthropic.NotFoundError);
   await expect(client.beta.sessions.create({ agent: agent.id, environment_id: environment.id, title: 5 as never })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
 });
+
+test('Prometheus metrics at /metrics and /v1/metrics, for an API key only', async ({ request }) => {
+  const base = `http://127.0.0.1:${PORTS.app}`;
+  const refused = await request.get(`${base}/metrics`);
+  expect(refused.status()).toBe(401);
+  for (const path of ['/metrics', '/v1/metrics']) {
+    const res = await request.get(`${base}${path}`, { headers: { authorization: `Bearer ${E2E_API_KEY}` } });
+    expect(res.status()).toBe(200);
+    expect(res.headers()['content-type']).toContain('text/plain');
+    const text = await res.text();
+    // Earlier specs ran turns on this server: the counters have moved.
+    expect(text).toMatch(/^paddock_model_tokens_total\{kind="output"\} [1-9]\d*$/m);
+    expect(text).toContain('paddock_hands_live');
+    expect(text).toContain('paddock_process_resident_memory_bytes');
+  }
+});
