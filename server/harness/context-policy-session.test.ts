@@ -2,16 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SessionAgent } from '~/lib/agent';
-import { type ContextPolicy, normalizeContextPolicy } from '~/lib/context-policy';
+import type { ContextPolicy } from '~/lib/context-policy';
 import type { NewEvent, StoredEvent } from '~/lib/events';
-import { AgentToolsParams, normalizeTools } from '~/lib/toolset';
 import { HandRegistry } from '~/server/hands/registry';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import { type FakeMessagesApi, type RecordedRequest, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
+import { policyAgent } from '~/server/harness/testing/policy-agent';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 
@@ -47,14 +46,7 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function agentWith(policy: ContextPolicy): SessionAgent {
-  return {
-    id: 'agent_ctx', type: 'agent', version: 1, name: 'ctx', description: null, model: { id: 'claude-agent-model' }, system: null,
-    tools: normalizeTools(AgentToolsParams.parse([{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } }])),
-    mcp_servers: [], skills: [], execution_identity: null, multiagent: null,
-    context_policy: normalizeContextPolicy(policy),
-  };
-}
+const agentWith = (policy: ContextPolicy) => policyAgent(policy);
 
 const USAGE = { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 

@@ -2,10 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SessionAgent } from '~/lib/agent';
-import { type ContextPolicy, normalizeContextPolicy } from '~/lib/context-policy';
+import type { ContextPolicy } from '~/lib/context-policy';
 import type { StoredEvent } from '~/lib/events';
-import { AgentToolsParams, normalizeTools } from '~/lib/toolset';
 import { HandRegistry } from '~/server/hands/registry';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
@@ -13,6 +11,7 @@ import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import { type FakeMessagesApi, type RecordedRequest, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { PromptCache, requestBlocks } from '~/server/harness/testing/prompt-cache';
+import { policyAgent } from '~/server/harness/testing/policy-agent';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 
@@ -43,15 +42,7 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function agentWith(policy: ContextPolicy): SessionAgent {
-  return {
-    id: 'agent_cache', type: 'agent', version: 1, name: 'cache', description: null, model: { id: 'claude-agent-model' },
-    system: `You are a careful agent. ${'Follow the house rules. '.repeat(200)}`,
-    tools: normalizeTools(AgentToolsParams.parse([{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } }])),
-    mcp_servers: [], skills: [], execution_identity: null, multiagent: null,
-    context_policy: normalizeContextPolicy(policy),
-  };
-}
+const agentWith = (policy: ContextPolicy) => policyAgent(policy, `You are a careful agent. ${'Follow the house rules. '.repeat(200)}`);
 
 /** Each turn: the model writes a file, then answers; the session goes idle. */
 async function runTurns(sessionId: string, turns: number): Promise<StoredEvent[]> {
