@@ -288,6 +288,9 @@ export class KyselySessionStore implements SessionStore {
       return { appended: true as const, events: stored };
     });
 
+    // Committed: what was just validated is what a read would parse (the process that writes a
+    // session's events usually reads them next, for its next step or a follower).
+    if (outcome.appended) for (const e of outcome.events) rememberPayload(e);
     const last = outcome.events.at(-1);
     // Only after the commit: a follower woken earlier could read before the rows are visible.
     if (outcome.appended && last) this.notifier.notify(id, last.seq);
@@ -530,18 +533,29 @@ function deepFreeze<T>(x: T): T {
   return x;
 }
 
+function remember(id: string, payload: NewEvent, bytes: number): void {
+  parsedPayloads.set(id, { payload, bytes });
+  parsedBytes += bytes;
+  for (const [old, e] of parsedPayloads) {
+    if (parsedBytes <= PARSED_CACHE_BYTES) break;
+    parsedPayloads.delete(old);
+    parsedBytes -= e.bytes;
+  }
+}
+
+/** An event just stored: its payload (a copy, frozen) as a later read would parse it. */
+function rememberPayload(e: StoredEvent): void {
+  const { id, session_id: _s, seq: _q, processed_at: _p, ...payload } = e;
+  const json = JSON.stringify(payload);
+  remember(id, deepFreeze(JSON.parse(json) as NewEvent), json.length);
+}
+
 function parsePayload(row: EventRow): NewEvent {
   const hit = parsedPayloads.get(row.id);
   if (hit) return hit.payload;
   // The payload was validated on the way in; parsing it again guards against schema drift.
   const payload = deepFreeze(NewEventSchema.parse(JSON.parse(row.payload)));
-  parsedPayloads.set(row.id, { payload, bytes: row.payload.length });
-  parsedBytes += row.payload.length;
-  for (const [id, e] of parsedPayloads) {
-    if (parsedBytes <= PARSED_CACHE_BYTES) break;
-    parsedPayloads.delete(id);
-    parsedBytes -= e.bytes;
-  }
+  remember(row.id, payload, row.payload.length);
   return payload;
 }
 
