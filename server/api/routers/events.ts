@@ -18,7 +18,7 @@ const log = logger('events');
  * An untitled session is named after its first message, as people expect from chat apps, whatever
  * came before it in the log (a browser hand attached, a file edited).
  */
-async function autoTitle(store: SessionStore, id: string, message: StoredEvent & { type: 'user.message' }): Promise<void> {
+export async function autoTitle(store: SessionStore, id: string, message: StoredEvent & { type: 'user.message' }): Promise<void> {
   const session = await store.getSession(id);
   const text = message.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ').replace(/\s+/g, ' ').trim();
   if (!session || session.title !== DEFAULT_TITLE || text === '') return;
@@ -28,7 +28,7 @@ async function autoTitle(store: SessionStore, id: string, message: StoredEvent &
 }
 
 export const eventsRouter = createTRPCRouter({
-  list: sessionReadProcedure('sessionId').input(EventSliceInput).query(({ ctx, input }) => {
+  list: sessionReadProcedure('sessionId', { visitors: true }).input(EventSliceInput).query(({ ctx, input }) => {
     const { sessionId, ...slice } = input;
     return ctx.runtime.store.getEvents(sessionId, slice);
   }),
@@ -65,7 +65,7 @@ export const eventsRouter = createTRPCRouter({
    * link lives: the row is read again every few seconds (any instance may have revoked it), and
    * the stream ends with a NOT_FOUND once it is revoked or expired.
    */
-  follow: sessionReadProcedure('sessionId')
+  follow: sessionReadProcedure('sessionId', { visitors: true })
     .input(z.object({ sessionId: SessionId, afterSeq: z.number().int().min(0).default(0), lastEventId: z.string().regex(/^\d+$/).nullish() }))
     .subscription(async function* ({ ctx, input, signal }) {
       // Errors thrown inside the stream pass no middleware: domain errors (an unknown session's
