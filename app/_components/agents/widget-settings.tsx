@@ -15,7 +15,14 @@ export function WidgetSettingsPanel({ agentId, onClose }: { agentId: string; onC
   const current = useQuery(trpc.widgets.get.queryOptions({ agentId }));
   const environments = useQuery(trpc.environments.list.queryOptions({ limit: 100 }));
   const [form, setForm] = useState<Form | null>(null);
-  const save = useMutation(trpc.widgets.set.mutationOptions({ onSuccess: () => void current.refetch() }));
+  const save = useMutation(
+    trpc.widgets.set.mutationOptions({
+      onSuccess: async () => {
+        await current.refetch();
+        setForm(null);
+      },
+    }),
+  );
   const data = current.data;
   const f: Form | null = form ?? (data ? { ...WIDGET_DEFAULTS, ...data, origins: data.allowed_origins.join('\n') } : null);
   const set = <K extends keyof Form>(k: K, v: Form[K]) => f && setForm({ ...f, [k]: v });
@@ -72,7 +79,12 @@ export function WidgetSettingsPanel({ agentId, onClose }: { agentId: string; onC
           <button type="submit" className="primary" disabled={save.isPending} data-testid="widget-save">
             Save
           </button>
-          {save.isSuccess && !form && <span className="muted small"> Saved.</span>}
+          {save.isSuccess && !form && (
+            <span className="muted small" data-testid="widget-saved">
+              {' '}
+              Saved.
+            </span>
+          )}
         </form>
       )}
       <p className="small muted">Paste this where the widget should appear (it loads asynchronously and never blocks the page):</p>
