@@ -93,9 +93,11 @@
   document.addEventListener('keydown', function (e) {
     if (e.key === 'Escape' && isOpen) close();
   });
-  // From the frame: Escape or its close button.
+  // From the frame: Escape or its close button; ready for input.
   window.addEventListener('message', function (e) {
-    if (e.origin === server && frame && e.source === frame.contentWindow && e.data && e.data.type === 'paddock:close') close();
+    if (e.origin !== server || !frame || e.source !== frame.contentWindow || !e.data) return;
+    if (e.data.type === 'paddock:close') close();
+    if (e.data.type === 'paddock:ready' && isOpen) send({ type: 'paddock:focus' });
   });
   function retheme() {
     style();

@@ -150,6 +150,11 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
     };
   }, [origin]);
 
+  // Ready for input: the loader asks for the focus again (its first request may have come before this page ran).
+  useEffect(() => {
+    if (ready && window.parent !== window) window.parent.postMessage({ type: 'paddock:ready' }, origin);
+  }, [ready, origin]);
+
   const items = useMemo(() => conversation(events), [events]);
   const status = useMemo(() => currentStatus(events), [events]);
   const live = Object.values(streaming).join('');
