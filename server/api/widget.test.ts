@@ -225,3 +225,33 @@ describe('docs widget', () => {
     expect((await rt.access.widgets.store.settings('agent_default'))?.allowed_origins).toEqual([DOCS]);
   });
 });
+
+describe('docs widget under abuse', () => {
+  it('answers a burst of 200 sends, half with forged or foreign tokens and ids, with 0 5xx; exactly the limit is stored, nothing for a refusal', async () => {
+    const rt = runtime();
+    await enable(rt, { visitor_per_minute: 7, ip_per_minute: 1_000 });
+    const api = httpApi(rt);
+    const me = await visitor(rt, '198.51.100.10');
+    const other = await visitor(rt, '198.51.100.11');
+    const mine = ((await api.mutate('widget.create', undefined, me)).body!.result!.data as { id: string }).id;
+    const theirs = ((await api.mutate('widget.create', undefined, other)).body!.result!.data as { id: string }).id;
+    const forged = { ...me, [VISITOR_HEADER]: `${me[VISITOR_HEADER]!.slice(0, -4)}AAAA` };
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => {
+        const [headers, sessionId, text] = [
+          [me, mine, `burst ${i}`],
+          [me, theirs, 'into another visitor'],
+          [forged, mine, 'forged'],
+          [me, mine, 'x'.repeat(5_000)],
+        ][i % 4] as [Record<string, string>, string, string];
+        return api.mutate('widget.send', { sessionId, text }, headers).then((r) => r.status);
+      }),
+    );
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    // One created conversation counted against the visitor's minute already.
+    expect(statuses.filter((s) => s === 200)).toHaveLength(6);
+    expect(new Set(statuses)).toEqual(new Set([200, 429, 404, 401, 413]));
+    expect(await rt.store.getEvents(mine, { types: ['user.message'] })).toHaveLength(6);
+    expect(await rt.store.getEvents(theirs, { types: ['user.message'] })).toHaveLength(0);
+  });
+});
