@@ -2,6 +2,7 @@ import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { BUDGET_SPENT, VISITOR_HEADER, WIDGET_DEFAULTS } from '~/lib/widget';
 import { KyselyAccessStore } from '~/server/access/access-store';
+import { createCaller } from '~/server/api/root';
 import { demoRuntimePerTest } from '~/server/api/testing/demo-runtime';
 import { SAME_ORIGIN, answeredStatus, httpApi } from '~/server/api/testing/http';
 import type { Runtime } from '~/server/runtime';
@@ -223,6 +224,34 @@ describe('docs widget', () => {
     const program = { host: 'localhost:3000', 'content-type': 'application/json', 'x-api-key': (await rt.access.createApiKey('ci')).key };
     expect((await set({ allowed_origins: ['https://evil.example'] }, program)).status).toBe(403);
     expect((await rt.access.widgets.store.settings('agent_default'))?.allowed_origins).toEqual([DOCS]);
+  });
+});
+
+describe('docs widget follow', () => {
+  it("ends a visitor's open follow within seconds of the widget being turned off for its site", { timeout: 15_000 }, async () => {
+    const rt = runtime();
+    await enable(rt);
+    const me = await visitor(rt);
+    const id = ((await httpApi(rt).mutate('widget.create', undefined, me)).body!.result!.data as { id: string }).id;
+    await rt.store.emitEvent(id, { type: 'user.interrupt' });
+    const caller = await rt.access.byVisitorToken(me[VISITOR_HEADER]!);
+    expect(caller).toMatchObject({ kind: 'visitor', agentId: 'agent_default', origin: DOCS });
+    const ac = new AbortController();
+    const stream = await createCaller({ runtime: rt, caller }, { signal: ac.signal }).events.follow({ sessionId: id });
+    let seen = 0;
+    let ended: unknown = null;
+    const reading = (async () => {
+      try {
+        for await (const _item of stream) seen++;
+      } catch (e) {
+        ended = e;
+      }
+    })();
+    await expect.poll(() => seen).toBeGreaterThan(0);
+    await enable(rt, { enabled: false });
+    await reading;
+    ac.abort();
+    expect(ended).toMatchObject({ code: 'NOT_FOUND', message: 'this widget was turned off for this site' });
   });
 });
 

@@ -3,7 +3,8 @@ import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { EventSliceInput, SendableEvent, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, domainToTRPC, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
-import { watchShare } from '~/server/api/share-watch';
+import { SHARE_RECHECK_MS, watchShare } from '~/server/api/share-watch';
+import { widgetAllows } from '~/lib/widget';
 import { isDomainError } from '~/lib/errors';
 import { errorFields, logger } from '~/server/log';
 import type { StoredEvent } from '~/lib/events';
@@ -72,7 +73,14 @@ export const eventsRouter = createTRPCRouter({
       // NotFoundError first of all) are mapped here. An unreachable store is reported in the
       // stream and retried by followWithDeltas, never thrown.
       const outer = signal ?? new AbortController().signal;
-      const share = ctx.caller.kind === 'viewer' ? watchShare(ctx.runtime.access.shares, ctx.caller.shareId, outer) : null;
+      const caller = ctx.caller;
+      // A widget's visitor follows while its agent's widget stays on for its origin (any instance may turn it off).
+      const share =
+        caller.kind === 'viewer'
+          ? watchShare(ctx.runtime.access.shares, caller.shareId, outer)
+          : caller.kind === 'visitor'
+            ? watchShare({ isLive: async () => widgetAllows(await ctx.runtime.access.widgets.store.settings(caller.agentId), caller.origin) }, caller.agentId, outer, SHARE_RECHECK_MS, 'this widget was turned off for this site')
+            : null;
       try {
         const after = input.lastEventId ? Number(input.lastEventId) : input.afterSeq;
         for await (const item of followWithDeltas(ctx.runtime, input.sessionId, after, share?.signal ?? outer)) {
