@@ -30,6 +30,14 @@ const config: NextConfig = {
           { key: 'X-Robots-Tag', value: 'noindex, nofollow' },
         ],
       },
+      // The docs widget's frame: never indexed, no Referer (its address names the host site).
+      {
+        source: '/embed/:path*',
+        headers: [
+          { key: 'Referrer-Policy', value: 'no-referrer' },
+          { key: 'X-Robots-Tag', value: 'noindex, nofollow' },
+        ],
+      },
       {
         source: '/s/:path*',
         headers: [

@@ -19,3 +19,13 @@ describe('the request guard on share links', () => {
     for (const t of [token(Date.now() + 60_000), token(), 'garbage']) expect(get(`/share/${t}`).status, t).toBe(200);
   });
 });
+
+describe('the docs widget frame', () => {
+  it('may be framed by the one origin it was opened for, and by nothing when that is no origin', () => {
+    expect(get('/embed/agent_x?origin=http%3A%2F%2F127.0.0.1%3A4020&theme=dark').headers.get('content-security-policy')).toBe('frame-ancestors http://127.0.0.1:4020');
+    for (const bad of ['', '?origin=*', "?origin=http%3A%2F%2Fa.example%20'self'", '?origin=javascript%3Aalert(1)', '?origin=https%3A%2F%2Fa.example%2Fpath']) {
+      expect(get(`/embed/agent_x${bad}`).headers.get('content-security-policy'), bad).toBe("frame-ancestors 'none'");
+    }
+    expect(get('/').headers.get('content-security-policy')).toBeNull();
+  });
+});

@@ -1,5 +1,6 @@
 import { type NextRequest, NextResponse } from 'next/server';
 import { shareTokenExpiry, shareTokenOfPath } from '~/lib/share-token';
+import { normalizeOrigin } from '~/lib/widget';
 import { guardPolicyFromEnv, guardRequest } from '~/server/access/request-guard';
 
 /**
@@ -22,7 +23,19 @@ export function proxy(req: NextRequest): NextResponse {
   // The owner layout sends a signed-out visitor to /signin?next=<this path>.
   const headers = new Headers(req.headers);
   headers.set('x-paddock-path', req.nextUrl.pathname + req.nextUrl.search);
-  return NextResponse.next({ request: { headers } });
+  const res = NextResponse.next({ request: { headers } });
+  if (req.nextUrl.pathname.startsWith('/embed/')) res.headers.set('content-security-policy', embedFrameAncestors(req.nextUrl.searchParams.get('origin')));
+  return res;
+}
+
+/**
+ * The docs widget's frame may be framed by the one origin it was opened for and nothing else: the
+ * page itself shows the widget only when that origin is one its agent allows, and the browser
+ * refuses the frame to any page of another origin (so a site cannot borrow an allowed one's name).
+ */
+export function embedFrameAncestors(origin: string | null): string {
+  const o = origin === null ? null : normalizeOrigin(origin);
+  return `frame-ancestors ${o ?? "'none'"}`;
 }
 
 function expiredShare(): NextResponse {

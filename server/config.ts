@@ -104,6 +104,12 @@ const Env = z.object({
   PADDOCK_PUBLIC_URL: z.url().optional(),
   /** More Host names (or host:port) to answer besides loopback and the public URL's, comma-separated. */
   PADDOCK_ALLOWED_HOSTS: CommaList,
+  /**
+   * How many reverse proxies in front of Paddock append to `X-Forwarded-For` (the docs widget's
+   * per-IP limits read the client's address there). 0: none; the address is the socket's, which
+   * Next writes into that header only when the request did not bring one.
+   */
+  PADDOCK_TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).default(0),
   /** A fixed owner sign-in token (for automation); without it each start prints a one-time sign-in URL. */
   PADDOCK_OWNER_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** An API key accepted besides those made on the settings page (for automation). */

@@ -7,6 +7,7 @@ import { AgentStore } from '~/server/agents/agent-store';
 import { SYSTEM_PROMPT } from '~/server/harness/context';
 import { KyselyAccessStore } from '~/server/access/access-store';
 import { ShareLinks } from '~/server/access/share-links';
+import { Widgets } from '~/server/widgets/widgets';
 import type { HandKind } from '~/lib/hand';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import { setLiveSources } from '~/server/metrics/metrics';
@@ -191,7 +192,7 @@ export function sessionHandSecrets(store: SessionStore, vaultSecrets: VaultSecre
 /** Identity for a runtime: access rows live in the session database, beside the sessions. */
 export function accessFor(config: Config, store: SessionStore): Access {
   if (!(store instanceof KyselySessionStore)) throw new Error('access needs a Kysely-backed session store');
-  return new Access({ store: new KyselyAccessStore(store.db), shares: new ShareLinks(store.db), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS, publicUrl: config.PADDOCK_PUBLIC_URL });
+  return new Access({ store: new KyselyAccessStore(store.db), shares: new ShareLinks(store.db), widgets: new Widgets(store.db), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS, publicUrl: config.PADDOCK_PUBLIC_URL });
 }
 
 /** Agents and environments live in the session database too. */

@@ -3,6 +3,7 @@ import { type TRPCLink, createTRPCClient, httpBatchLink, httpSubscriptionLink, s
 import { observable } from '@trpc/server/observable';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 import { SHARE_HEADER } from '~/lib/share-token';
+import { VISITOR_HEADER } from '~/lib/widget';
 import type { AppRouter } from '~/server/api/root';
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
@@ -54,6 +55,31 @@ export function makeShareTrpcClient(token: string) {
     ],
   });
 }
+
+/**
+ * The docs widget's client (`/embed/<agent>`): every request carries the visitor's token, read
+ * when the request is made (the first `widget.open` may hand out a new one), as a header or, for a
+ * subscription, a connection parameter. Never the owner's cookie's identity, and no sign-in redirect.
+ */
+export function makeWidgetTrpcClient(token: () => string | null) {
+  return createTRPCClient<AppRouter>({
+    links: [
+      splitLink({
+        condition: (op) => op.type === 'subscription',
+        true: httpSubscriptionLink({ url: '/api/trpc', connectionParams: () => ({ visitor: token() ?? '' }) }),
+        false: httpBatchLink({
+          url: '/api/trpc',
+          headers: () => {
+            const t = token();
+            return t ? { [VISITOR_HEADER]: t } : {};
+          },
+        }),
+      }),
+    ],
+  });
+}
+
+export type WidgetTrpcClient = ReturnType<typeof makeWidgetTrpcClient>;
 
 /** Whether a tRPC error says this caller may not (any more) read: a share link revoked or expired. */
 export function accessRefused(err: unknown): boolean {

@@ -2,9 +2,11 @@ import 'server-only';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { SignJWT, jwtVerify } from 'jose';
 import { SHARE_HEADER } from '~/lib/share-token';
+import { VISITOR_HEADER, widgetAllows } from '~/lib/widget';
 import type { AccessStore, ApiKeyInfo } from '~/server/access/access-store';
 import { hashSecret, mac, newSecret, sameSecret } from '~/server/access/secrets';
 import type { ShareLinks } from '~/server/access/share-links';
+import type { Widgets } from '~/server/widgets/widgets';
 
 /** Who is calling. Every procedure and route decides from this alone. */
 export type Caller =
@@ -17,6 +19,13 @@ export type Caller =
    * comes in the `x-paddock-share` header (a subscription: the `share` connection parameter).
    */
   | { kind: 'viewer'; shareId: string; sessionId: string; hideFiles: boolean }
+  /**
+   * An anonymous visitor of a docs widget (`/embed/<agent>` framed by an allowed origin): creates
+   * sessions with that one agent, sends messages to and reads its own, nothing else. Its token (a
+   * signed JWT naming a random visitor id, the agent and the origin) comes in `x-paddock-visitor`
+   * (a subscription: the `visitor` connection parameter); `visitor` is the SHA-256 of the id.
+   */
+  | { kind: 'visitor'; visitor: string; agentId: string; origin: string }
   | { kind: 'anonymous' };
 
 export const ANONYMOUS: Caller = { kind: 'anonymous' };
@@ -33,6 +42,9 @@ export function sessionCookieName(host: string | null, publicUrl?: string): stri
 export const API_KEY_PREFIX = 'pdk_';
 const SIGNIN_TOKEN_TTL_MS = 24 * 60 * 60_000;
 const ISSUER = 'paddock';
+const VISITOR_AUDIENCE = 'paddock:widget';
+/** A visitor stays the same visitor (its conversations listed) this long after its last visit. */
+const VISITOR_TOKEN_DAYS = 30;
 
 export interface AccessOptions {
   store: AccessStore;
@@ -45,6 +57,8 @@ export interface AccessOptions {
   publicUrl?: string | undefined;
   /** Share links (absent: every share token is anonymous). */
   shares?: ShareLinks;
+  /** Docs widgets (absent: every visitor token is anonymous). */
+  widgets?: Widgets;
 }
 
 export interface SignedIn {
@@ -65,9 +79,12 @@ export class Access {
    * request that carries a share token is that link's viewer or nobody, whatever cookie or key
    * comes with it: the share page never acts as its owner, even in the owner's browser.
    */
-  async identify(headers: Headers, shareParam?: string | null): Promise<Caller> {
+  async identify(headers: Headers, shareParam?: string | null, visitorParam?: string | null): Promise<Caller> {
     const share = headers.get(SHARE_HEADER) ?? shareParam ?? null;
     if (share !== null) return this.byShareToken(share);
+    // The same for a widget's visitor: never the owner, even in the owner's browser.
+    const visitor = headers.get(VISITOR_HEADER) ?? visitorParam ?? null;
+    if (visitor !== null) return this.byVisitorToken(visitor);
     const key = apiKeyOf(headers);
     if (key !== null) return this.byApiKey(key);
     const cookie = parseCookie(headers.get('cookie') ?? '')[sessionCookieName(headers.get('host'), this.o.publicUrl)];
@@ -96,6 +113,43 @@ export class Access {
     const found = await this.o.shares.lookup(token);
     if (found.state !== 'live') return ANONYMOUS;
     return { kind: 'viewer', shareId: found.link.id, sessionId: found.link.session_id, hideFiles: found.link.hide_files };
+  }
+
+  /**
+   * The visitor a widget token names. The agent's widget settings are read on every request: a
+   * widget turned off, or an origin no longer allowed, ends its visitors at once, everywhere.
+   */
+  async byVisitorToken(token: string): Promise<Caller> {
+    if (!this.o.widgets || token.length > 1_000) return ANONYMOUS;
+    let claims: { vid: string; agt: string; org: string };
+    try {
+      const { payload } = await jwtVerify(token, await this.o.store.signingKey(), { issuer: ISSUER, audience: VISITOR_AUDIENCE, algorithms: ['HS256'] });
+      if (typeof payload.vid !== 'string' || typeof payload.agt !== 'string' || typeof payload.org !== 'string') return ANONYMOUS;
+      claims = { vid: payload.vid, agt: payload.agt, org: payload.org };
+    } catch {
+      return ANONYMOUS;
+    }
+    const settings = await this.o.widgets.store.settings(claims.agt);
+    if (!widgetAllows(settings, claims.org)) return ANONYMOUS;
+    return { kind: 'visitor', visitor: hashSecret(claims.vid), agentId: claims.agt, origin: claims.org };
+  }
+
+  /** A new visitor of an agent's widget from an origin (already checked allowed): its token, kept by the widget. */
+  async newVisitorToken(agentId: string, origin: string): Promise<{ token: string; visitor: string }> {
+    const vid = newSecret('');
+    const token = await new SignJWT({ vid, agt: agentId, org: origin })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(ISSUER)
+      .setAudience(VISITOR_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${VISITOR_TOKEN_DAYS}d`)
+      .sign(await this.o.store.signingKey());
+    return { token, visitor: hashSecret(vid) };
+  }
+
+  get widgets(): Widgets {
+    if (!this.o.widgets) throw new Error('widgets are not configured');
+    return this.o.widgets;
   }
 
   get shares(): ShareLinks {

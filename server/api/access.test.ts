@@ -4,6 +4,7 @@ import path from 'node:path';
 import { SignJWT } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '~/lib/errors';
+import { WIDGET_DEFAULTS } from '~/lib/widget';
 import { Access, sessionCookieName } from '~/server/access/access';
 import { KyselyAccessStore } from '~/server/access/access-store';
 import { appRouter } from '~/server/api/root';
@@ -40,6 +41,10 @@ async function signIn(): Promise<string> {
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);
 /** What a share link's viewer may call, of its own session only (sessionReadProcedure); every other procedure refuses it. */
 const VIEWER_READS = new Set(['sessions.shared', 'events.list', 'events.follow', 'hands.listFiles', 'hands.readFile']);
+/** What a widget's visitor may call: its widget's procedures, and reads of the sessions it started. */
+const VISITOR_READS = new Set(['events.list', 'events.follow']);
+/** The one procedure a caller without credentials reaches: opening a widget (a visitor's sign-in; 404 unless the agent's widget is on for that origin). */
+const PUBLIC = new Set(['widget.open']);
 
 describe('access', () => {
   it('refuses every procedure of the router to a caller without credentials (a new unprotected one fails here)', async () => {
@@ -48,7 +53,7 @@ describe('access', () => {
     for (const [name, proc] of procedures) {
       for (const headers of [SAME_ORIGIN, { ...SAME_ORIGIN, cookie: 'paddock_session_3000=forged.jwt.value' }, { ...SAME_ORIGIN, authorization: 'Bearer pdk_wrong' }, { ...SAME_ORIGIN, 'x-api-key': '' }]) {
         const r = proc._def.type === 'mutation' ? await api.mutate(name, {}, headers) : await api.query(name, {}, headers);
-        expect(answeredStatus(r), `${name} with ${JSON.stringify(headers)}`).toBe(401);
+        expect(answeredStatus(r), `${name} with ${JSON.stringify(headers)}`).toBe(PUBLIC.has(name) ? 400 : 401);
       }
     }
     expect(await store.listSessions({ limit: 10 })).toMatchObject({ data: [] });
@@ -75,6 +80,31 @@ describe('access', () => {
     expect(await store.getEvents(mine.id)).toEqual([]);
     expect(await store.getEvents(other.id)).toEqual([]);
     expect((await store.listSessions({ limit: 10 })).data).toHaveLength(2);
+  });
+
+  it("refuses a widget's visitor every procedure but its widget's and the reads of its own sessions (a new procedure fails here until it says which it is)", async () => {
+    await rt.agents.ensureDefaults();
+    const origin = 'http://127.0.0.1:4020';
+    await rt.access.widgets.store.save('agent_default', { ...WIDGET_DEFAULTS, enabled: true, allowed_origins: [origin], environment_id: 'env_default' });
+    const api = httpApi(rt);
+    const { token } = await rt.access.newVisitorToken('agent_default', origin);
+    const cookie = await signIn();
+    // The owner's cookie beside the token changes nothing: the widget never acts as the owner.
+    const headers = { ...SAME_ORIGIN, cookie, 'x-paddock-visitor': token };
+    const mine = ((await api.mutate('widget.create', undefined, headers)).body!.result!.data as { id: string }).id;
+    const other = (await store.createSession({})).id;
+    for (const [name, proc] of procedures) {
+      for (const target of [mine, other]) {
+        const input = { sessionId: target, id: target, hand: 'memory-1', path: 'a.txt', tabId: 'tab-visitor1', engine: 'offline', event: { type: 'user.interrupt' }, agentId: 'agent_default', origin };
+        const r = proc._def.type === 'mutation' ? await api.mutate(name, input, headers) : await api.query(name, input, headers);
+        const status = answeredStatus(r);
+        if (name.startsWith('widget.')) expect(status, `${name} for a visitor`).not.toBe(403);
+        else if (!VISITOR_READS.has(name)) expect(status, `${name} for a visitor`).toBe(403);
+        else if (target === other) expect(status, `${name} of another session for a visitor`).toBe(404);
+        else expect(status, `${name} of its session for a visitor`).toBe(200);
+      }
+    }
+    expect(await store.getEvents(other)).toEqual([]);
   });
 
   it('signs the owner in once per one-time token, with an HttpOnly SameSite cookie that opens the API until sign-out', async () => {

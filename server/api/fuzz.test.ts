@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIDE_EVENT_TYPES, type StoredEvent } from '~/lib/events';
 import { mulberry32 } from '~/lib/prng';
 import { SHARE_HEADER } from '~/lib/share-token';
+import { VISITOR_HEADER, WIDGET_DEFAULTS } from '~/lib/widget';
 import { type Rand, fakeId, pick } from '~/server/api/testing/fuzz-random';
 import { appRouter } from '~/server/api/root';
 import { SAME_ORIGIN, answeredStatus, httpApi } from '~/server/api/testing/http';
@@ -43,7 +44,12 @@ interface World {
   credential: string;
   /** Share links to sessions[1] (the one with a hand and files): live, revoked, expired. */
   share: { id: string; sessionId: string; token: string; revoked: string; expired: string };
+  /** Two widget visitors of agent_default (from WIDGET_ORIGIN), each with a conversation of its own. */
+  visitors: { token: string; sessionId: string }[];
 }
+const WIDGET_ORIGIN = 'http://127.0.0.1:4020';
+/** What a widget's visitor may call: the widget's procedures, and reads of its own sessions (with GET). */
+const VISITOR_READS = new Set(['events.list', 'events.follow']);
 /** What a share link's viewer may call (of its own session, with GET): anything else it sends must be refused. */
 const VIEWER_READS = new Set(['sessions.shared', 'events.list', 'events.follow', 'hands.listFiles', 'hands.readFile']);
 /** Sent as every credential value: no answer may carry it back. */
@@ -87,7 +93,16 @@ beforeAll(async () => {
   await rt.access.shares.revoke(sessions[1]!, revoked.link.id);
   const expired = await rt.access.shares.create(sessions[1]!, { label: 'expired', expiresAt: Date.now() + 1, hideFiles: false }, Date.now() - 60_000);
   const share = { id: live.link.id, sessionId: sessions[1]!, token: live.token, revoked: revoked.token, expired: expired.token };
-  world = { cookie, apiKey, sessions, tab, callIds, vault, credential, share };
+  await rt.access.widgets.store.save('agent_default', { ...WIDGET_DEFAULTS, enabled: true, allowed_origins: [WIDGET_ORIGIN], environment_id: 'env_default' });
+  const visitors: World['visitors'] = [];
+  for (const ip of ['192.0.2.1', '192.0.2.2']) {
+    const headers = { ...SAME_ORIGIN, 'x-forwarded-for': ip };
+    const opened = await httpApi(rt).mutate('widget.open', { agentId: 'agent_default', origin: WIDGET_ORIGIN }, headers);
+    const token = (opened.body!.result!.data as { token: string }).token;
+    const made = await httpApi(rt).mutate('widget.create', undefined, { ...headers, [VISITOR_HEADER]: token });
+    visitors.push({ token, sessionId: (made.body!.result!.data as { id: string }).id });
+  }
+  world = { cookie, apiKey, sessions, tab, callIds, vault, credential, share, visitors };
 });
 
 afterAll(async () => {
@@ -128,7 +143,7 @@ function hostileValue(r: Rand): unknown {
 
 /** A plausible input for a procedure, built from the world (so some requests get far). */
 function template(r: Rand, name: string): Record<string, unknown> | undefined {
-  const s = () => pick(r, world.sessions);
+  const s = () => pick(r, [...world.sessions, ...world.sessions, world.visitors[0]!.sessionId, world.visitors[1]!.sessionId]);
   const tab = world.tab;
   const text = () => pick(r, ['hello', 'write notes.txt: hi', 'x\u0000y', 'y'.repeat(2_000)]);
   switch (name) {
@@ -188,7 +203,27 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
         ]),
       };
     case 'sessions.list':
-      return { limit: pick(r, [1, 50, 200]), cursor: pick(r, [null, 'garbage', '']) };
+      return { limit: pick(r, [1, 50, 200]), cursor: pick(r, [null, 'garbage', '']), agentId: pick(r, [undefined, 'agent_default', 'agent_x']), widgetOrigin: pick(r, [undefined, '*', WIDGET_ORIGIN, 'javascript:x']) };
+    case 'widget.open':
+      return { agentId: pick(r, ['agent_default', 'agent_default', 'agent_nope', 'agent_']), origin: pick(r, [WIDGET_ORIGIN, WIDGET_ORIGIN, 'http://127.0.0.1:4021', 'null', 'http://127.0.0.1:4020/path', '']) };
+    case 'widget.sessions':
+    case 'widget.create':
+    case 'widgets.origins':
+      return undefined;
+    case 'widget.send':
+      return { sessionId: s(), text: pick(r, ['hello', '', ' ', 'q'.repeat(4_001), 'q'.repeat(200_000)]), idempotencyKey: pick(r, [undefined, 'fuzz-key-1', 'bad key']) };
+    case 'widgets.get':
+      return { agentId: pick(r, ['agent_default', 'agent_nope']) };
+    case 'widgets.set':
+      return {
+        agentId: pick(r, ['agent_default', 'agent_nope']),
+        ...WIDGET_DEFAULTS,
+        // The fuzz's owner keeps the widget on for its origin (it may add others or change limits).
+        enabled: true,
+        allowed_origins: pick(r, [[WIDGET_ORIGIN], [WIDGET_ORIGIN, 'https://docs.example.com'], [WIDGET_ORIGIN, '*'], [WIDGET_ORIGIN, 'javascript:alert(1)']]),
+        environment_id: pick(r, ['env_default', 'env_missing']),
+        visitor_per_minute: pick(r, [10, 0, 1e9]),
+      };
     case 'sessions.get':
     case 'sessions.shared':
     case 'sessions.delete':
@@ -292,7 +327,7 @@ function mutate(r: Rand, input: Record<string, unknown> | undefined): unknown {
 }
 
 /** Request headers, and whether they alone must get the request refused (for any method, or for writes). */
-function headersFor(r: Rand): { headers: Record<string, string>; refuse: 'always' | 'writes' | 'viewer' | 'no' } {
+function headersFor(r: Rand): { headers: Record<string, string>; refuse: 'always' | 'writes' | 'viewer' | 'visitor' | 'no' } {
   const owner = { ...SAME_ORIGIN, cookie: world.cookie };
   const share = (token: string) => ({ ...SAME_ORIGIN, [SHARE_HEADER]: token });
   return pick(r, [
@@ -301,6 +336,11 @@ function headersFor(r: Rand): { headers: Record<string, string>; refuse: 'always
     () => ({ headers: { ...owner, [SHARE_HEADER]: world.share.token }, refuse: 'viewer' as const }),
     // Revoked, expired, forged and oversized tokens are nobody.
     () => ({ headers: share(pick(r, [world.share.revoked, world.share.expired, `pds_${'A'.repeat(43)}`, `${world.share.token.slice(0, -2)}xx`, 'pds_'.padEnd(5_000, 'a'), ''])), refuse: 'always' as const }),
+    // A widget's visitor (with the owner's cookie beside it too): the widget, and reads of its own sessions.
+    () => ({ headers: { ...SAME_ORIGIN, [VISITOR_HEADER]: world.visitors[0]!.token, 'x-forwarded-for': pick(r, ['192.0.2.1', '192.0.2.9']) }, refuse: 'visitor' as const }),
+    () => ({ headers: { ...owner, [VISITOR_HEADER]: world.visitors[0]!.token }, refuse: 'visitor' as const }),
+    // Forged, truncated and oversized visitor tokens are nobody.
+    () => ({ headers: { ...SAME_ORIGIN, [VISITOR_HEADER]: pick(r, [`${world.visitors[0]!.token.slice(0, -3)}xyz`, 'eyJhbGciOiJub25lIn0.e30.', 'v'.repeat(5_000), '']) }, refuse: 'always' as const }),
     () => ({ headers: owner, refuse: 'no' as const }),
     () => ({ headers: owner, refuse: 'no' as const }),
     () => ({ headers: owner, refuse: 'no' as const }),
@@ -344,7 +384,9 @@ async function snapshot(): Promise<string> {
   const resources = await store.db.selectFrom('session_resources').select(['id', 'session_id']).orderBy('id').execute();
   const tokens = await store.db.selectFrom('repository_tokens').select(['resource_id']).orderBy('resource_id').execute();
   const shares = await store.db.selectFrom('share_links').select(['id', 'revoked_at']).orderBy('id').execute();
-  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens, shares });
+  const widgets = await store.db.selectFrom('widget_settings').selectAll().orderBy('agent_id').execute();
+  const widgetSessions = await store.db.selectFrom('widget_sessions').selectAll().orderBy('session_id').execute();
+  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens, shares, widgets, widgetSessions });
 }
 
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);
@@ -387,7 +429,13 @@ describe('fuzz', () => {
       const status = await send(req);
       const what = `#${i} ${req.method} ${name} ${JSON.stringify(headers).slice(0, 120)} ${JSON.stringify(input)?.slice(0, 160)}`;
       if (status >= 500) fivexx.push(`${status} ${what}`);
-      if ((refuse === 'always' || (refuse === 'writes' && req.method !== 'GET')) && status < 400) letThrough.push(`${status} ${what}`);
+      // Opening a widget needs no credentials (it answers for an allowed agent and origin only), but never through another Host.
+      const opensWidget = name === 'widget.open' && headers.host === 'localhost:3000';
+      if ((refuse === 'always' || (refuse === 'writes' && req.method !== 'GET')) && status < 400 && !opensWidget) letThrough.push(`${status} ${what}`);
+      // A visitor gets through only with the widget's procedures, or a GET of a read naming its own session.
+      const visitorRead = req.method === 'GET' && VISITOR_READS.has(name) && typeof input === 'object' && input !== null && (input as Record<string, unknown>).sessionId === world.visitors[0]!.sessionId;
+      if (refuse === 'visitor' && !name.startsWith('widget.') && !visitorRead && status < 400) letThrough.push(`${status} ${what}`);
+      if (refuse === 'visitor' && name === 'widget.send' && status < 400 && (input as Record<string, unknown>).sessionId !== world.visitors[0]!.sessionId) letThrough.push(`${status} ${what}`);
       // A viewer gets through only with a GET of a session read naming its own session.
       const viewerRead = req.method === 'GET' && VIEWER_READS.has(name) && typeof input === 'object' && input !== null && Object.values(input).includes(world.share.sessionId);
       if (refuse === 'viewer' && !viewerRead && status < 400) letThrough.push(`${status} ${what}`);

@@ -2,6 +2,7 @@ import 'server-only';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { isDomainError } from '~/lib/errors';
 import type { Caller } from '~/server/access/access';
+import { clientIp } from '~/server/access/client-ip';
 import { type GuardPolicy, guardPolicyFromEnv, guardRequest } from '~/server/access/request-guard';
 import { appRouter } from '~/server/api/root';
 import { domainToTRPC } from '~/server/api/trpc';
@@ -67,8 +68,9 @@ export async function handleTrpc(req: Request, deps: HttpDeps): Promise<Response
       try {
         const runtime = await deps.runtime();
         // A share page's subscription cannot set headers (EventSource): its token comes as a connection parameter.
-        const caller: Caller = await runtime.access.identify(req.headers, info.connectionParams?.share);
-        return { runtime, caller };
+        // A widget's subscription likewise carries its visitor token as a connection parameter.
+        const caller: Caller = await runtime.access.identify(req.headers, info.connectionParams?.share, info.connectionParams?.visitor);
+        return { runtime, caller, ip: clientIp(req.headers, runtime.config.PADDOCK_TRUSTED_PROXIES) };
       } catch (e) {
         // Started while PostgreSQL was down: a 503 the client retries (getRuntime tries again on
         // the next request), not a 500.

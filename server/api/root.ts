@@ -7,6 +7,8 @@ import { handsRouter } from '~/server/api/routers/hands';
 import { sessionsRouter } from '~/server/api/routers/sessions';
 import { sharesRouter } from '~/server/api/routers/shares';
 import { vaultsRouter } from '~/server/api/routers/vaults';
+import { widgetRouter } from '~/server/api/routers/widget';
+import { widgetsRouter } from '~/server/api/routers/widgets';
 import { createCallerFactory, createTRPCRouter } from '~/server/api/trpc';
 
 export const appRouter = createTRPCRouter({
@@ -18,6 +20,8 @@ export const appRouter = createTRPCRouter({
   environments: environmentsRouter,
   vaults: vaultsRouter,
   shares: sharesRouter,
+  widget: widgetRouter,
+  widgets: widgetsRouter,
 });
 
 export type AppRouter = typeof appRouter;

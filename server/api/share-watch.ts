@@ -18,10 +18,11 @@ export interface ShareWatch {
 }
 
 /**
- * Keeps a viewer's stream tied to its link: the row is read every `everyMs` (a database outage
+ * Keeps a viewer's stream tied to its link (or a widget visitor's to its widget: `isLive` then
+ * re-reads the agent's widget settings): the row is read every `everyMs` (a database outage
  * is not a revoke: the stream goes on and the next read decides).
  */
-export function watchShare(shares: Pick<ShareLinks, 'isLive'>, shareId: string, outer: AbortSignal, everyMs = SHARE_RECHECK_MS): ShareWatch {
+export function watchShare(shares: Pick<ShareLinks, 'isLive'>, shareId: string, outer: AbortSignal, everyMs = SHARE_RECHECK_MS, endedMessage = 'this share link was revoked or has expired'): ShareWatch {
   const stop = new AbortController();
   let dead: TRPCError | null = null;
   let checking = false;
@@ -32,7 +33,7 @@ export function watchShare(shares: Pick<ShareLinks, 'isLive'>, shareId: string, 
       .isLive(shareId)
       .then((live) => {
         if (live) return;
-        dead = new TRPCError({ code: 'NOT_FOUND', message: 'this share link was revoked or has expired' });
+        dead = new TRPCError({ code: 'NOT_FOUND', message: endedMessage });
         stop.abort();
       })
       .catch((e: unknown) => {

@@ -154,6 +154,14 @@ export class KyselySessionStore implements SessionStore {
     if (q.agentVersion !== undefined) query = query.where('agent_version', '=', q.agentVersion);
     if (q.statuses && q.statuses.length > 0) query = query.where('status', 'in', [...q.statuses]);
     if (q.includeArchived === false) query = query.where('archived_at', 'is', null);
+    // Sessions a docs widget started (from one origin, or any).
+    if (q.widgetOrigin !== undefined) {
+      const origin = q.widgetOrigin;
+      query = query.where('id', 'in', (eb) => {
+        const w = eb.selectFrom('widget_sessions').select('session_id');
+        return origin === '*' ? w : w.where('origin', '=', origin);
+      });
+    }
     // One extra row tells whether another page exists. Both keys are fixed-format ASCII (ISO-8601,
     // prefixed ULIDs), which sort the same under byte order and the usual PostgreSQL collations (C, en_US…).
     const rows = await query.orderBy(by, walk).orderBy('id', walk).limit(limit + 1).execute();
@@ -447,7 +455,7 @@ export class KyselySessionStore implements SessionStore {
   async deleteSession(id: string): Promise<void> {
     const deleted = await this.#backend.appendTransaction(async (trx) => {
       // Children first: the foreign keys cascade, but SQLite only does so with a pragma set.
-      for (const table of ['events', 'idempotency', 'hand_tabs', 'call_claims', 'share_links'] as const) await trx.deleteFrom(table).where('session_id', '=', id).execute();
+      for (const table of ['events', 'idempotency', 'hand_tabs', 'call_claims', 'share_links', 'widget_sessions'] as const) await trx.deleteFrom(table).where('session_id', '=', id).execute();
       const r = await trx.deleteFrom('sessions').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows);
     });

@@ -280,6 +280,36 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('share_links').execute();
     },
   },
+  '0009_widgets': {
+    // The docs widget: an agent's settings (operator data beside the versioned agent: on/off,
+    // allowed origins as JSON text, the environment, budgets and rate limits), and which sessions
+    // a widget started, for whom (the SHA-256 of the visitor's id) and from which origin. No
+    // foreign key (as 0007's and 0008's tables): deleteSession removes a session's row.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('widget_settings')
+        .addColumn('agent_id', 'text', (c) => c.primaryKey())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('widget_sessions')
+        .addColumn('session_id', 'text', (c) => c.primaryKey())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('origin', 'text', (c) => c.notNull())
+        .addColumn('visitor_hash', 'text', (c) => c.notNull())
+        // Epoch milliseconds: the hourly cap counts rows newer than an hour.
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('widget_sessions_visitor').on('widget_sessions').columns(['visitor_hash', 'created_at']).execute();
+      await db.schema.createIndex('widget_sessions_agent').on('widget_sessions').columns(['agent_id', 'created_at']).execute();
+      await db.schema.createIndex('widget_sessions_origin').on('widget_sessions').columns(['origin', 'session_id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('widget_sessions').execute();
+      await db.schema.dropTable('widget_settings').execute();
+    },
+  },
 };
 
 /**

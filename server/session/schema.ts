@@ -28,6 +28,8 @@ export interface Database {
   repository_tokens: RepositoryTokensTable;
   git_capabilities: GitCapabilitiesTable;
   share_links: ShareLinksTable;
+  widget_settings: WidgetSettingsTable;
+  widget_sessions: WidgetSessionsTable;
 }
 
 export interface SessionsTable {
@@ -217,6 +219,23 @@ export interface ShareLinksTable {
   /** Epoch milliseconds; null: never expires. */
   expires_at: number | null;
   revoked_at: string | null;
+}
+
+/** An agent's docs widget settings: JSON text of WidgetSettingsInput (lib/widget.ts). */
+export interface WidgetSettingsTable {
+  agent_id: string;
+  body: string;
+  updated_at: string;
+}
+
+/** A session a docs widget started: for which visitor (the SHA-256 of its id) and from which origin. */
+export interface WidgetSessionsTable {
+  session_id: string;
+  agent_id: string;
+  origin: string;
+  visitor_hash: string;
+  /** Epoch milliseconds. */
+  created_at: number;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

@@ -53,6 +53,8 @@ export interface ListQuery {
   statuses?: readonly SessionStatus[];
   /** Archived sessions are listed unless this is false. */
   includeArchived?: boolean;
+  /** Only sessions a docs widget started from this origin (`*`: from any). */
+  widgetOrigin?: string;
 }
 
 export interface Page<T> {

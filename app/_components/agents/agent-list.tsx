@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { AgentForm } from '~/app/_components/agents/agent-form';
+import { WidgetSettingsPanel } from '~/app/_components/agents/widget-settings';
 import { timeAgo } from '~/app/_components/time';
 import { DEFAULT_AGENT_ID, type Agent } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
@@ -28,6 +29,7 @@ export function AgentList() {
   const qc = useQueryClient();
   const list = useQuery(trpc.agents.list.queryOptions({ limit: 100 }));
   const [editing, setEditing] = useState<Agent | 'new' | null>(null);
+  const [widgetOf, setWidgetOf] = useState<string | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: trpc.agents.list.queryKey() });
   const archive = useMutation(trpc.agents.archive.mutationOptions({ onSuccess: () => void refresh() }));
   // Enabled only once hydrated: a click on the server-rendered button would otherwise do nothing.
@@ -85,12 +87,16 @@ export function AgentList() {
               <button type="button" data-testid="edit-agent" disabled={!hydrated || editing !== null} onClick={() => setEditing(a)}>
                 Edit
               </button>
+              <button type="button" data-testid="agent-widget" disabled={!hydrated} aria-expanded={widgetOf === a.id} onClick={() => setWidgetOf(widgetOf === a.id ? null : a.id)}>
+                Docs widget
+              </button>
               {a.id !== DEFAULT_AGENT_ID && (
                 <button type="button" className="quiet" data-testid="archive-agent" disabled={!hydrated || archive.isPending} onClick={() => confirmArchive(a)}>
                   Archive
                 </button>
               )}
             </div>
+            {widgetOf === a.id && <WidgetSettingsPanel agentId={a.id} onClose={() => setWidgetOf(null)} />}
           </li>
         ))}
       </ul>

@@ -12,7 +12,13 @@ import { timeAgo } from '~/app/_components/time';
 
 export function SessionList() {
   const trpc = useTRPC();
-  const list = useQuery(trpc.sessions.list.queryOptions({ limit: 100 }, { refetchInterval: 5_000 }));
+  // Filters: by agent, and to the sessions a docs widget started (from one site, or any).
+  const [agentId, setAgentId] = useState('');
+  const [widgetOrigin, setWidgetOrigin] = useState('');
+  const filtered = agentId !== '' || widgetOrigin !== '';
+  const list = useQuery(trpc.sessions.list.queryOptions({ limit: 100, ...(agentId ? { agentId } : {}), ...(widgetOrigin ? { widgetOrigin } : {}) }, { refetchInterval: 5_000 }));
+  const agents = useQuery(trpc.agents.list.queryOptions({ limit: 100 }));
+  const origins = useQuery(trpc.widgets.origins.queryOptions(undefined, { refetchInterval: 30_000 }));
   const mirrored = useLiveQuery(() => mirror().sessions.orderBy('updated_at').reverse().limit(100).toArray(), []);
   const remove = useMutation(
     trpc.sessions.delete.mutationOptions({
@@ -27,8 +33,8 @@ export function SessionList() {
   };
 
   useEffect(() => {
-    if (list.data) void mirrorSessions(list.data.data);
-  }, [list.data]);
+    if (list.data && !filtered) void mirrorSessions(list.data.data);
+  }, [list.data, filtered]);
   // Enabled only once hydrated: a click on the server-rendered button would otherwise do nothing.
   const [hydrated, setHydrated] = useState(false);
   useEffect(() => setHydrated(true), []);
@@ -36,7 +42,7 @@ export function SessionList() {
   const offline = list.isError;
   // The server answers but its database does not (503): not the same as being offline.
   const databaseDown = offline && storeUnavailable(list.error);
-  const sessions = list.data?.data ?? mirrored ?? [];
+  const sessions: { id: string; title: string; status: string; last_seq: number; updated_at: string; widget?: { origin: string } | null }[] = list.data?.data ?? (filtered ? [] : (mirrored ?? []));
 
   return (
     <section>
@@ -44,6 +50,31 @@ export function SessionList() {
       <div className="list-head">
         <h1>Sessions</h1>
         <NewSessionForm disabled={!hydrated || offline} />
+      </div>
+      <div className="list-filters">
+        <label>
+          Agent{' '}
+          <select value={agentId} onChange={(e) => setAgentId(e.target.value)} data-testid="filter-agent">
+            <option value="">all</option>
+            {(agents.data?.data ?? []).map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          From{' '}
+          <select value={widgetOrigin} onChange={(e) => setWidgetOrigin(e.target.value)} data-testid="filter-origin">
+            <option value="">anywhere</option>
+            <option value="*">any docs widget</option>
+            {(origins.data ?? []).map((o) => (
+              <option key={o} value={o}>
+                widget on {o}
+              </option>
+            ))}
+          </select>
+        </label>
       </div>
       {remove.error && <p className="error">Could not delete the session: {remove.error.message}</p>}
       {databaseDown ? (
@@ -73,7 +104,10 @@ export function SessionList() {
               <tr key={s.id}>
                 <td>
                   <Link href={`/s/${s.id}`}>{s.title}</Link>
-                  <div className="mono muted small">{s.id}</div>
+                  <div className="mono muted small">
+                    {s.id}
+                    {s.widget && <span data-testid="session-widget-origin"> · widget on {s.widget.origin}</span>}
+                  </div>
                 </td>
                 <td>
                   <span className={`status status-${s.status}`}>{s.status}</span>

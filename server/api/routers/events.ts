@@ -3,7 +3,8 @@ import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { EventSliceInput, SendableEvent, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, domainToTRPC, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
-import { watchShare } from '~/server/api/share-watch';
+import { SHARE_RECHECK_MS, watchShare } from '~/server/api/share-watch';
+import { widgetAllows } from '~/lib/widget';
 import { isDomainError } from '~/lib/errors';
 import { errorFields, logger } from '~/server/log';
 import type { StoredEvent } from '~/lib/events';
@@ -18,7 +19,7 @@ const log = logger('events');
  * An untitled session is named after its first message, as people expect from chat apps, whatever
  * came before it in the log (a browser hand attached, a file edited).
  */
-async function autoTitle(store: SessionStore, id: string, message: StoredEvent & { type: 'user.message' }): Promise<void> {
+export async function autoTitle(store: SessionStore, id: string, message: StoredEvent & { type: 'user.message' }): Promise<void> {
   const session = await store.getSession(id);
   const text = message.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ').replace(/\s+/g, ' ').trim();
   if (!session || session.title !== DEFAULT_TITLE || text === '') return;
@@ -28,7 +29,7 @@ async function autoTitle(store: SessionStore, id: string, message: StoredEvent &
 }
 
 export const eventsRouter = createTRPCRouter({
-  list: sessionReadProcedure('sessionId').input(EventSliceInput).query(({ ctx, input }) => {
+  list: sessionReadProcedure('sessionId', { visitors: true }).input(EventSliceInput).query(({ ctx, input }) => {
     const { sessionId, ...slice } = input;
     return ctx.runtime.store.getEvents(sessionId, slice);
   }),
@@ -65,14 +66,21 @@ export const eventsRouter = createTRPCRouter({
    * link lives: the row is read again every few seconds (any instance may have revoked it), and
    * the stream ends with a NOT_FOUND once it is revoked or expired.
    */
-  follow: sessionReadProcedure('sessionId')
+  follow: sessionReadProcedure('sessionId', { visitors: true })
     .input(z.object({ sessionId: SessionId, afterSeq: z.number().int().min(0).default(0), lastEventId: z.string().regex(/^\d+$/).nullish() }))
     .subscription(async function* ({ ctx, input, signal }) {
       // Errors thrown inside the stream pass no middleware: domain errors (an unknown session's
       // NotFoundError first of all) are mapped here. An unreachable store is reported in the
       // stream and retried by followWithDeltas, never thrown.
       const outer = signal ?? new AbortController().signal;
-      const share = ctx.caller.kind === 'viewer' ? watchShare(ctx.runtime.access.shares, ctx.caller.shareId, outer) : null;
+      const caller = ctx.caller;
+      // A widget's visitor follows while its agent's widget stays on for its origin (any instance may turn it off).
+      const share =
+        caller.kind === 'viewer'
+          ? watchShare(ctx.runtime.access.shares, caller.shareId, outer)
+          : caller.kind === 'visitor'
+            ? watchShare({ isLive: async () => widgetAllows(await ctx.runtime.access.widgets.store.settings(caller.agentId), caller.origin) }, caller.agentId, outer, SHARE_RECHECK_MS, 'this widget was turned off for this site')
+            : null;
       try {
         const after = input.lastEventId ? Number(input.lastEventId) : input.afterSeq;
         for await (const item of followWithDeltas(ctx.runtime, input.sessionId, after, share?.signal ?? outer)) {

@@ -2,6 +2,7 @@ import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { DEFAULT_AGENT_ID, ResourceParams, VaultId } from '~/lib/agent';
+import { WidgetOrigin } from '~/lib/widget';
 import { createSessionFor } from '~/server/agents/new-session';
 import { AgentId, EnvironmentId, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
@@ -39,9 +40,28 @@ export const sessionsRouter = createTRPCRouter({
       return session;
     }),
 
+  /** The session list, newest activity first; filtered by agent, and to the sessions a docs widget started (from one origin, or `*`: any). */
   list: protectedProcedure
-    .input(z.object({ limit: z.number().int().min(1).max(200).default(50), cursor: z.string().max(200).nullish() }).default({ limit: 50 }))
-    .query(({ ctx, input }) => ctx.runtime.store.listSessions({ limit: input.limit, cursor: input.cursor ?? null })),
+    .input(
+      z
+        .object({
+          limit: z.number().int().min(1).max(200).default(50),
+          cursor: z.string().max(200).nullish(),
+          agentId: AgentId.optional(),
+          widgetOrigin: z.union([z.literal('*'), WidgetOrigin]).optional(),
+        })
+        .default({ limit: 50 }),
+    )
+    .query(async ({ ctx, input }) => {
+      const page = await ctx.runtime.store.listSessions({
+        limit: input.limit,
+        cursor: input.cursor ?? null,
+        ...(input.agentId ? { agentId: input.agentId } : {}),
+        ...(input.widgetOrigin ? { widgetOrigin: input.widgetOrigin } : {}),
+      });
+      const marks = await ctx.runtime.access.widgets.store.marks(page.data.map((s) => s.id));
+      return { ...page, data: page.data.map((s) => ({ ...s, widget: marks.get(s.id) ?? null })) };
+    }),
 
   /** The session with its repositories (url, mount path, checkout: never a token; those stay sealed). */
   get: protectedProcedure.input(z.object({ id: SessionId })).query(async ({ ctx, input }) => {

@@ -1,0 +1,151 @@
+import http from 'node:http';
+import type { Browser, Frame, Page } from '@playwright/test';
+import { expect, test } from '~/e2e/auth';
+import { enqueue, resetFake } from '~/e2e/fake';
+import { shoot } from '~/e2e/shots';
+
+/** Two "docs sites" on other origins than the app (127.0.0.1:3210): one the agent allows, one it does not. */
+const ALLOWED = { port: 4020, origin: 'http://127.0.0.1:4020' };
+const OTHER = { port: 4021, origin: 'http://127.0.0.1:4021' };
+const APP = 'http://127.0.0.1:3210';
+const AGENT = 'agent_default';
+
+/** A docs page embedding the widget with the one script tag (a forged frame too, on request). */
+function docsPage(url: URL): string {
+  const forged = url.searchParams.get('forge');
+  return `<!doctype html><html lang="en"${url.searchParams.get('dark') ? ' data-theme="dark"' : ''}><head><meta charset="utf-8"><title>Docs</title></head>
+<body style="font-family:system-ui;margin:40px"><h1>Product docs</h1><p>Install with <code>npm i thing</code>.</p>
+${forged ? `<iframe id="forged" title="forged" src="${APP}/embed/${AGENT}?origin=${encodeURIComponent(forged)}&theme=light" style="width:400px;height:300px"></iframe>` : ''}
+<script src="${APP}/embed.js" data-agent="${AGENT}" data-label="Ask the docs" async></script></body></html>`;
+}
+
+const servers: http.Server[] = [];
+test.beforeAll(async () => {
+  for (const site of [ALLOWED, OTHER]) {
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(docsPage(new URL(req.url ?? '/', site.origin)));
+    });
+    await new Promise<void>((resolve) => server.listen(site.port, '127.0.0.1', resolve));
+    servers.push(server);
+  }
+});
+test.afterAll(async () => {
+  for (const s of servers) await new Promise((resolve) => s.close(resolve));
+});
+
+test.beforeEach(async () => {
+  await resetFake();
+});
+
+/** The owner turns the widget on for the allowed site, on the agents page. */
+async function enableWidget(page: Page): Promise<void> {
+  await page.goto('/agents');
+  const row = page.getByTestId('agent-row').filter({ hasText: AGENT });
+  await row.getByTestId('agent-widget').click();
+  const panel = row.getByTestId('widget-settings');
+  await panel.getByTestId('widget-enabled').check();
+  await panel.getByTestId('widget-origins').fill(ALLOWED.origin);
+  await panel.getByTestId('widget-save').click();
+  await expect(panel.getByTestId('widget-saved')).toBeVisible();
+  await expect(panel.getByTestId('widget-snippet')).toContainText(`${APP}/embed.js" data-agent="${AGENT}" async`);
+}
+
+/** An anonymous visitor (its own browser context: nothing shared with the owner or other visitors) on a docs page. */
+async function visitor(browser: Browser, url: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(url);
+  return page;
+}
+
+async function widgetFrame(page: Page): Promise<Frame> {
+  await expect.poll(() => page.frames().some((f) => f.url().includes('/embed/'))).toBe(true);
+  return page.frames().find((f) => f.url().includes('/embed/'))!;
+}
+
+test('a docs page on another origin embeds the widget: a visitor chats to a tool call and an answer; another visitor sees none of it; a disallowed origin gets nothing', async ({ page, browser }) => {
+  test.setTimeout(120_000);
+  await enableWidget(page);
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'text', text: 'Let me write that down.' }, { kind: 'tool_use', name: 'write', input: { file_path: 'install.md', content: 'npm i thing' } }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'Run **npm i thing**, then:\n\n```sh\nthing --init\n```' }] },
+  );
+
+  // Visitor A on the allowed site: the launcher opens the panel, the conversation streams in.
+  const ana = await visitor(browser, `${ALLOWED.origin}/`);
+  const launcher = ana.getByRole('button', { name: 'Ask the docs' });
+  await expect(launcher).toHaveAttribute('aria-expanded', 'false');
+  await launcher.focus();
+  await ana.keyboard.press('Enter');
+  await expect(launcher).toHaveAttribute('aria-expanded', 'true');
+  const frame = await widgetFrame(ana);
+  const input = frame.getByTestId('widget-input');
+  await expect(input).toBeEnabled();
+  await expect(input).toBeFocused();
+  await input.fill('How do I install it?');
+  await input.press('Enter');
+  await expect(frame.getByTestId('widget-user')).toHaveText('How do I install it?');
+  await expect(frame.getByTestId('widget-tool')).toContainText('write');
+  await expect(frame.getByTestId('widget-tool')).toContainText('done');
+  const answer = frame.getByTestId('widget-answer').last();
+  await expect(answer.locator('strong')).toHaveText('npm i thing');
+  await expect(answer.locator('pre code')).toContainText('thing --init');
+  await shoot(ana, 'widget-open');
+  // Esc closes the panel and gives the focus back to the launcher.
+  await input.press('Escape');
+  await expect(launcher).toHaveAttribute('aria-expanded', 'false');
+  await expect(launcher).toBeFocused();
+  const anaSession = await frame.evaluate(async () => {
+    const token = localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith('paddock.widget.'))!)!;
+    const r = await fetch('/api/trpc/widget.sessions', { headers: { 'x-paddock-visitor': token } });
+    return ((await r.json()) as { result: { data: { id: string }[] } }).result.data[0]!.id;
+  });
+
+  // Visitor B: its own (empty) widget, and A's conversation is unknown to it.
+  const bo = await visitor(browser, `${ALLOWED.origin}/?dark=1`);
+  await bo.getByRole('button', { name: 'Ask the docs' }).click();
+  const boFrame = await widgetFrame(bo);
+  await expect(boFrame.getByTestId('widget')).toHaveAttribute('data-theme', 'dark');
+  await expect(boFrame.getByTestId('widget-input')).toBeEnabled();
+  await expect(boFrame.getByTestId('widget-user')).toHaveCount(0);
+  const seen = await boFrame.evaluate(async (id) => {
+    const token = localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith('paddock.widget.'))!)!;
+    const list = await fetch(`/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`, { headers: { 'x-paddock-visitor': token } });
+    const send = await fetch('/api/trpc/widget.send', { method: 'POST', headers: { 'content-type': 'application/json', 'x-paddock-visitor': token }, body: JSON.stringify({ sessionId: id, text: 'FROM-BO' }) });
+    const mine = await fetch('/api/trpc/widget.sessions', { headers: { 'x-paddock-visitor': token } });
+    return { list: list.status, send: send.status, mine: ((await mine.json()) as { result: { data: unknown[] } }).result.data.length, text: await list.text() };
+  }, anaSession);
+  expect(seen).toMatchObject({ list: 404, send: 404, mine: 0 });
+  expect(seen.text).not.toContain('How do I install');
+  await shoot(bo, 'widget-dark');
+
+  // A site the agent does not allow: the widget says so and offers nothing; the API refuses it too.
+  const eve = await visitor(browser, `${OTHER.origin}/`);
+  await eve.getByRole('button', { name: 'Ask the docs' }).click();
+  const eveFrame = await widgetFrame(eve);
+  await expect(eveFrame.getByTestId('widget-unavailable')).toBeVisible();
+  await expect(eveFrame.getByTestId('widget-input')).toHaveCount(0);
+  const opened = await eve.evaluate(async (app) => {
+    const r = await fetch(`${app}/api/trpc/widget.open`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agentId: 'agent_default', origin: location.origin }) });
+    return r.status;
+  }, APP).catch(() => 'blocked');
+  // Cross-origin and not CORS-enabled: the browser gets no answer to read (or the guard refuses it).
+  expect([403, 404, 'blocked']).toContain(opened);
+
+  // …nor by claiming the allowed site's name: the frame-ancestors CSP names that origin only, so the browser refuses the frame.
+  const liar = await (await browser.newContext()).newPage();
+  const [forged] = await Promise.all([liar.waitForResponse((r) => r.url().includes('/embed/')), liar.goto(`${OTHER.origin}/?forge=${encodeURIComponent(ALLOWED.origin)}`)]);
+  expect(forged.headers()['content-security-policy']).toBe(`frame-ancestors ${ALLOWED.origin}`);
+  await liar.waitForTimeout(1_000);
+  const forgedFrame = liar.frames().find((f) => f.name() === 'forged' || f.url().includes('/embed/'));
+  expect(forgedFrame ? await forgedFrame.locator('[data-testid=widget]').count() : 0).toBe(0);
+
+  // The owner sees A's conversation in the session list, filtered by the site it came from.
+  await page.goto('/');
+  await page.getByTestId('filter-origin').selectOption(ALLOWED.origin);
+  const rows = page.getByTestId('sessions').locator('tbody tr');
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText('How do I install it?');
+  await expect(rows.first().getByTestId('session-widget-origin')).toHaveText(` · widget on ${ALLOWED.origin}`);
+  await shoot(page, 'widget-sessions');
+});

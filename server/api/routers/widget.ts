@@ -1,0 +1,133 @@
+import 'server-only';
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { isDomainError } from '~/lib/errors';
+import { BUDGET_SPENT, WidgetOrigin, type WidgetSettings, spentBudget, widgetAllows } from '~/lib/widget';
+import { createSessionFor } from '~/server/agents/new-session';
+import type { Caller } from '~/server/access/access';
+import { AgentId, SessionId } from '~/server/api/inputs';
+import { checkEventSize } from '~/server/api/limits';
+import { autoTitle } from '~/server/api/routers/events';
+import { createTRPCRouter, visitorProcedure, widgetOpenProcedure } from '~/server/api/trpc';
+import { errorFields, logger } from '~/server/log';
+import { accountLog } from '~/server/rest/session-object';
+import type { Runtime } from '~/server/runtime';
+
+const log = logger('widget');
+
+/** Longest message a visitor may send, in characters (the server's own limit applies too, if lower). */
+export const WIDGET_MAX_MESSAGE_CHARS = 4_000;
+
+type Visitor = Extract<Caller, { kind: 'visitor' }>;
+
+const UNAVAILABLE = 'this widget is not available here';
+
+/** The agent's widget settings, as long as they still let this visitor in (identify checked; a race may have turned it off). */
+async function settingsFor(rt: Runtime, v: Visitor): Promise<WidgetSettings> {
+  const settings = await rt.access.widgets.store.settings(v.agentId);
+  if (!settings || !widgetAllows(settings, v.origin)) throw new TRPCError({ code: 'NOT_FOUND', message: UNAVAILABLE });
+  return settings;
+}
+
+function limitAction(rt: Runtime, v: Visitor, ip: string, s: WidgetSettings): void {
+  if (!rt.access.widgets.takeAction({ agentId: v.agentId, visitor: v.visitor, ip, visitorPerMinute: s.visitor_per_minute, ipPerMinute: s.ip_per_minute })) {
+    throw new TRPCError({ code: 'TOO_MANY_REQUESTS', message: 'too many messages: wait a minute and try again' });
+  }
+}
+
+/** The model tokens a session has used (input, output and cache) and when it began. */
+async function budgetUse(rt: Runtime, sessionId: string): Promise<{ tokens: number; createdAt: number }> {
+  const session = await rt.store.getSession(sessionId);
+  if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such conversation' });
+  const events = await rt.store.getEvents(sessionId, { types: ['span.model_request_end'] });
+  const { usage } = accountLog(events, session.created_at, Date.now());
+  const tokens = usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens + usage.cache_creation.ephemeral_5m_input_tokens + usage.cache_creation.ephemeral_1h_input_tokens;
+  return { tokens, createdAt: Date.parse(session.created_at) };
+}
+
+/**
+ * The docs widget's procedures (`/embed/<agent>`). `open` is a visitor's sign-in (anyone may ask;
+ * it answers only for an agent whose widget is on for that origin); everything else is a visitor's
+ * own: its conversations with its one agent, messages to them (rate-limited per visitor and per
+ * IP, refused once the conversation's token or time budget is spent). Reading a conversation goes
+ * through `events.list` / `events.follow`, which let a visitor read only the sessions it started.
+ */
+export const widgetRouter = createTRPCRouter({
+  open: widgetOpenProcedure.input(z.object({ agentId: AgentId, origin: WidgetOrigin })).mutation(async ({ ctx, input }) => {
+    const rt = ctx.runtime;
+    const settings = await rt.access.widgets.store.settings(input.agentId);
+    if (!widgetAllows(settings, input.origin)) throw new TRPCError({ code: 'NOT_FOUND', message: UNAVAILABLE });
+    let agent;
+    try {
+      agent = await rt.agents.getAgent(input.agentId);
+    } catch (e) {
+      if (isDomainError(e) && e.code === 'not_found') throw new TRPCError({ code: 'NOT_FOUND', message: UNAVAILABLE });
+      throw e;
+    }
+    if (agent.archived_at !== null) throw new TRPCError({ code: 'NOT_FOUND', message: UNAVAILABLE });
+    const info = { agent: { name: agent.name }, budget: { max_tokens: settings!.max_tokens_per_session, max_minutes: settings!.max_minutes_per_session } };
+    const caller = ctx.caller;
+    // A returning visitor keeps its token (and so its conversations).
+    if (caller.kind === 'visitor' && caller.agentId === input.agentId && caller.origin === input.origin) return { ...info, token: null };
+    if (!rt.access.widgets.takeNewVisitor(ctx.ip ?? 'unknown')) throw new TRPCError({ code: 'TOO_MANY_REQUESTS', message: 'too many new visitors from this address: try again later' });
+    const { token } = await rt.access.newVisitorToken(input.agentId, input.origin);
+    return { ...info, token };
+  }),
+
+  /** The visitor's own conversations with this agent, newest first. */
+  sessions: visitorProcedure.query(async ({ ctx }) => {
+    await settingsFor(ctx.runtime, ctx.caller);
+    return ctx.runtime.access.widgets.store.visitorSessions(ctx.caller.visitor, ctx.caller.agentId);
+  }),
+
+  /** A new conversation with the widget's agent, in the environment its settings name (server-side hands only). */
+  create: visitorProcedure.mutation(async ({ ctx }) => {
+    const rt = ctx.runtime;
+    const v = ctx.caller;
+    const settings = await settingsFor(rt, v);
+    if ((await rt.access.widgets.store.startedSince(v.agentId, Date.now() - 60 * 60_000)) >= settings.sessions_per_hour) {
+      throw new TRPCError({ code: 'TOO_MANY_REQUESTS', message: 'this assistant is busy: try again later' });
+    }
+    limitAction(rt, v, ctx.ip ?? 'unknown', settings);
+    const { session } = await createSessionFor(
+      { store: rt.store, agents: rt.agents, vaults: rt.vaults, config: rt.config },
+      { agent: v.agentId, environment_id: settings.environment_id, metadata: { widget_origin: v.origin } },
+    );
+    try {
+      await rt.access.widgets.store.recordSession({ sessionId: session.id, agentId: v.agentId, origin: v.origin, visitorHash: v.visitor });
+    } catch (e) {
+      // A session no visitor owns would be nobody's: it goes.
+      await rt.store.deleteSession(session.id).catch(() => undefined);
+      throw e;
+    }
+    return { id: session.id, title: session.title, status: session.status, created_at: session.created_at, updated_at: session.updated_at };
+  }),
+
+  /** A message from the visitor to one of its conversations. */
+  send: visitorProcedure
+    .input(
+      z.object({
+        sessionId: SessionId,
+        text: z.string().trim().min(1, 'must not be empty'),
+        idempotencyKey: z.string().min(8).max(100).regex(/^[\w-]+$/, 'must be letters, digits, _ or -').optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const rt = ctx.runtime;
+      const v = ctx.caller;
+      if (!(await rt.access.widgets.store.owns(v.visitor, v.agentId, input.sessionId))) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such conversation' });
+      const settings = await settingsFor(rt, v);
+      if (input.text.length > WIDGET_MAX_MESSAGE_CHARS) throw new TRPCError({ code: 'PAYLOAD_TOO_LARGE', message: `a message has at most ${WIDGET_MAX_MESSAGE_CHARS} characters` });
+      const event = { type: 'user.message' as const, content: [{ type: 'text' as const, text: input.text }] };
+      checkEventSize(rt.config, event);
+      const spent = spentBudget(settings, await budgetUse(rt, input.sessionId), Date.now());
+      if (spent) throw new TRPCError({ code: 'PRECONDITION_FAILED', message: BUDGET_SPENT });
+      limitAction(rt, v, ctx.ip ?? 'unknown', settings);
+      const stored = await rt.store.emitEvent(input.sessionId, event, input.idempotencyKey ? { idempotencyKey: `send:${input.idempotencyKey}` } : {});
+      void rt.harness.wake(input.sessionId);
+      if (stored.type === 'user.message') {
+        await autoTitle(rt.store, input.sessionId, stored).catch((e: unknown) => log.warn('auto-title failed', { session: input.sessionId, ...errorFields(e) }));
+      }
+      return stored;
+    }),
+});
