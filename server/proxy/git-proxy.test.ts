@@ -163,7 +163,12 @@ describe('git proxy', () => {
     const work = path.join(dir, 'busy');
     await git(['clone', '-q', remote, work], dir);
     // Local commits the server lacks make the client send many "have" lines: git gzips that body.
-    for (let i = 0; i < 60; i++) await git(['commit', '-q', '--allow-empty', '-m', `local ${i}`], work);
+    // Dated after the common commit, one second apart: the haves go newest first, so the common
+    // commit comes after 60 of them, past the first rounds (same-second dates made that order vary).
+    for (let i = 0; i < 60; i++) {
+      const date = new Date(Date.UTC(2030, 0, 1) + i * 1000).toISOString();
+      await git(['commit', '-q', '--allow-empty', '-m', `local ${i}`], work, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
+    }
     const other = path.join(dir, 'other');
     await git(['clone', '-q', remote, other], dir);
     await git(['commit', '-q', '--allow-empty', '-m', 'upstream change'], other);
