@@ -64,3 +64,35 @@ test('a server killed mid-answer and restarted: the page stays readable offline 
   const session = ((await res.json()) as { result: { data: { last_seq: number } } }).result.data;
   expect(seqs.length).toBe(session.last_seq);
 });
+
+test('a share link once opened stays readable offline, from the viewer\'s own mirror', async ({ page, browser }) => {
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  await enqueue({ kind: 'message', steps: [{ kind: 'text', text: 'Shared answer.' }] });
+  await page.getByTestId('composer-input').fill('share this');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('agent-message')).toHaveText('Shared answer.');
+  await page.getByTestId('share-toggle').click();
+  const panel = page.getByTestId('share-panel');
+  await panel.getByTestId('share-label').fill('offline viewer');
+  await panel.getByTestId('share-create').click();
+  const url = (await panel.getByTestId('share-url').textContent())!.trim();
+
+  // A stranger opens it, and the service worker takes the page.
+  const viewer = await (await browser.newContext()).newPage();
+  await viewer.goto(url);
+  await expect(viewer.getByTestId('connection')).toHaveText('live');
+  await viewer.evaluate(() => navigator.serviceWorker.ready);
+  await viewer.reload();
+  await expect(viewer.getByTestId('agent-message')).toHaveText('Shared answer.');
+
+  await server.kill();
+  await viewer.reload();
+  await expect(viewer.getByTestId('agent-message')).toHaveText('Shared answer.');
+  await expect(viewer.getByTestId('user-message')).toHaveText('share this');
+  await expect(viewer.getByTestId('composer-input')).toHaveCount(0);
+  await viewer.context().close();
+  await server.start();
+});

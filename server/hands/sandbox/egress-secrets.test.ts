@@ -108,11 +108,13 @@ describe('environment_variable secrets in a sandbox hand', () => {
   });
 
   it('keeps the per-hand CA key off the disk the hand sees, while the hand trusts its CA', async () => {
-    const out = await run('for v in SSL_CERT_FILE CURL_CA_BUNDLE NODE_EXTRA_CA_CERTS; do eval "f=\\$$v"; echo "$v=$f"; done; d=$(dirname "$SSL_CERT_FILE"); ls -a "$d"; find / -name ca.key -path "*srt-ca-*" 2>/dev/null | head; echo done');
+    // The runtime's files live in one dir (the launcher's tmp): the CA's, and the trust bundle the hand reads.
+    const out = await run('for v in SSL_CERT_FILE CURL_CA_BUNDLE NODE_EXTRA_CA_CERTS; do eval "f=\\$$v"; echo "$v=$f"; done; r=$(dirname "$(dirname "$SSL_CERT_FILE")"); echo "runtime=$r"; find "$r" 2>/dev/null | head -50; echo done');
     expect(out).toMatch(/SSL_CERT_FILE=\/\S+/);
-    expect(out).not.toMatch(/srt-ca-[^/\s]*\/ca\.key/);
+    expect(out).toMatch(/srt-ca-[^/\s]*\/ca\.crt/); // the search sees the CA's own dir…
+    expect(out).not.toMatch(/srt-ca-[^/\s]*\/ca\.key/); // …and no key in it
     expect(out).toContain('done');
-  });
+  }, 60_000);
 
   it('holds the values in no process of the hand (cmdline and environment)', () => {
     const pids = descendants(process.pid);
