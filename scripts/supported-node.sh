@@ -50,3 +50,13 @@ paddock_native_modules_ok() {
     return 1
   fi
 }
+
+# Dependencies installed (npm ci) when node_modules is missing or older than the lock file, and
+# native addons built for the Node in use.
+paddock_install_deps() {
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "paddock: installing dependencies (npm ci)…" >&2
+    npm ci
+  fi
+  paddock_native_modules_ok
+}
