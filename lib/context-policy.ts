@@ -38,6 +38,11 @@ export type ContextPolicy =
 
 export const FULL_CONTEXT: ContextPolicy = { type: 'full' };
 
+/** Whether an agent under this policy gets `session_events` (every policy that leaves something out of the context). */
+export function offersRecall(policy: ContextPolicy | undefined): boolean {
+  return (policy ?? FULL_CONTEXT).type !== 'full';
+}
+
 /** The stored (and served) form: every default filled in. */
 export function normalizeContextPolicy(p: ContextPolicyParams | null | undefined): ContextPolicy {
   if (!p) return FULL_CONTEXT;

@@ -591,8 +591,14 @@ export class HandRegistry {
    */
   private async secretLoader(sessionId: string): Promise<HandSecretLoader | undefined> {
     const load = this.o.handSecrets;
-    if (!load || (await load(sessionId)).length === 0) return undefined;
-    return () => load(sessionId);
+    let first = load ? await load(sessionId) : [];
+    if (!load || first.length === 0) return undefined;
+    // The start that follows uses what was just read; a later one (a resume) reads afresh.
+    return () => {
+      const now = first;
+      first = [];
+      return now.length > 0 ? Promise.resolve(now) : load(sessionId);
+    };
   }
 
   private async specFor(sessionId: string, request: ProvisionRequest): Promise<ProvisionSpec> {

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   type NewEvent,
-  type EventType,
-  type NewEventOf,
   type StopReason,
   type StoredEvent,
   type StoredEventOf,
@@ -11,30 +9,17 @@ import {
 } from '~/lib/events';
 import { buildContext } from '~/server/harness/context';
 import { type Action, type ToolUse, decide, foldLog } from '~/server/harness/decide';
+import { StoredLog } from '~/server/harness/testing/log-builder';
 import { mulberry32 as rng } from '~/lib/prng';
 
 // ── a tiny log builder: seq, id and processed_at are assigned like the store does ──
 
-const T0 = Date.UTC(2025, 0, 1);
 const USAGE = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
-class Log {
-  readonly events: StoredEvent[] = [];
+/** When the builder stamps event n: the start plus n seconds. */
+const T0 = Date.UTC(2025, 0, 1);
 
-  add<T extends EventType>(e: NewEventOf<T>): StoredEventOf<T> {
-    const seq = this.events.length + 1;
-    const s = {
-      ...e,
-      id: `sevt_${String(seq).padStart(26, '0')}`,
-      session_id: 'sesn_test',
-      seq,
-      processed_at: new Date(T0 + seq * 1000).toISOString(),
-    };
-    parseStoredEvent(s); // every fixture is a valid stored event
-    this.events.push(s);
-    return s;
-  }
-
+class Log extends StoredLog {
   decide(): Action {
     return decide(this.events);
   }

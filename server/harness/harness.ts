@@ -12,7 +12,7 @@ import { unreachable } from '~/lib/unreachable';
 import { newId } from '~/lib/ids';
 import { CallFailure, runToolCall } from '~/server/harness/tool-call';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
-import { FULL_CONTEXT } from '~/lib/context-policy';
+import { FULL_CONTEXT, offersRecall } from '~/lib/context-policy';
 import { compactionRequest, requestTokens, shouldCompact, tokenScale } from '~/server/harness/compaction';
 import { type RequestSettings, SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
 import { SESSION_EVENTS_TOOL, SESSION_EVENTS_TOOL_NAME } from '~/server/harness/session-events';
@@ -393,7 +393,7 @@ export class Harness {
       try {
         // Fail closed: a call the agent's tools do not allow never runs (decide() holds the ones
         // that ask until confirmed; this catches anything else, e.g. an agent changed under it).
-        const recall = (agent?.context_policy ?? FULL_CONTEXT).type !== 'full';
+        const recall = offersRecall(agent?.context_policy);
         // session_events is the harness's own read of the log, given with the context policy.
         if (agent && !(recall && call.name === SESSION_EVENTS_TOOL_NAME)) refuseUnallowed(agent.tools, call);
         outcome = { ...(await runToolCall(this.o.hands, scope, call, signal, { tools: agent?.tools ?? null, events, recall })), isError: false };
@@ -512,7 +512,7 @@ export class Harness {
       model: asked ?? model.model,
       maxTokens: this.o.maxTokens ?? 8192,
       system: agent?.system ?? SYSTEM_PROMPT,
-      tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(history.type === 'full' ? [] : [SESSION_EVENTS_TOOL])],
+      tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(offersRecall(history) ? [SESSION_EVENTS_TOOL] : [])],
       history,
       tokenScale: tokenScale(events),
     };
@@ -579,7 +579,7 @@ export class Harness {
       }
       // The agent's policy is evaluated now and stored with the call: a call that asks waits for
       // the user's confirmation, a custom tool's call waits for the client's result.
-      if (b.name === SESSION_EVENTS_TOOL_NAME && history.type !== 'full') {
+      if (b.name === SESSION_EVENTS_TOOL_NAME && offersRecall(history)) {
         batch.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: 'allow' });
         continue;
       }

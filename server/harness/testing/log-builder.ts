@@ -3,9 +3,8 @@ import { type RequestSettings, type ModelRequest, buildContext } from '~/server/
 
 export const USAGE = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
-// ── a tiny log builder: seq, id and processed_at are assigned like the store does ──
-
-export class Log {
+/** A log built in memory: seq, id and processed_at assigned like the store does, every event validated. */
+export class StoredLog {
   readonly events: StoredEvent[] = [];
 
   add<T extends EventType>(e: NewEventOf<T>): StoredEventOf<T> {
@@ -21,6 +20,10 @@ export class Log {
     this.events.push(s);
     return s;
   }
+}
+
+/** The context builder's fixtures: messages, calls and results, turns wrapped in their spans. */
+export class Log extends StoredLog {
   user(...texts: string[]) {
     return this.add({ type: 'user.message', content: texts.map((text) => ({ type: 'text' as const, text })) });
   }
