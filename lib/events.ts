@@ -172,6 +172,12 @@ export const NewEvent = z.discriminatedUnion('type', [
     model: z.string().optional(),
     /** Paddock addition: the request's input as estimated when it was built (calibrates later estimates against the usage reported). */
     estimated_input_tokens: z.number().int().min(0).optional(),
+    /**
+     * Paddock addition, under a `window` context policy that left turns out: the seq of the first
+     * model turn the request showed. The next request's window starts from here (it never moves
+     * back), so a wake reads the log from here on, not all of it.
+     */
+    window_from_seq: z.number().int().min(1).optional(),
   }),
   z.object({
     type: z.literal('span.model_request_end'),

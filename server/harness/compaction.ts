@@ -20,17 +20,42 @@ export function requestTokens(request: ModelRequest): number {
  * 0.5–3. 1 until a request has been answered.
  */
 export function tokenScale(events: readonly StoredEvent[]): number {
-  const estimated = new Map<string, number>();
-  let scale = 1;
-  for (const e of events) {
-    if (e.type === 'span.model_request_start' && e.estimated_input_tokens) estimated.set(e.id, e.estimated_input_tokens);
-    if (e.type !== 'span.model_request_end' || e.is_error) continue;
-    const est = estimated.get(e.model_request_start_id);
+  const fold = new ScaleFold();
+  for (const e of events) fold.apply(e);
+  return fold.value;
+}
+
+/** `tokenScale` one event at a time (the harness keeps it in its checkpoint); only open spans' estimates are kept. */
+export class ScaleFold {
+  value = 1;
+  private estimated = new Map<string, number>();
+
+  static restore(s: ScaleFoldSnapshot): ScaleFold {
+    const f = new ScaleFold();
+    f.value = s.value;
+    f.estimated = new Map(s.open);
+    return f;
+  }
+
+  snapshot(): ScaleFoldSnapshot {
+    return { value: this.value, open: [...this.estimated] };
+  }
+
+  apply(e: StoredEvent): void {
+    if (e.type === 'span.model_request_start' && e.estimated_input_tokens) this.estimated.set(e.id, e.estimated_input_tokens);
+    if (e.type !== 'span.model_request_end') return;
+    const est = this.estimated.get(e.model_request_start_id);
+    this.estimated.delete(e.model_request_start_id);
+    if (e.is_error) return;
     const u = e.model_usage;
     const actual = u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
-    if (est && actual > 0) scale = Math.min(3, Math.max(0.5, Math.round((actual / est) * 4) / 4));
+    if (est && actual > 0) this.value = Math.min(3, Math.max(0.5, Math.round((actual / est) * 4) / 4));
   }
-  return scale;
+}
+
+export interface ScaleFoldSnapshot {
+  value: number;
+  open: [string, number][];
 }
 
 /**

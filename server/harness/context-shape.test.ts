@@ -40,7 +40,7 @@ describe('context policies (buildContext)', () => {
     const req = log.build(settings({ type: 'window', max_input_tokens: 8_000 }));
     const first = firstUserText(req);
     expect(first).toContain('launch code 7781'); // the task stays
-    expect(first).toMatch(/\[Events 2–\d+ of this session \(\d+ model turns\) are left out of this context/);
+    expect(first).toMatch(/\[Events 2–\d+ of this session are left out of this context/);
     expect(first).toContain('session_events');
     expect(text(req)).toContain('output 200 '); // the newest turn is there
     expect(text(req)).not.toContain('output 3 '); // an old one is not

@@ -9,6 +9,8 @@ export interface ShapedHistory {
   note: { afterSeq: number | null; text: string } | null;
   /** Tool results shown as a pointer to their seq instead of their output (by event id). */
   cleared: ReadonlySet<string>;
+  /** The window left turns out: the seq of the first turn shown (recorded in the request's span start). */
+  windowFrom?: number;
 }
 
 const RESULT_TYPES = new Set(['agent.tool_result', 'user.tool_result', 'user.custom_tool_result', 'agent.mcp_tool_result']);
@@ -63,15 +65,28 @@ function clearOldResults(events: readonly StoredEvent[], keep: number, batch: nu
  * `span.model_request_start` to the next: its output, its calls' results, what the user said
  * meanwhile) within `budget` tokens. When they overflow it, the window's start moves forward until
  * they fill at most half of it: a deterministic step, so between steps every request shares its
- * predecessor's prefix.
+ * predecessor's prefix. Each request records where its window began (`window_from_seq` on its
+ * span start) and the next one starts from there: the window never moves back (not even when the
+ * budget grows with a recalibrated estimate, which would only cost the cache), and a harness
+ * reads the log from there on. `events` may leave out what lies between the task and that seq.
  */
 function windowed(events: readonly StoredEvent[], budget: number): ShapedHistory {
+  const whole: ShapedHistory = { events, note: null, cleared: new Set() };
+  const firstIdx = events.findIndex((e) => e.type === 'span.model_request_start');
+  if (firstIdx < 0) return whole;
+  const head = events.slice(0, firstIdx);
+  // Seqs are contiguous from 1: the task is seqs 1 … firstSpanSeq - 1.
+  const firstSpanSeq = (head.at(-1)?.seq ?? 0) + 1;
+  let base = firstSpanSeq;
+  for (let i = events.length - 1; i >= firstIdx; i--) {
+    const e = events[i]!;
+    if (e.type !== 'span.model_request_start') continue;
+    base = e.window_from_seq ?? firstSpanSeq;
+    break;
+  }
   const starts: number[] = [];
-  events.forEach((e, i) => {
-    if (e.type === 'span.model_request_start') starts.push(i);
-  });
-  if (starts.length < 2) return { events, note: null, cleared: new Set() };
-  const head = events.slice(0, starts[0]);
+  for (let i = seqIndex(events, base, firstIdx); i < events.length; i++) if (events[i]!.type === 'span.model_request_start') starts.push(i);
+  if (starts.length === 0 || (base === firstSpanSeq && starts.length < 2)) return whole;
   const headTokens = head.reduce((n, e) => n + eventTokens(e), 0);
   const room = Math.max(0, budget - headTokens);
   const units = starts.map((s, k) => events.slice(s, starts[k + 1] ?? events.length));
@@ -84,19 +99,29 @@ function windowed(events: readonly StoredEvent[], budget: number): ShapedHistory
     // Overflow: drop the oldest turns until the kept ones fill at most half the room (never the newest).
     while (first < i && sum > room / 2) sum -= cost[first++]!;
   }
-  if (first === 0) return { events, note: null, cleared: new Set() };
-  const dropped = units.slice(0, first).flat();
-  const from = dropped[0]!.seq;
-  const to = dropped.at(-1)!.seq;
+  const from = units[first]![0]!.seq;
+  if (from === firstSpanSeq) return whole;
   const lastHead = head.at(-1);
   return {
     events: [...head, ...units.slice(first).flat()],
     note: {
       afterSeq: lastHead ? lastHead.seq : null,
-      text: `[Events ${from}–${to} of this session (${first} model turn${first === 1 ? '' : 's'}) are left out of this context to keep it within its budget; ${RECALL_HINT}.]`,
+      text: `[Events ${firstSpanSeq}–${from - 1} of this session are left out of this context to keep it within its budget; ${RECALL_HINT}.]`,
     },
     cleared: new Set(),
+    windowFrom: from,
   };
+}
+
+/** The index of the first event at or after `seq` (events in seq order, maybe with gaps), from `lo` on. */
+function seqIndex(events: readonly StoredEvent[], seq: number, lo: number): number {
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (events[mid]!.seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The newest compaction's summary first, then what came after the range it covers. */

@@ -30,6 +30,11 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
  * (tools, then system, then history) stays stable and prompt caching keeps hitting.
  */
 export function buildContext(events: readonly StoredEvent[], policy: RequestSettings): ModelRequest {
+  return buildRequest(events, policy).request;
+}
+
+/** `buildContext`, and where its window began when it left turns out (its span start records it). */
+export function buildRequest(events: readonly StoredEvent[], policy: RequestSettings): { request: ModelRequest; windowFrom: number | null } {
   const fixedTokens = estimateTokens(policy.system) + estimateTokens(JSON.stringify(policy.tools));
   const shaped = shapeHistory(events, policy.history ?? FULL_CONTEXT, fixedTokens, policy.tokenScale ?? 1);
   const modelToolIds = new Map<string, string>();
@@ -180,13 +185,14 @@ export function buildContext(events: readonly StoredEvent[], policy: RequestSett
     ...(i === policy.tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
   })) as Anthropic.Messages.Tool[];
 
-  return {
+  const request: ModelRequest = {
     model: policy.model,
     max_tokens: policy.maxTokens,
     system: [{ type: 'text', text: policy.system, cache_control: EPHEMERAL }],
     tools,
     messages,
   };
+  return { request, windowFrom: shaped.windowFrom ?? null };
 }
 
 /** The API rejects empty and whitespace-only text blocks. */

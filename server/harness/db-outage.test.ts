@@ -22,7 +22,7 @@ import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { type PostgresSessionStore, openPostgresStore } from '~/server/session/postgres-store';
 import { type PrivatePostgres, createPrivatePostgres } from '~/server/session/testing/private-postgres';
 import type { Runtime } from '~/server/runtime';
-import type { EmitOptions, EventSlice, Fence, ListQuery, SessionInit, SessionStore } from '~/server/session/store';
+import type { Checkpoint, EmitOptions, EventSlice, Fence, ListQuery, SessionInit, SessionStore } from '~/server/session/store';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 
 /**
@@ -269,6 +269,8 @@ class FlakyStore implements SessionStore {
   callClaim = (sessionId: string, callId: string) => this.flaky(() => this.inner.callClaim(sessionId, callId));
   deleteSession = (id: string) => this.flaky(() => this.inner.deleteSession(id));
   pruneHandRows = () => this.flaky(() => this.inner.pruneHandRows());
+  readCheckpoint = (id: string) => this.flaky(() => this.inner.readCheckpoint(id));
+  writeCheckpoint = (id: string, checkpoint: Checkpoint) => this.flaky(() => this.inner.writeCheckpoint(id, checkpoint));
   close = () => this.inner.close();
 
   async *follow(id: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<StoredEvent> {

@@ -42,101 +42,154 @@ export interface LogState {
 /** What the model is told when the user denies a call without saying why. */
 export const DEFAULT_DENY_MESSAGE = 'The user denied this tool call.';
 
-export function foldLog(events: readonly StoredEvent[]): LogState {
-  let status: LogState['status'] = 'idle';
-  let needsModel = false;
-  let interrupted = false;
-  let failedAttempts = 0;
-  const pending = new Map<string, ToolUse>();
-  const cancelled = new Set<string>();
-  // Calls whose policy asks first: held until confirmed (then they run) or denied.
-  const asking = new Set<string>();
-  const denied = new Map<string, string>();
-  const custom = new Map<string, CustomToolUse>();
-  // A turn answers only the input that existed when it started: a message sent while the model
-  // was streaming still needs its own turn.
-  const turnStarts = new Map<string, number>();
-  let lastUserMessageSeq = 0;
-  // The model is asked again once every call of its turn has its answer.
-  const answered = () => {
-    if (pending.size === 0 && custom.size === 0 && !interrupted) needsModel = true;
-  };
+/** The fold's state as plain JSON (a harness checkpoint stores it): see `DecideFold.snapshot`. */
+export interface DecideFoldSnapshot {
+  status: LogState['status'];
+  needsModel: boolean;
+  interrupted: boolean;
+  failedAttempts: number;
+  pending: ToolUse[];
+  cancelled: string[];
+  asking: string[];
+  denied: [string, string][];
+  custom: CustomToolUse[];
+  turnStarts: [string, number][];
+  lastUserMessageSeq: number;
+}
 
-  for (const e of events) {
+/**
+ * `foldLog` one event at a time: the harness folds what it reads onto a stored snapshot instead of
+ * reading the whole log again (log-fold.ts). What it keeps stays small: open calls and spans only.
+ */
+export class DecideFold {
+  private status: LogState['status'] = 'idle';
+  private needsModel = false;
+  private interrupted = false;
+  private failedAttempts = 0;
+  private pending = new Map<string, ToolUse>();
+  private cancelled = new Set<string>();
+  // Calls whose policy asks first: held until confirmed (then they run) or denied.
+  private asking = new Set<string>();
+  private denied = new Map<string, string>();
+  private custom = new Map<string, CustomToolUse>();
+  // A turn answers only the input that existed when it started: a message sent while the model
+  // was streaming still needs its own turn. Only open spans are kept.
+  private turnStarts = new Map<string, number>();
+  private lastUserMessageSeq = 0;
+
+  static restore(s: DecideFoldSnapshot): DecideFold {
+    const f = new DecideFold();
+    f.status = s.status;
+    f.needsModel = s.needsModel;
+    f.interrupted = s.interrupted;
+    f.failedAttempts = s.failedAttempts;
+    f.pending = new Map(s.pending.map((c) => [c.id, c]));
+    f.cancelled = new Set(s.cancelled);
+    f.asking = new Set(s.asking);
+    f.denied = new Map(s.denied);
+    f.custom = new Map(s.custom.map((c) => [c.id, c]));
+    f.turnStarts = new Map(s.turnStarts);
+    f.lastUserMessageSeq = s.lastUserMessageSeq;
+    return f;
+  }
+
+  snapshot(): DecideFoldSnapshot {
+    return {
+      status: this.status,
+      needsModel: this.needsModel,
+      interrupted: this.interrupted,
+      failedAttempts: this.failedAttempts,
+      pending: [...this.pending.values()],
+      cancelled: [...this.cancelled],
+      asking: [...this.asking],
+      denied: [...this.denied],
+      custom: [...this.custom.values()],
+      turnStarts: [...this.turnStarts],
+      lastUserMessageSeq: this.lastUserMessageSeq,
+    };
+  }
+
+  // The model is asked again once every call of its turn has its answer.
+  private answered(): void {
+    if (this.pending.size === 0 && this.custom.size === 0 && !this.interrupted) this.needsModel = true;
+  }
+
+  apply(e: StoredEvent): void {
     switch (e.type) {
       case 'user.message':
-        lastUserMessageSeq = e.seq;
-        needsModel = true;
-        interrupted = false;
-        failedAttempts = 0;
+        this.lastUserMessageSeq = e.seq;
+        this.needsModel = true;
+        this.interrupted = false;
+        this.failedAttempts = 0;
         // A new message instead of an answer: calls still waiting for the user are given up
         // (an unconfirmed call gets an error result; an unanswered custom call is shown to the
         // model as not answered), so the conversation can go on.
-        for (const id of asking) if (!denied.has(id)) cancelled.add(id);
-        asking.clear();
-        custom.clear();
+        for (const id of this.asking) if (!this.denied.has(id)) this.cancelled.add(id);
+        this.asking.clear();
+        this.custom.clear();
         break;
       case 'user.interrupt':
-        needsModel = false;
-        interrupted = true;
-        for (const id of pending.keys()) cancelled.add(id);
-        asking.clear();
-        custom.clear();
+        this.needsModel = false;
+        this.interrupted = true;
+        for (const id of this.pending.keys()) this.cancelled.add(id);
+        this.asking.clear();
+        this.custom.clear();
         break;
       case 'agent.tool_use':
       case 'agent.mcp_tool_use':
-        pending.set(e.id, e);
+        this.pending.set(e.id, e);
         // A turn that finished just as the user pressed stop: its calls are never run.
-        if (interrupted) cancelled.add(e.id);
-        else if (e.evaluated_permission === 'ask') asking.add(e.id);
-        else if (e.evaluated_permission === 'deny') denied.set(e.id, 'This tool call is not allowed by the agent\'s permission policy.');
+        if (this.interrupted) this.cancelled.add(e.id);
+        else if (e.evaluated_permission === 'ask') this.asking.add(e.id);
+        else if (e.evaluated_permission === 'deny') this.denied.set(e.id, 'This tool call is not allowed by the agent\'s permission policy.');
         break;
       case 'agent.custom_tool_use':
-        if (!interrupted) custom.set(e.id, e);
+        if (!this.interrupted) this.custom.set(e.id, e);
         break;
       case 'user.tool_confirmation':
         // Only the first verdict on a call that asked counts.
-        if (!asking.delete(e.tool_use_id)) break;
-        if (e.result === 'deny') denied.set(e.tool_use_id, e.deny_message?.trim() || DEFAULT_DENY_MESSAGE);
+        if (!this.asking.delete(e.tool_use_id)) break;
+        if (e.result === 'deny') this.denied.set(e.tool_use_id, e.deny_message?.trim() || DEFAULT_DENY_MESSAGE);
         break;
       case 'user.custom_tool_result':
-        if (custom.delete(e.custom_tool_use_id)) answered();
+        if (this.custom.delete(e.custom_tool_use_id)) this.answered();
         break;
       case 'agent.tool_result':
       case 'user.tool_result':
       case 'agent.mcp_tool_result': {
         const id = e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id;
-        cancelled.delete(id);
-        asking.delete(id);
-        denied.delete(id);
-        if (pending.delete(id)) answered();
+        this.cancelled.delete(id);
+        this.asking.delete(id);
+        this.denied.delete(id);
+        if (this.pending.delete(id)) this.answered();
         break;
       }
       case 'span.model_request_end':
         if (!e.is_error) {
-          needsModel = lastUserMessageSeq > (turnStarts.get(e.model_request_start_id) ?? Infinity);
-          failedAttempts = 0;
+          this.needsModel = this.lastUserMessageSeq > (this.turnStarts.get(e.model_request_start_id) ?? Infinity);
+          this.failedAttempts = 0;
         }
+        this.turnStarts.delete(e.model_request_start_id);
         break;
       case 'span.model_request_start':
-        turnStarts.set(e.id, e.seq);
+        this.turnStarts.set(e.id, e.seq);
         break;
       case 'session.status_rescheduled':
-        status = 'rescheduling';
-        failedAttempts += 1;
+        this.status = 'rescheduling';
+        this.failedAttempts += 1;
         break;
       case 'session.error':
         // An MCP server that failed is reported, and the session goes on without it.
-        if (e.error.retry_status.type !== 'retrying' && !e.error.type.startsWith('mcp_')) needsModel = false;
+        if (e.error.retry_status.type !== 'retrying' && !e.error.type.startsWith('mcp_')) this.needsModel = false;
         break;
       case 'session.status_running':
-        status = 'running';
+        this.status = 'running';
         break;
       case 'session.status_idle':
-        status = 'idle';
+        this.status = 'idle';
         break;
       case 'session.status_terminated':
-        status = 'terminated';
+        this.status = 'terminated';
         break;
       case 'user.file_edit':
       case 'agent.message':
@@ -153,22 +206,35 @@ export function foldLog(events: readonly StoredEvent[]): LogState {
         break;
     }
   }
-  const calls = [...pending.values()];
-  return {
-    status,
-    needsModel,
-    pending: calls,
-    cancelled: calls.filter((c) => cancelled.has(c.id)),
-    interrupted,
-    failedAttempts,
-    awaitingConfirmation: calls.filter((c) => asking.has(c.id)),
-    denied: calls.filter((c) => denied.has(c.id) && !cancelled.has(c.id)).map((call) => ({ call, message: denied.get(call.id)! })),
-    awaitingClient: [...custom.values()],
-  };
+
+  state(): LogState {
+    const calls = [...this.pending.values()];
+    return {
+      status: this.status,
+      needsModel: this.needsModel,
+      pending: calls,
+      cancelled: calls.filter((c) => this.cancelled.has(c.id)),
+      interrupted: this.interrupted,
+      failedAttempts: this.failedAttempts,
+      awaitingConfirmation: calls.filter((c) => this.asking.has(c.id)),
+      denied: calls.filter((c) => this.denied.has(c.id) && !this.cancelled.has(c.id)).map((call) => ({ call, message: this.denied.get(call.id)! })),
+      awaitingClient: [...this.custom.values()],
+    };
+  }
+}
+
+export function foldLog(events: readonly StoredEvent[]): LogState {
+  const fold = new DecideFold();
+  for (const e of events) fold.apply(e);
+  return fold.state();
 }
 
 export function decide(events: readonly StoredEvent[]): Action {
-  const s = foldLog(events);
+  return decideFrom(foldLog(events));
+}
+
+/** `decide` on a log already folded. */
+export function decideFrom(s: LogState): Action {
   if (s.status === 'terminated') return { kind: 'none' };
   if (s.cancelled.length > 0) {
     return { kind: 'cancel_tools', calls: s.cancelled, reason: 'interrupted by the user before the tool finished' };

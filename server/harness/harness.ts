@@ -12,11 +12,12 @@ import { unreachable } from '~/lib/unreachable';
 import { newId } from '~/lib/ids';
 import { CallFailure, runToolCall } from '~/server/harness/tool-call';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
-import { FULL_CONTEXT, offersRecall } from '~/lib/context-policy';
-import { compactionRequest, requestTokens, shouldCompact, tokenScale } from '~/server/harness/compaction';
-import { type RequestSettings, SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
+import { type ContextPolicy, FULL_CONTEXT, offersRecall } from '~/lib/context-policy';
+import { compactionRequest, requestTokens, shouldCompact } from '~/server/harness/compaction';
+import { type RequestSettings, SYSTEM_PROMPT, buildContext, buildRequest } from '~/server/harness/context';
+import { LogView } from '~/server/harness/log-view';
 import { SESSION_EVENTS_TOOL, SESSION_EVENTS_TOOL_NAME } from '~/server/harness/session-events';
-import { type Action, type McpToolUse, type ToolUse, decide } from '~/server/harness/decide';
+import { type Action, type McpToolUse, type ToolUse, decideFrom } from '~/server/harness/decide';
 import type { LiveBus } from '~/server/harness/live-bus';
 import { ModelError, type ModelClient, type TurnBlock } from '~/server/harness/model-client';
 import type { Fence, SessionStore } from '~/server/session/store';
@@ -209,36 +210,37 @@ export class Harness {
     }, Math.max(50, Math.floor(ttl / 3)));
     renew.unref();
 
-    const events: StoredEvent[] = [];
     // Set when the log, as last read, needs nothing: the release records it, so sweepers stop
     // waking a session whose log ends in something that asks for nothing (an interrupt to an
     // idle session).
     let settledSeq: number | undefined;
     let watcher: Promise<void> = Promise.resolve();
+    let view: LogView | null = null;
+    // The newest checkpoint and what follows it, plus what a request may show: not the whole log.
+    const load = () => this.retryStore(run, sessionId, 'read log', () => LogView.load(store, sessionId, this.sessionAgent(sessionId, run).then(policyOf)));
     try {
-      events.push(...(await this.retryStore(run, sessionId, 'read log', () => store.getEvents(sessionId))));
-      watcher = this.watchInterrupts(sessionId, events.at(-1)?.seq ?? 0, run);
+      view = await load();
+      watcher = this.watchInterrupts(sessionId, view.lastSeq, run);
       for (let failures = 0; ; ) {
         if (run.loop.signal.aborted) return;
         try {
           run.dirty = false;
-          run.seenSeq = events.at(-1)?.seq ?? 0;
-          const action = decide(events);
+          run.seenSeq = view.lastSeq;
+          const action = decideFrom(view.fold.state());
           if (action.kind === 'none') {
-            settledSeq = events.at(-1)?.seq ?? 0;
+            settledSeq = view.lastSeq;
             return;
           }
-          await this.step(sessionId, held, action, events, run);
-          const lastSeq = events.at(-1)?.seq ?? 0;
-          events.push(...(await store.getEvents(sessionId, { from: lastSeq + 1 })));
+          await this.step(sessionId, held, action, view, run);
+          view.append(await store.getEvents(sessionId, { from: view.lastSeq + 1 }));
+          void this.checkpoint(sessionId, view, false);
           failures = 0;
         } catch (e) {
           if (!isStoreUnavailable(e)) throw e;
           // Whether the step's last write landed is unknown (the connection may have dropped
           // mid-commit): wait, then re-derive everything from the log, as a new harness would.
           await this.storeBackoff(run, sessionId, 'step', ++failures, e);
-          const fresh = await this.retryStore(run, sessionId, 'read log', () => store.getEvents(sessionId));
-          events.splice(0, events.length, ...fresh);
+          view = await load();
         }
       }
     } catch (e) {
@@ -251,8 +253,20 @@ export class Harness {
       clearInterval(renew);
       run.loop.abort(new StepAbort('closing'));
       await watcher;
+      if (view) await this.checkpoint(sessionId, view, true);
       await store.releaseLease(held, settledSeq).catch((e: unknown) => log.warn('lease release failed', errorFields(e)));
     }
+  }
+
+  /**
+   * Stores the view's fold when due (every CHECKPOINT_EVERY events, and at the end of a run), so
+   * the next wake reads from there. Best effort: a checkpoint not stored only means a longer read.
+   */
+  private async checkpoint(sessionId: string, view: LogView, force: boolean): Promise<void> {
+    const due = view.dueCheckpoint(force);
+    if (!due) return;
+    view.checkpointSeq = due.seq;
+    await this.o.store.writeCheckpoint(sessionId, due).catch((e: unknown) => log.debug('checkpoint not stored', { session: sessionId, seq: due.seq, ...errorFields(e) }));
   }
 
   /**
@@ -309,7 +323,7 @@ export class Harness {
     }
   }
 
-  private async step(sessionId: string, fence: Fence, action: Exclude<Action, { kind: 'none' }>, events: StoredEvent[], run: Run): Promise<void> {
+  private async step(sessionId: string, fence: Fence, action: Exclude<Action, { kind: 'none' }>, view: LogView, run: Run): Promise<void> {
     const emit = (e: NewEvent, key?: string) => this.o.store.emitEvent(sessionId, e, { fence, ...(key ? { idempotencyKey: key } : {}) });
     switch (action.kind) {
       case 'mark_running':
@@ -321,7 +335,7 @@ export class Harness {
           await this.o.store.emitEvent(
             sessionId,
             { type: 'session.status_idle', stop_reason: action.stop_reason, stop_details: null },
-            { fence, expectLastSeq: events.at(-1)?.seq ?? 0 },
+            { fence, expectLastSeq: view.lastSeq },
           );
         } catch (e) {
           if (!(isDomainError(e) && e.code === 'seq_conflict')) throw e;
@@ -334,10 +348,10 @@ export class Harness {
         for (const { call, message } of action.denials) await emit(resultOf(call, [{ type: 'text', text: message }], true), call.id);
         return;
       case 'run_tools':
-        await this.withStep(run, (signal) => this.runTools(sessionId, fence, action.calls, events, signal, run));
+        await this.withStep(run, (signal) => this.runTools(sessionId, fence, action.calls, view, signal, run));
         return;
       case 'call_model':
-        await this.callModel(sessionId, fence, events, action.attempt, run);
+        await this.callModel(sessionId, fence, view, action.attempt, run);
         return;
       default:
         unreachable(action);
@@ -378,7 +392,7 @@ export class Harness {
     return run.agent;
   }
 
-  private async runTools(sessionId: string, fence: Fence, calls: ToolUse[], events: readonly StoredEvent[], signal: AbortSignal, run: Run): Promise<void> {
+  private async runTools(sessionId: string, fence: Fence, calls: ToolUse[], view: LogView, signal: AbortSignal, run: Run): Promise<void> {
     const scope: HandScope = {
       sessionId,
       signal,
@@ -386,8 +400,12 @@ export class Harness {
       emit: (event, key) => this.o.store.emitEvent(sessionId, event, { fence, idempotencyKey: key }),
     };
     const agent = await this.sessionAgent(sessionId, run);
+    // The whole log, read once for the step and only by a call that needs it (web_fetch, session_events).
+    let whole: Promise<StoredEvent[]> | null = null;
+    const upTo = view.lastSeq;
+    const wholeLog = () => (whole ??= this.o.store.getEvents(sessionId, { to: upTo }));
     const running = calls.map(async (call) => {
-      if (call.type === 'agent.mcp_tool_use') return this.runMcpCall(sessionId, fence, call, agent, events, signal, run);
+      if (call.type === 'agent.mcp_tool_use') return this.runMcpCall(sessionId, fence, call, agent, view, signal, run);
       const t0 = performance.now();
       let outcome: { text: string; hand?: string; isError: boolean };
       try {
@@ -396,7 +414,7 @@ export class Harness {
         const recall = offersRecall(agent?.context_policy);
         // session_events is the harness's own read of the log, given with the context policy.
         if (agent && !(recall && call.name === SESSION_EVENTS_TOOL_NAME)) refuseUnallowed(agent.tools, call);
-        outcome = { ...(await runToolCall(this.o.hands, scope, call, signal, { tools: agent?.tools ?? null, events, recall })), isError: false };
+        outcome = { ...(await runToolCall(this.o.hands, scope, call, signal, { tools: agent?.tools ?? null, log: wholeLog, recall })), isError: false };
       } catch (e) {
         if (signal.aborted) throw abortReason(signal);
         // The store failed, not the call (a hand event could not be written): the step is
@@ -437,12 +455,12 @@ export class Harness {
    * One MCP call through the gateway (on no hand): its result, and for a server that refused the
    * credential or could not be reached a `session.error` naming it, stored together, once.
    */
-  private async runMcpCall(sessionId: string, fence: Fence, call: McpToolUse, agent: SessionAgent | null, events: readonly StoredEvent[], signal: AbortSignal, run: Run): Promise<void> {
+  private async runMcpCall(sessionId: string, fence: Fence, call: McpToolUse, agent: SessionAgent | null, view: LogView, signal: AbortSignal, run: Run): Promise<void> {
     const batch: NewEvent[] = [];
     const t0 = performance.now();
     try {
       // Fail closed, as for toolset calls: only a listed, enabled tool, and one that asks only once confirmed.
-      const entry = agent ? mcpToolsFor(agent.tools, mcpListingOf(events) ?? []).find((t) => t.server === call.mcp_server_name && t.tool === call.name) : undefined;
+      const entry = agent ? mcpToolsFor(agent.tools, view.mcpListing ?? []).find((t) => t.server === call.mcp_server_name && t.tool === call.name) : undefined;
       if (!entry) throw new ToolError(`${call.name} is not a tool of MCP server ${call.mcp_server_name} that this agent has enabled: the call was not run`);
       if (entry.permission === 'ask' && call.evaluated_permission !== 'ask') throw new ToolError(`${call.name} needs the user's approval (permission policy always_ask): the call was not run`);
       if (!this.o.mcp) throw new ToolError(`MCP server ${call.mcp_server_name} cannot be reached: this server has no MCP proxy`);
@@ -465,8 +483,8 @@ export class Harness {
    * request, on any instance, offers the same definitions. Returns null when it stored the listing
    * in this step (the loop re-reads the log and asks the model next).
    */
-  private async mcpListing(sessionId: string, fence: Fence, events: readonly StoredEvent[], agent: SessionAgent | null, run: Run): Promise<McpServerListing[] | null> {
-    const stored = mcpListingOf(events);
+  private async mcpListing(sessionId: string, fence: Fence, view: LogView, agent: SessionAgent | null, run: Run): Promise<McpServerListing[] | null> {
+    const stored = view.mcpListing;
     if (stored) return stored;
     const servers = agent ? mcpServersToList(agent) : [];
     if (servers.length === 0) return [];
@@ -495,13 +513,14 @@ export class Harness {
     return null;
   }
 
-  private async callModel(sessionId: string, fence: Fence, events: StoredEvent[], attempt: number, run: Run): Promise<void> {
+  private async callModel(sessionId: string, fence: Fence, view: LogView, attempt: number, run: Run): Promise<void> {
+    const { events } = view;
     const { store, model, live } = this.o;
     // A session runs the agent version it was created with; one without is on the built-in default.
     // Read before the span starts, so a failed read leaves no half-begun turn behind.
     const agent = await this.sessionAgent(sessionId, run);
     // Its MCP servers' tools are listed before its first request (a step of its own).
-    const mcpListed = await this.mcpListing(sessionId, fence, events, agent, run);
+    const mcpListed = await this.mcpListing(sessionId, fence, view, agent, run);
     if (mcpListed === null) return;
     const mcpTools = new Map(agent ? mcpToolsFor(agent.tools, mcpListed).map((t) => [t.spec.name, t]) : []);
     // The span names what is asked: the agent's model, or the demo brain's label (never mistaken for Claude).
@@ -514,12 +533,17 @@ export class Harness {
       system: agent?.system ?? SYSTEM_PROMPT,
       tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(offersRecall(history) ? [SESSION_EVENTS_TOOL] : [])],
       history,
-      tokenScale: tokenScale(events),
+      tokenScale: view.fold.scale.value,
     };
     // Near its budget, the context is compacted first (a step of its own); the next step asks the model.
     if (history.type === 'compaction' && (await this.compact(sessionId, fence, events, settings, history.trigger_input_tokens, run))) return;
-    const request = buildContext(events, settings);
-    const start = await store.emitEvent(sessionId, { type: 'span.model_request_start', model: asked ?? model.label, estimated_input_tokens: requestTokens(request) }, { fence });
+    const { request, windowFrom } = buildRequest(events, settings);
+    // Where a window began is recorded: the next request's window starts there, and a wake reads from there.
+    const start = await store.emitEvent(
+      sessionId,
+      { type: 'span.model_request_start', model: asked ?? model.label, estimated_input_tokens: requestTokens(request), ...(windowFrom !== null ? { window_from_seq: windowFrom } : {}) },
+      { fence },
+    );
     // Named now, so a live preview carries the id the finished event is stored under.
     const messageId = newId('sevt');
     const thinkingId = newId('sevt');
@@ -608,7 +632,7 @@ export class Harness {
    * was interrupted; false to go on with the request as it is (under the trigger, or the summary
    * request failed: the turn's own request then meets whatever the model server says).
    */
-  private async compact(sessionId: string, fence: Fence, events: StoredEvent[], settings: RequestSettings, trigger: number, run: Run): Promise<boolean> {
+  private async compact(sessionId: string, fence: Fence, events: readonly StoredEvent[], settings: RequestSettings, trigger: number, run: Run): Promise<boolean> {
     const request = buildContext(events, settings);
     // The calibrated estimate, and near the trigger the model server's own count where it has one.
     let tokens = requestTokens(request) * (settings.tokenScale ?? 1);
@@ -665,10 +689,9 @@ export class Harness {
   }
 }
 
-/** The listing stored in the log, if any. */
-function mcpListingOf(events: readonly StoredEvent[]): McpServerListing[] | null {
-  const e = events.find((x) => x.type === 'mcp.tools_listed');
-  return e?.type === 'mcp.tools_listed' ? e.servers : null;
+/** What of its log a session's model sees (its agent's policy; none: all of it). */
+function policyOf(agent: SessionAgent | null): ContextPolicy {
+  return agent?.context_policy ?? FULL_CONTEXT;
 }
 
 /** A call's result event: `agent.mcp_tool_result` for an MCP call, else `agent.tool_result` (on the call's hand). */

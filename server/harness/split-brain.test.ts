@@ -15,7 +15,7 @@ import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { openPostgresStore } from '~/server/session/postgres-store';
 import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 import { openSqliteStore } from '~/server/session/sqlite-store';
-import type { EmitOptions, EventSlice, Fence, ListQuery, SessionInit, SessionStore } from '~/server/session/store';
+import type { Checkpoint, EmitOptions, EventSlice, Fence, ListQuery, SessionInit, SessionStore } from '~/server/session/store';
 import { mulberry32 as prng } from '~/lib/prng';
 
 /**
@@ -196,6 +196,12 @@ class ObservedStore implements SessionStore {
   }
   pruneHandRows() {
     return this.inner.pruneHandRows();
+  }
+  readCheckpoint(id: string) {
+    return this.inner.readCheckpoint(id);
+  }
+  writeCheckpoint(id: string, checkpoint: Checkpoint) {
+    return this.inner.writeCheckpoint(id, checkpoint);
   }
   close(): Promise<void> {
     return Promise.resolve(); // the shared store is closed by its owner

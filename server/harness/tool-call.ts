@@ -51,12 +51,12 @@ function formatHands(entries: HandEntry[]): string {
 export interface CallContext {
   /** The session's agent's tools; null for a session without an agent (no web_fetch). */
   tools: readonly AgentTool[] | null;
-  /** The session's log as the harness read it for this step. */
-  events: readonly StoredEvent[];
+  /** The session's whole log up to this step (read only by the calls that need it: web_fetch, session_events). */
+  log: () => Promise<readonly StoredEvent[]>;
   /** Whether the session's agent has the `session_events` tool (a context policy other than `full`). */
   recall?: boolean;
 }
-const NO_CONTEXT: CallContext = { tools: null, events: [] };
+const NO_CONTEXT: CallContext = { tools: null, log: () => Promise.resolve([]) };
 
 /**
  * One tool call: a hand-management tool, web_fetch (run here, on no hand), or a hand tool routed
@@ -89,12 +89,12 @@ export async function runToolCall(hands: HandRegistry, scope: HandScope, call: T
     case SESSION_EVENTS_TOOL_NAME:
       // Only offered under a context policy that leaves something out; never a hand's.
       if (!ctx.recall) throw new ToolError('session_events is not a tool of this session (its agent sees its whole log: context_policy full)');
-      return { text: sessionEvents(input, ctx.events) };
+      return { text: sessionEvents(input, await ctx.log()) };
     case 'web_fetch': {
       const config = ctx.tools ? toolsetConfig(ctx.tools, 'web_fetch') : null;
       if (!config?.enabled) throw new ToolError('web_fetch is not a tool of this session (its agent does not enable it)');
       const network = await hands.networkPolicy(scope.sessionId);
-      return { text: await webFetch(input, { config, network, events: ctx.events, callSeq: call.seq, signal }) };
+      return { text: await webFetch(input, { config, network, events: await ctx.log(), callSeq: call.seq, signal }) };
     }
     default:
       break;

@@ -19,8 +19,8 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
   'agent.thinking': ['content'],
   // Which attempt failed and when the next starts.
   'session.status_rescheduled': ['attempt', 'retry_in_ms'],
-  // What was asked (a Claude id, or the offline demo brain), and measured latencies.
-  'span.model_request_start': ['model', 'estimated_input_tokens'],
+  // What was asked (a Claude id, or the offline demo brain), its estimated input, where a context window began; measured latencies.
+  'span.model_request_start': ['model', 'estimated_input_tokens', 'window_from_seq'],
   'span.model_request_end': ['ttft_ms', 'duration_ms', 'model_stop_reason'],
 };
 

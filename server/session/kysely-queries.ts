@@ -7,6 +7,7 @@ import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier
 import type { SessionAgent } from '~/lib/agent';
 import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
 import {
+  type Checkpoint,
   DEFAULT_TITLE,
   type EmitOptions,
   type EventSlice,
@@ -455,11 +456,27 @@ export class KyselySessionStore implements SessionStore {
   async deleteSession(id: string): Promise<void> {
     const deleted = await this.#backend.appendTransaction(async (trx) => {
       // Children first: the foreign keys cascade, but SQLite only does so with a pragma set.
-      for (const table of ['events', 'idempotency', 'hand_tabs', 'call_claims', 'share_links', 'widget_sessions'] as const) await trx.deleteFrom(table).where('session_id', '=', id).execute();
+      for (const table of ['events', 'idempotency', 'hand_tabs', 'call_claims', 'share_links', 'widget_sessions', 'session_checkpoints'] as const) await trx.deleteFrom(table).where('session_id', '=', id).execute();
       const r = await trx.deleteFrom('sessions').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
     if (deleted === 0) throw new NotFoundError('session', id);
+  }
+
+  async readCheckpoint(id: string): Promise<Checkpoint | null> {
+    const row = await this.db.selectFrom('session_checkpoints').select(['seq', 'body']).where('session_id', '=', id).executeTakeFirst();
+    return row ? { seq: Number(row.seq), body: row.body } : null;
+  }
+
+  async writeCheckpoint(id: string, checkpoint: Checkpoint): Promise<void> {
+    const seq = nonNegativeInt('seq', checkpoint.seq);
+    await this.db
+      .insertInto('session_checkpoints')
+      .columns(['session_id', 'seq', 'body'])
+      // Only for a session that exists: a harness finishing after a delete leaves nothing behind.
+      .expression((eb) => eb.selectFrom('sessions').select([eb.val(id).as('session_id'), eb.val(seq).as('seq'), eb.val(checkpoint.body).as('body')]).where('id', '=', id))
+      .onConflict((oc) => oc.column('session_id').doUpdateSet((eb) => ({ seq: eb.ref('excluded.seq'), body: eb.ref('excluded.body') })).where('session_checkpoints.seq', '<', (eb) => eb.ref('excluded.seq')))
+      .execute();
   }
 
   async pruneHandRows(): Promise<{ tabs: number; claims: number }> {

@@ -310,6 +310,23 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('widget_settings').execute();
     },
   },
+  '0010_checkpoints': {
+    // The harness's fold of a session's log up to a seq (server/harness/log-fold.ts), so a wake
+    // reads what follows it and the parts a request shows, not the whole log. Derived data: any
+    // row may be dropped (the next wake reads the log whole and writes it again). No foreign key
+    // (as 0007–0009): deleteSession removes the row.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('session_checkpoints')
+        .addColumn('session_id', 'text', (c) => c.primaryKey())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('session_checkpoints').execute();
+    },
+  },
 };
 
 /**

@@ -30,6 +30,7 @@ export interface Database {
   share_links: ShareLinksTable;
   widget_settings: WidgetSettingsTable;
   widget_sessions: WidgetSessionsTable;
+  session_checkpoints: SessionCheckpointsTable;
 }
 
 export interface SessionsTable {
@@ -241,3 +242,10 @@ export interface WidgetSessionsTable {
 export type SessionRow = Selectable<SessionsTable>;
 export type EventRow = Selectable<EventsTable>;
 export type NewEventRow = Insertable<EventsTable>;
+
+/** The harness's fold of a session's log up to `seq` (JSON text, server/harness/log-fold.ts). */
+export interface SessionCheckpointsTable {
+  session_id: string;
+  seq: number;
+  body: string;
+}

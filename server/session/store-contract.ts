@@ -504,6 +504,30 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
       });
     });
 
+    describe('checkpoints', () => {
+      it('keeps the newest checkpoint of a session: an older one never replaces it', async () => {
+        const s = await store.createSession({});
+        expect(await store.readCheckpoint(s.id)).toBeNull();
+        await store.writeCheckpoint(s.id, { seq: 10, body: '{"at":10}' });
+        expect(await store.readCheckpoint(s.id)).toEqual({ seq: 10, body: '{"at":10}' });
+        // A slower writer of an older fold (a fenced-off harness) changes nothing.
+        await store.writeCheckpoint(s.id, { seq: 4, body: '{"at":4}' });
+        expect(await store.readCheckpoint(s.id)).toEqual({ seq: 10, body: '{"at":10}' });
+        await store.writeCheckpoint(s.id, { seq: 25, body: '{"at":25}' });
+        expect(await store.readCheckpoint(s.id)).toEqual({ seq: 25, body: '{"at":25}' });
+        await expect(store.writeCheckpoint(s.id, { seq: -1, body: '{}' })).rejects.toThrow(/seq/);
+      });
+
+      it('stores no checkpoint for a session that does not exist, and drops it with its session', async () => {
+        await store.writeCheckpoint('sesn_01NOSUCHSESSION000000000000', { seq: 3, body: '{}' });
+        expect(await store.readCheckpoint('sesn_01NOSUCHSESSION000000000000')).toBeNull();
+        const s = await store.createSession({});
+        await store.writeCheckpoint(s.id, { seq: 1, body: '{}' });
+        await store.deleteSession(s.id);
+        expect(await store.readCheckpoint(s.id)).toBeNull();
+      });
+    });
+
     describe('browser tabs and claims', () => {
       it('lists the tabs of a hand seen recently, and forgets one that stops', async () => {
         const s = await store.createSession({});

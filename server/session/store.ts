@@ -151,5 +151,18 @@ export interface SessionStore {
    * claims of calls that have their result. Returns how many rows went.
    */
   pruneHandRows(): Promise<{ tabs: number; claims: number }>;
+  /** The harness's newest stored fold of a session's log (opaque JSON text) and the seq it covers; null if none. */
+  readCheckpoint(id: string): Promise<Checkpoint | null>;
+  /**
+   * Stores a fold of the log up to `seq`, unless one at a later seq is stored already. Derived
+   * data, so unfenced: the log up to a seq never changes, and every writer folds it the same way.
+   * For a session that does not exist, nothing is stored.
+   */
+  writeCheckpoint(id: string, checkpoint: Checkpoint): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface Checkpoint {
+  seq: number;
+  body: string;
 }
