@@ -9,7 +9,8 @@ import { BRAIN_TOOLS } from '~/lib/tools';
 import { type Row, Rows, ms, pct } from '~/bench/table';
 import { percentile } from '~/bench/stats';
 import { requestTokens } from '~/server/harness/compaction';
-import { SYSTEM_PROMPT, buildContext, type RequestSettings } from '~/server/harness/context';
+import { SYSTEM_PROMPT, buildContext, buildRequest, type RequestSettings } from '~/server/harness/context';
+import { LogView } from '~/server/harness/log-view';
 import { SESSION_EVENTS_TOOL } from '~/server/harness/session-events';
 import { Log } from '~/server/harness/testing/log-builder';
 import { PromptCache } from '~/server/harness/testing/prompt-cache';
@@ -22,8 +23,8 @@ function settingsFor(policy: ContextPolicy): RequestSettings {
 }
 
 /** A turn's first model request and its call's output (after the user's message). */
-function callAndOutput(log: Log, i: number): void {
-  const start = log.spanStart();
+function callAndOutput(log: Log, i: number, windowFrom: number | null = null): void {
+  const start = log.spanStart(windowFrom);
   log.say(`Checking the project for step ${i}.`);
   const call = log.toolUse(`toolu_${i}`, 'bash', { command: `ls -la src && git diff --stat HEAD~${i % 7}` });
   log.spanEnd(start);
@@ -31,8 +32,8 @@ function callAndOutput(log: Log, i: number): void {
 }
 
 /** A turn's second model request: the answer. */
-function answer(log: Log, i: number): void {
-  log.turn(() => log.say(`Step ${i} done: ${'nothing unexpected; the build still passes. '.repeat(3)}`));
+function answer(log: Log, i: number, windowFrom: number | null = null): void {
+  log.turn(() => log.say(`Step ${i} done: ${'nothing unexpected; the build still passes. '.repeat(3)}`), windowFrom);
 }
 
 const ask = (log: Log, i: number) => log.user(`Step ${i}: look at the project and report what changed.`);
@@ -70,7 +71,8 @@ function runPolicy(policy: ContextPolicy): PolicyRun {
     for (const half of [0, 1]) {
       if (half === 0) ask(log, i);
       const t0 = performance.now();
-      const request = buildContext(log.events, settings);
+      // As the harness builds it: each request's span start records where its window began.
+      const { request, windowFrom } = buildRequest(log.events, settings);
       run.buildMs.push(performance.now() - t0);
       if (policy.type === 'compaction' && requestTokens(request) > policy.trigger_input_tokens) {
         // The summary request (same prefix) is billed too; its answer stands for everything so far.
@@ -81,8 +83,8 @@ function runPolicy(policy: ContextPolicy): PolicyRun {
       } else {
         bill(request);
       }
-      if (half === 0) callAndOutput(log, i);
-      else answer(log, i);
+      if (half === 0) callAndOutput(log, i, windowFrom);
+      else answer(log, i, windowFrom);
     }
   }
   return run;
@@ -107,16 +109,23 @@ export function runContextBench(): Row[] {
     rows.add(`${TURNS} turns, ${name}: largest request${r.compactions ? ` (${r.compactions} compactions)` : ''}`, `${k(r.maxInput)} tokens`, '≤ 200k (the model)', fits);
     rows.add(`${TURNS} turns, ${name}: share read from the cache`, pct(total > 0 ? r.read / total : 0), p.type === 'clear_old_tool_results' || p.type === 'compaction' ? '—' : '≥ 90 %', p.type === 'full' || p.type === 'window' ? r.read / total >= 0.9 : null);
   }
-  // Build time on a 10k-event log.
+  // Build time on a 10k-event log: the whole log under full; under window, what the harness holds
+  // (the task and the window, from where the last request's window began).
   const log = new Log();
   for (let i = 1; log.events.length < 10_000; i++) addTurn(log, i);
-  for (const p of [policies[0]!, policies[1]!]) {
+  const windowed = new Log();
+  for (let i = 1; windowed.events.length < 10_000; i++) {
+    ask(windowed, i);
+    callAndOutput(windowed, i, buildRequest(windowed.events, settingsFor(policies[1]!)).windowFrom);
+    answer(windowed, i, buildRequest(windowed.events, settingsFor(policies[1]!)).windowFrom);
+  }
+  for (const [p, events] of [[policies[0]!, log.events], [policies[1]!, LogView.of(windowed.events, policies[1]!).events]] as const) {
     const settings = settingsFor(p);
-    for (let i = 0; i < 5; i++) buildContext(log.events, settings); // warm up
+    for (let i = 0; i < 5; i++) buildContext(events, settings); // warm up
     const times: number[] = [];
     for (let i = 0; i < 30; i++) {
       const t0 = performance.now();
-      buildContext(log.events, settings);
+      buildContext(events, settings);
       times.push(performance.now() - t0);
     }
     rows.add(`context build at ${log.events.length.toLocaleString('en-US')} events, ${p.type} (p50 / p95)`, `${ms(percentile(times, 50))} / ${ms(percentile(times, 95))}`, '≤ 5 ms', percentile(times, 50) <= 5);

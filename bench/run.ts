@@ -27,6 +27,7 @@ import { TimingModel, timeWake } from '~/bench/timing-model';
 import { runTtftBench } from '~/bench/ttft';
 import { runLifecycleBench } from '~/bench/lifecycle';
 import { runContextBench } from '~/bench/context';
+import { runWakeBench } from '~/bench/wake';
 
 // The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
@@ -153,8 +154,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,ttft,api,browser,scale,soak,hands,lifecycle,context (default: all) runs only some tables. */
-const PARTS = ['store', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context'] as const;
+/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context (default: all) runs only some tables. */
+const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -164,6 +165,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const runs: Record<Part, () => Promise<void>> = {
     store: storePart,
+    wake: async () => printTable(await runWakeBench()),
     ttft: async () => printTable(await runTtftBench()),
     api: async () => printTable(await runApiTurnBench()),
     browser: async () => printTable(await runBrowserBench()),

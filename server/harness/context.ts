@@ -41,7 +41,7 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
   const answered = new Set<string>();
   const messages: MessageParam[] = [];
 
-  const push = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
+  const push = (role: 'user' | 'assistant', blocks: readonly ContentBlockParam[]) => {
     if (blocks.length === 0) return;
     const last = messages[messages.length - 1];
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
@@ -84,7 +84,7 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
         giveUpCustom();
         push(
           'user',
-          e.content.flatMap((b): ContentBlockParam[] => {
+          blocksOf(e, () => e.content.flatMap((b): ContentBlockParam[] => {
             switch (b.type) {
               case 'text':
                 return hasText(b.text) ? [{ type: 'text', text: b.text }] : [];
@@ -95,7 +95,7 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
               case 'redacted':
                 return [];
             }
-          }),
+          })),
         );
         break;
       case 'user.file_edit': {
@@ -112,27 +112,27 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
         push('user', [{ type: 'text', text: `[${lostHandText(e.hand, e.reason)}]` }]);
         break;
       case 'agent.thinking':
-        push('assistant', (e.content ?? []).map((b) => ({ type: 'thinking', thinking: b.thinking, signature: b.signature })));
+        push('assistant', blocksOf(e, () => (e.content ?? []).map((b) => ({ type: 'thinking', thinking: b.thinking, signature: b.signature }))));
         break;
       case 'agent.message':
         push(
           'assistant',
-          e.content.flatMap((b): ContentBlockParam[] => (b.type === 'text' && hasText(b.text) ? [{ type: 'text', text: b.text }] : [])),
+          blocksOf(e, () => e.content.flatMap((b): ContentBlockParam[] => (b.type === 'text' && hasText(b.text) ? [{ type: 'text', text: b.text }] : []))),
         );
         break;
       case 'agent.tool_use':
         modelToolIds.set(e.id, e.model_tool_use_id);
-        push('assistant', [{ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input }]);
+        push('assistant', blocksOf(e, () => [{ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input }]));
         break;
       case 'agent.mcp_tool_use':
         // The model called it under its full name: shown back the same way.
         modelToolIds.set(e.id, e.model_tool_use_id);
-        push('assistant', [{ type: 'tool_use', id: e.model_tool_use_id, name: mcpToolName(e.mcp_server_name, e.name), input: e.input }]);
+        push('assistant', blocksOf(e, () => [{ type: 'tool_use', id: e.model_tool_use_id, name: mcpToolName(e.mcp_server_name, e.name), input: e.input }]));
         break;
       case 'agent.custom_tool_use':
         modelToolIds.set(e.id, e.model_tool_use_id);
         unansweredCustom.push(e.model_tool_use_id);
-        push('assistant', [{ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input }]);
+        push('assistant', blocksOf(e, () => [{ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input }]));
         break;
       case 'agent.tool_result':
       case 'user.tool_result':
@@ -143,17 +143,10 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
         // exactly one result per call, the first stored.
         if (!id || answered.has(id)) break;
         answered.add(id);
-        const block: ToolResultBlockParam = {
-          type: 'tool_result',
-          tool_use_id: id,
-          content: shaped.cleared.has(e.id)
-            ? [{ type: 'text', text: `[Output left out of this context (event ${e.seq}); ${RECALL_HINT}.]` }]
-            : (e.content ?? [])
-                .filter((c) => c.type !== 'text' || hasText(c.text))
-                .map((c) => c as Exclude<ToolResultBlockParam['content'], string | undefined>[number]),
-          ...(e.is_error ? { is_error: true } : {}),
-        };
-        push('user', [block]);
+        const result = (content: ToolResultBlockParam['content']): ToolResultBlockParam => ({ type: 'tool_result', tool_use_id: id, content, ...(e.is_error ? { is_error: true } : {}) });
+        if (shaped.cleared.has(e.id)) push('user', [result([{ type: 'text', text: `[Output left out of this context (event ${e.seq}); ${RECALL_HINT}.]` }])]);
+        // The call's model id is the call's, which never changes: the block is the event's alone.
+        else push('user', blocksOf(e, () => [result((e.content ?? []).filter((c) => c.type !== 'text' || hasText(c.text)) as Exclude<ToolResultBlockParam['content'], string | undefined>)]));
         break;
       }
       default:
@@ -197,7 +190,22 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
 
 /** The API rejects empty and whitespace-only text blocks. */
 function hasText(text: string): boolean {
-  return text.trim().length > 0;
+  return /\S/.test(text);
+}
+
+/**
+ * A stored event never changes: its blocks are made once and shared, frozen, by every request
+ * built from it (a long session's request is rebuilt for every turn). Requests are read, never
+ * changed in place (markLastUserBlock puts a copy in its message).
+ */
+const madeBlocks = new WeakMap<StoredEvent, readonly ContentBlockParam[]>();
+function blocksOf(e: StoredEvent, make: () => ContentBlockParam[]): readonly ContentBlockParam[] {
+  let blocks = madeBlocks.get(e);
+  if (!blocks) {
+    blocks = Object.freeze(make().map((b) => Object.freeze(b)));
+    madeBlocks.set(e, blocks);
+  }
+  return blocks;
 }
 
 /** Cache breakpoint on the newest user content: the next turn reads everything before it. */

@@ -35,9 +35,9 @@ export class LogView {
       reads.headTo !== null && reads.headTo >= 1 && from > 1 ? store.getEvents(sessionId, { to: Math.min(reads.headTo, from - 1) }) : Promise.resolve([]),
       ...reads.pinned.filter((seq) => seq < from).map((seq) => store.getEvents(sessionId, { from: seq, to: seq })),
     ]);
-    const view = new LogView(fold, [...head!, ...pinned.flat()].sort((x, y) => x.seq - y.seq), policy, fold.seq);
-    view.shown.push(...rest!);
-    for (const e of rest!) fold.apply(e);
+    const view = new LogView(fold, [...head, ...pinned.flat()].sort((x, y) => x.seq - y.seq), policy, fold.seq);
+    view.shown.push(...rest);
+    for (const e of rest) fold.apply(e);
     return view;
   }
 

@@ -647,3 +647,9 @@ function ttl(ttlMs: number): number {
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new InvalidInputError('ttlMs: must be a positive number');
   return Math.ceil(ttlMs);
 }
+
+/** Forgets every parsed payload: a bench times reads as a process that just started would. */
+export function forgetParsedPayloads(): void {
+  parsedPayloads.clear();
+  parsedBytes = 0;
+}

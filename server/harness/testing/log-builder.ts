@@ -40,15 +40,16 @@ export class Log extends StoredLog {
     const body = { tool_use_id: call.id, content: [{ type: 'text' as const, text }], ...(opts.isError !== undefined ? { is_error: opts.isError } : {}) };
     return opts.by === 'user' ? this.add({ type: 'user.tool_result', ...body }) : this.add({ type: 'agent.tool_result', ...body });
   }
-  spanStart() {
-    return this.add({ type: 'span.model_request_start', model: 'claude-test' });
+  /** A request's span start; `windowFrom`: where its window began, recorded as the harness does. */
+  spanStart(windowFrom: number | null = null) {
+    return this.add({ type: 'span.model_request_start', model: 'claude-test', ...(windowFrom !== null ? { window_from_seq: windowFrom } : {}) });
   }
   spanEnd(start: StoredEvent, isError = false) {
     return this.add({ type: 'span.model_request_end', model_request_start_id: start.id, is_error: isError, model_usage: USAGE });
   }
   /** A whole model turn, wrapped in its span like the harness writes it. */
-  turn(body: () => void) {
-    const start = this.spanStart();
+  turn(body: () => void, windowFrom: number | null = null) {
+    const start = this.spanStart(windowFrom);
     body();
     this.spanEnd(start);
   }
