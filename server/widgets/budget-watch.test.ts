@@ -7,6 +7,7 @@ import { BUDGET_SPENT, VISITOR_HEADER, WIDGET_DEFAULTS, type WidgetSettingsInput
 import { SAME_ORIGIN, httpApi } from '~/server/api/testing/http';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
+import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import type { Runtime } from '~/server/runtime';
 import { type KyselySessionStore } from '~/server/session/kysely-queries';
@@ -81,6 +82,7 @@ describe('widget budget watch', () => {
     expect(events.filter((e) => e.type === 'user.interrupt')).toHaveLength(1);
     expect(notices(events)).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ type: 'session.status_idle' });
+    expect(checkLogInvariants(events)).toEqual([]);
     // And the conversation is over for the visitor.
     expect((await httpApi(rt).mutate('widget.send', { sessionId: id, text: 'more?' }, me)).status).toBe(412);
   });
@@ -105,6 +107,7 @@ describe('widget budget watch', () => {
     expect(types(events)).not.toContain('agent.message');
     expect(notices(events)).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ type: 'session.status_idle' });
+    expect(checkLogInvariants(events)).toEqual([]);
   });
 
   it('leaves running conversations within their budget and idle ones past it alone', async () => {
