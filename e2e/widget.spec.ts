@@ -169,6 +169,11 @@ test('a visitor stops a slow answer with the Stop button (from the keyboard), th
   await expect(stop).toBeVisible();
   await expect(frame.getByTestId('widget-streaming')).toContainText('A long answer');
   await shoot(cy, 'widget-stop');
+  // The same in the dark palette (the host page switches the theme, as embed.js does when the page's changes).
+  await cy.evaluate((site) => document.querySelector('iframe')!.contentWindow!.postMessage({ type: 'paddock:theme', theme: 'dark' }, site), APP);
+  await expect(frame.getByTestId('widget')).toHaveAttribute('data-theme', 'dark');
+  await expect(stop).toBeVisible();
+  await shoot(cy, 'widget-stop-dark');
 
   // Tab from the message box reaches Stop; Enter presses it. The stream ends, nothing of it is kept.
   await input.focus();

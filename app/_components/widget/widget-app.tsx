@@ -34,6 +34,8 @@ function writeToken(key: string, token: string): void {
   }
 }
 
+const LIMIT_REACHED = { text: 'This conversation has reached its limit. Start a new one to go on.', ended: true };
+
 /** A refusal as the visitor reads it. */
 function sayRefusal(e: unknown): { text: string; ended: boolean } {
   const code = e instanceof TRPCClientError ? (e.data as { code?: string } | null)?.code : undefined;
@@ -43,8 +45,6 @@ function sayRefusal(e: unknown): { text: string; ended: boolean } {
   if (code === 'UNAUTHORIZED' || code === 'NOT_FOUND') return { text: 'This assistant is no longer available here.', ended: true };
   return { text: 'The message could not be sent. Try again in a moment.', ended: false };
 }
-
-const LIMIT_REACHED = { text: 'This conversation has reached its limit. Start a new one to go on.', ended: true };
 
 /** Whether the server cut this conversation at its budget (the budget watch stores this notice). */
 const budgetCut = (events: readonly StoredEvent[]) => events.some((e) => e.type === 'session.error' && e.error.message === BUDGET_SPENT);
