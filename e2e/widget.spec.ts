@@ -149,3 +149,47 @@ test('a docs page on another origin embeds the widget: a visitor chats to a tool
   await expect(rows.first().getByTestId('session-widget-origin')).toHaveText(` · widget on ${ALLOWED.origin}`);
   await shoot(page, 'widget-sessions');
 });
+
+test('a visitor stops a slow answer with the Stop button (from the keyboard), then asks again and gets an answer', async ({ page, browser }) => {
+  test.setTimeout(90_000);
+  await enableWidget(page);
+  await enqueue(
+    // About 20 s of streaming: long enough to be stopped, and to show the button meanwhile.
+    { kind: 'message', steps: [{ kind: 'text', text: 'A long answer, word after word. '.repeat(40), chunks: 80 }], chunkDelayMs: 250 },
+    { kind: 'message', steps: [{ kind: 'text', text: 'In short: **npm i thing**.' }] },
+  );
+  const cy = await visitor(browser, `${ALLOWED.origin}/`);
+  await cy.getByRole('button', { name: 'Ask the docs' }).click();
+  const frame = await widgetFrame(cy);
+  const input = frame.getByTestId('widget-input');
+  await expect(input).toBeEnabled();
+  await input.fill('Tell me everything');
+  await input.press('Enter');
+  const stop = frame.getByRole('button', { name: 'Stop the answer' });
+  await expect(stop).toBeVisible();
+  await expect(frame.getByTestId('widget-streaming')).toContainText('A long answer');
+  await shoot(cy, 'widget-stop');
+  // The same in the dark palette (the host page switches the theme, as embed.js does when the page's changes).
+  await cy.evaluate((site) => document.querySelector('iframe')!.contentWindow!.postMessage({ type: 'paddock:theme', theme: 'dark' }, site), APP);
+  await expect(frame.getByTestId('widget')).toHaveAttribute('data-theme', 'dark');
+  await expect(stop).toBeVisible();
+  await shoot(cy, 'widget-stop-dark');
+
+  // Tab from the message box reaches Stop; Enter presses it. The stream ends, nothing of it is kept.
+  await input.focus();
+  await input.press('Tab');
+  await expect(stop).toBeFocused();
+  await cy.keyboard.press('Enter');
+  await expect(stop).toHaveCount(0);
+  await expect(frame.getByTestId('widget-stopped')).toBeVisible();
+  await expect(frame.getByTestId('widget-streaming')).toHaveCount(0);
+  await expect(frame.getByTestId('widget-answer')).toHaveCount(0);
+  await expect(frame.getByTestId('widget-notice')).toHaveCount(0);
+
+  // The conversation goes on.
+  await input.fill('The short version?');
+  await input.press('Enter');
+  await expect(frame.getByTestId('widget-answer')).toHaveCount(1);
+  await expect(frame.getByTestId('widget-answer').locator('strong')).toHaveText('npm i thing');
+  await expect(frame.getByTestId('widget-user')).toHaveText(['Tell me everything', 'The short version?']);
+});

@@ -7,6 +7,7 @@ import { AgentStore } from '~/server/agents/agent-store';
 import { SYSTEM_PROMPT } from '~/server/harness/context';
 import { KyselyAccessStore } from '~/server/access/access-store';
 import { ShareLinks } from '~/server/access/share-links';
+import { BudgetWatch } from '~/server/widgets/budget-watch';
 import { Widgets } from '~/server/widgets/widgets';
 import type { HandKind } from '~/lib/hand';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
@@ -244,6 +245,8 @@ async function startRuntime(): Promise<Runtime> {
   harness.startSweeper(config.PADDOCK_SWEEP_MS);
   log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
   const access = accessFor(config, store);
+  // Beside the sweeper, per instance: cuts a widget conversation's running turn once its budget is spent (budget-watch.ts).
+  new BudgetWatch({ store, widgets: access.widgets.store, wake: (id) => harness.wake(id) }).start();
   await announceSignIn(config, access);
   await agents.ensureDefaults();
   // Traces of model requests and tool calls, when an OTLP endpoint is configured.

@@ -45,6 +45,8 @@ const VIEWER_READS = new Set(['sessions.shared', 'events.list', 'events.follow',
 const VISITOR_READS = new Set(['events.list', 'events.follow']);
 /** The one procedure a caller without credentials reaches: opening a widget (a visitor's sign-in; 404 unless the agent's widget is on for that origin). */
 const PUBLIC = new Set(['widget.open']);
+/** The widget's procedures that act on one conversation: the visitor's own, another's is a 404. */
+const WIDGET_SESSION_WRITES = new Set(['widget.send', 'widget.stop']);
 
 describe('access', () => {
   it('refuses every procedure of the router to a caller without credentials (a new unprotected one fails here)', async () => {
@@ -95,10 +97,11 @@ describe('access', () => {
     const other = (await store.createSession({})).id;
     for (const [name, proc] of procedures) {
       for (const target of [mine, other]) {
-        const input = { sessionId: target, id: target, hand: 'memory-1', path: 'a.txt', tabId: 'tab-visitor1', engine: 'offline', event: { type: 'user.interrupt' }, agentId: 'agent_default', origin };
+        const input = { sessionId: target, id: target, hand: 'memory-1', path: 'a.txt', tabId: 'tab-visitor1', engine: 'offline', event: { type: 'user.interrupt' }, agentId: 'agent_default', origin, text: 'hi' };
         const r = proc._def.type === 'mutation' ? await api.mutate(name, input, headers) : await api.query(name, input, headers);
         const status = answeredStatus(r);
-        if (name.startsWith('widget.')) expect(status, `${name} for a visitor`).not.toBe(403);
+        if (WIDGET_SESSION_WRITES.has(name)) expect(status, `${name} of ${target === mine ? 'its' : 'another'} session for a visitor`).toBe(target === mine ? 200 : 404);
+        else if (name.startsWith('widget.')) expect(status, `${name} for a visitor`).not.toBe(403);
         else if (!VISITOR_READS.has(name)) expect(status, `${name} for a visitor`).toBe(403);
         else if (target === other) expect(status, `${name} of another session for a visitor`).toBe(404);
         else expect(status, `${name} of its session for a visitor`).toBe(200);

@@ -50,6 +50,8 @@ interface World {
 const WIDGET_ORIGIN = 'http://127.0.0.1:4020';
 /** What a widget's visitor may call: the widget's procedures, and reads of its own sessions (with GET). */
 const VISITOR_READS = new Set(['events.list', 'events.follow']);
+/** The widget's procedures that act on one conversation: only the visitor's own may pass. */
+const WIDGET_SESSION_WRITES = new Set(['widget.send', 'widget.stop']);
 /** What a share link's viewer may call (of its own session, with GET): anything else it sends must be refused. */
 const VIEWER_READS = new Set(['sessions.shared', 'events.list', 'events.follow', 'hands.listFiles', 'hands.readFile']);
 /** Sent as every credential value: no answer may carry it back. */
@@ -212,6 +214,8 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
       return undefined;
     case 'widget.send':
       return { sessionId: s(), text: pick(r, ['hello', '', ' ', 'q'.repeat(4_001), 'q'.repeat(200_000)]), idempotencyKey: pick(r, [undefined, 'fuzz-key-1', 'bad key']) };
+    case 'widget.stop':
+      return { sessionId: pick(r, [s(), world.visitors[0]!.sessionId, world.visitors[1]!.sessionId, fakeId(r, 'sesn'), '']) };
     case 'widgets.get':
       return { agentId: pick(r, ['agent_default', 'agent_nope']) };
     case 'widgets.set':
@@ -435,7 +439,7 @@ describe('fuzz', () => {
       // A visitor gets through only with the widget's procedures, or a GET of a read naming its own session.
       const visitorRead = req.method === 'GET' && VISITOR_READS.has(name) && typeof input === 'object' && input !== null && (input as Record<string, unknown>).sessionId === world.visitors[0]!.sessionId;
       if (refuse === 'visitor' && !name.startsWith('widget.') && !visitorRead && status < 400) letThrough.push(`${status} ${what}`);
-      if (refuse === 'visitor' && name === 'widget.send' && status < 400 && (input as Record<string, unknown>).sessionId !== world.visitors[0]!.sessionId) letThrough.push(`${status} ${what}`);
+      if (refuse === 'visitor' && WIDGET_SESSION_WRITES.has(name) && status < 400 && (input as Record<string, unknown>).sessionId !== world.visitors[0]!.sessionId) letThrough.push(`${status} ${what}`);
       // A viewer gets through only with a GET of a session read naming its own session.
       const viewerRead = req.method === 'GET' && VIEWER_READS.has(name) && typeof input === 'object' && input !== null && Object.values(input).includes(world.share.sessionId);
       if (refuse === 'viewer' && !viewerRead && status < 400) letThrough.push(`${status} ${what}`);

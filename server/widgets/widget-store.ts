@@ -89,6 +89,23 @@ export class WidgetStore {
     return Number(r.n);
   }
 
+  /**
+   * Widget conversations whose session is running (or retrying a model request): what the budget
+   * watch looks at each tick. A join on the sessions' status (no index on it: widget rows are few
+   * next to a deployment's sessions, and only running ones come back).
+   */
+  async runningSessions(limit: number): Promise<{ sessionId: string; agentId: string }[]> {
+    const rows = await this.db
+      .selectFrom('widget_sessions')
+      .innerJoin('sessions', 'sessions.id', 'widget_sessions.session_id')
+      .select(['widget_sessions.session_id', 'widget_sessions.agent_id'])
+      .where('sessions.status', 'in', ['running', 'rescheduling'])
+      .orderBy('widget_sessions.created_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ sessionId: r.session_id, agentId: r.agent_id }));
+  }
+
   /** Every origin a widget session came from (the owner's list filter). */
   async origins(): Promise<string[]> {
     const rows = await this.db.selectFrom('widget_sessions').select('origin').distinct().orderBy('origin').limit(500).execute();

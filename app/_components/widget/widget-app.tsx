@@ -4,6 +4,7 @@ import { type KeyboardEvent, useCallback, useEffect, useMemo, useRef, useState }
 import { Markdown } from '~/app/_components/markdown/markdown';
 import { type Item, conversation, currentStatus } from '~/app/_components/session-view/derive';
 import type { StoredEvent } from '~/lib/events';
+import { BUDGET_SPENT } from '~/lib/widget';
 import { makeWidgetTrpcClient } from '~/lib/browser/trpc';
 import '~/app/_components/widget/widget.css';
 
@@ -33,15 +34,20 @@ function writeToken(key: string, token: string): void {
   }
 }
 
+const LIMIT_REACHED = { text: 'This conversation has reached its limit. Start a new one to go on.', ended: true };
+
 /** A refusal as the visitor reads it. */
 function sayRefusal(e: unknown): { text: string; ended: boolean } {
   const code = e instanceof TRPCClientError ? (e.data as { code?: string } | null)?.code : undefined;
-  if (code === 'PRECONDITION_FAILED') return { text: 'This conversation has reached its limit. Start a new one to go on.', ended: true };
+  if (code === 'PRECONDITION_FAILED') return LIMIT_REACHED;
   if (code === 'TOO_MANY_REQUESTS') return { text: 'Too many messages at once: wait a minute and try again.', ended: false };
   if (code === 'PAYLOAD_TOO_LARGE') return { text: 'That message is too long: shorten it and send again.', ended: false };
   if (code === 'UNAUTHORIZED' || code === 'NOT_FOUND') return { text: 'This assistant is no longer available here.', ended: true };
   return { text: 'The message could not be sent. Try again in a moment.', ended: false };
 }
+
+/** Whether the server cut this conversation at its budget (the budget watch stores this notice). */
+const budgetCut = (events: readonly StoredEvent[]) => events.some((e) => e.type === 'session.error' && e.error.message === BUDGET_SPENT);
 
 /**
  * The docs widget: a compact chat with one agent for an anonymous visitor. Its visitor token (from
@@ -61,6 +67,7 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
   const [streaming, setStreaming] = useState<Record<string, string>>({});
   const [draft, setDraft] = useState('');
   const [sending, setSending] = useState(false);
+  const [stopping, setStopping] = useState(false);
   const [notice, setNotice] = useState<{ text: string; ended: boolean } | null>(null);
   const input = useRef<HTMLTextAreaElement>(null);
   const bottom = useRef<HTMLDivElement>(null);
@@ -184,6 +191,20 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
     }
   }, [draft, sending, sessionId, client]);
 
+  // Stop the running answer; the conversation stays open for the next message.
+  const stop = useCallback(async () => {
+    if (!sessionId || stopping) return;
+    setStopping(true);
+    try {
+      await client.widget.stop.mutate({ sessionId });
+    } catch (e) {
+      setNotice(sayRefusal(e));
+    } finally {
+      setStopping(false);
+      input.current?.focus();
+    }
+  }, [sessionId, stopping, client]);
+
   const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
       e.preventDefault();
@@ -207,7 +228,10 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
     );
   }
 
-  const ended = notice?.ended ?? false;
+  const cut = budgetCut(events);
+  const shown = notice ?? (cut ? LIMIT_REACHED : null);
+  const ended = shown?.ended ?? false;
+  const running = status === 'running';
   return (
     <main className={`pw pw-${theme}`} data-testid="widget" data-theme={theme}>
       <header className="pw-head">
@@ -219,7 +243,7 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
           ✕
         </button>
       </header>
-      <section className="pw-log" aria-live="polite" aria-busy={status === 'running'} data-testid="widget-log">
+      <section className="pw-log" aria-live="polite" aria-busy={running} data-testid="widget-log">
         {items.length === 0 && !live && <p className="pw-note">{ready ? `Ask ${name} a question.` : 'Loading…'}</p>}
         {items.map((item, i) => (
           <WidgetItem key={itemKey(item, i)} item={item} />
@@ -229,12 +253,12 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
             <Markdown text={live} partial />
           </div>
         )}
-        {status === 'running' && !live && <p className="pw-note pw-typing">…</p>}
+        {running && !live && <p className="pw-note pw-typing">…</p>}
         <div ref={bottom} />
       </section>
-      {notice && (
+      {shown && (
         <p className="pw-notice" role="status" data-testid="widget-notice">
-          {notice.text}
+          {shown.text}
         </p>
       )}
       <form
@@ -259,6 +283,12 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
           disabled={!ready || ended}
           data-testid="widget-input"
         />
+        {running && !ended && (
+          // Beside Send (a message can still be queued meanwhile), as the owner's Interrupt is.
+          <button type="button" className="pw-stop" onClick={() => void stop()} disabled={stopping} aria-label="Stop the answer" data-testid="widget-stop">
+            <span aria-hidden="true" className="pw-stop-icon" /> Stop
+          </button>
+        )}
         <button type="submit" className="pw-send" disabled={!ready || ended || sending || draft.trim() === ''} data-testid="widget-send">
           Send
         </button>
@@ -300,7 +330,15 @@ function WidgetItem({ item }: { item: Item }) {
         </details>
       );
     }
+    case 'interrupt':
+      return (
+        <p className="pw-note pw-stopped" data-testid="widget-stopped">
+          Stopped
+        </p>
+      );
     case 'error':
+      // The budget's notice is shown under the log, with the offer of a new conversation.
+      if (item.event.error.message === BUDGET_SPENT) return null;
       return <p className="pw-note">Something went wrong on our side; the assistant may retry.</p>;
     default:
       return null;

@@ -2,7 +2,7 @@ import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { isDomainError } from '~/lib/errors';
-import { BUDGET_SPENT, WidgetOrigin, type WidgetSettings, spentBudget, widgetAllows } from '~/lib/widget';
+import { BUDGET_SPENT, type BudgetUse, WidgetOrigin, type WidgetSettings, spentBudget, widgetAllows } from '~/lib/widget';
 import { createSessionFor } from '~/server/agents/new-session';
 import type { Caller } from '~/server/access/access';
 import { AgentId, SessionId } from '~/server/api/inputs';
@@ -10,8 +10,8 @@ import { checkEventSize } from '~/server/api/limits';
 import { autoTitle } from '~/server/api/routers/events';
 import { createTRPCRouter, visitorProcedure, widgetOpenProcedure } from '~/server/api/trpc';
 import { errorFields, logger } from '~/server/log';
-import { accountLog } from '~/server/rest/session-object';
 import type { Runtime } from '~/server/runtime';
+import { budgetUse } from '~/server/widgets/budget-watch';
 
 const log = logger('widget');
 
@@ -35,14 +35,24 @@ function limitAction(rt: Runtime, v: Visitor, ip: string, s: WidgetSettings): vo
   }
 }
 
-/** The model tokens a session has used (input, output and cache) and when it began. */
-async function budgetUse(rt: Runtime, sessionId: string): Promise<{ tokens: number; createdAt: number }> {
+/** The conversation's budget use, as `widget.send` and the budget watch count it. */
+async function useOf(rt: Runtime, sessionId: string): Promise<BudgetUse> {
+  const use = await budgetUse(rt.store, sessionId);
+  if (!use) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such conversation' });
+  return use;
+}
+
+/**
+ * Whether a turn is running or about to: the session runs (or retries a model request), or its
+ * newest message has not been taken up yet (stored, the harness not yet marked running).
+ */
+async function busy(rt: Runtime, sessionId: string): Promise<{ busy: boolean; messageSeq: number }> {
   const session = await rt.store.getSession(sessionId);
   if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such conversation' });
-  const events = await rt.store.getEvents(sessionId, { types: ['span.model_request_end'] });
-  const { usage } = accountLog(events, session.created_at, Date.now());
-  const tokens = usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens + usage.cache_creation.ephemeral_5m_input_tokens + usage.cache_creation.ephemeral_1h_input_tokens;
-  return { tokens, createdAt: Date.parse(session.created_at) };
+  const [newest] = await rt.store.getEvents(sessionId, { types: ['user.message', 'session.status_running', 'session.status_idle', 'session.status_terminated'], order: 'desc', limit: 1 });
+  const [message] = await rt.store.getEvents(sessionId, { types: ['user.message'], order: 'desc', limit: 1 });
+  const running = session.status === 'running' || session.status === 'rescheduling' || newest?.type === 'user.message' || newest?.type === 'session.status_running';
+  return { busy: running, messageSeq: message?.seq ?? 0 };
 }
 
 /**
@@ -51,6 +61,7 @@ async function budgetUse(rt: Runtime, sessionId: string): Promise<{ tokens: numb
  * own: its conversations with its one agent, messages to them (rate-limited per visitor and per
  * IP, refused once the conversation's token or time budget is spent). Reading a conversation goes
  * through `events.list` / `events.follow`, which let a visitor read only the sessions it started.
+ * `stop` stops the visitor's running answer, as the owner's stop does (a `user.interrupt`).
  */
 export const widgetRouter = createTRPCRouter({
   open: widgetOpenProcedure.input(z.object({ agentId: AgentId, origin: WidgetOrigin })).mutation(async ({ ctx, input }) => {
@@ -120,7 +131,7 @@ export const widgetRouter = createTRPCRouter({
       if (input.text.length > WIDGET_MAX_MESSAGE_CHARS) throw new TRPCError({ code: 'PAYLOAD_TOO_LARGE', message: `a message has at most ${WIDGET_MAX_MESSAGE_CHARS} characters` });
       const event = { type: 'user.message' as const, content: [{ type: 'text' as const, text: input.text }] };
       checkEventSize(rt.config, event);
-      const spent = spentBudget(settings, await budgetUse(rt, input.sessionId), Date.now());
+      const spent = spentBudget(settings, await useOf(rt, input.sessionId), Date.now());
       if (spent) throw new TRPCError({ code: 'PRECONDITION_FAILED', message: BUDGET_SPENT });
       limitAction(rt, v, ctx.ip ?? 'unknown', settings);
       const stored = await rt.store.emitEvent(input.sessionId, event, input.idempotencyKey ? { idempotencyKey: `send:${input.idempotencyKey}` } : {});
@@ -130,4 +141,24 @@ export const widgetRouter = createTRPCRouter({
       }
       return stored;
     }),
+
+  /**
+   * Stops the running answer of one of the visitor's conversations: a `user.interrupt`, stored as
+   * the owner's stop stores it (the harness aborts the step in flight when it sees it); the
+   * conversation then goes on with the next message. Counted like a message (a flood is 429).
+   * Idempotent: an idle conversation is left as it is, and stops of one turn store one interrupt.
+   */
+  stop: visitorProcedure.input(z.object({ sessionId: SessionId })).mutation(async ({ ctx, input }) => {
+    const rt = ctx.runtime;
+    const v = ctx.caller;
+    if (!(await rt.access.widgets.store.owns(v.visitor, v.agentId, input.sessionId))) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such conversation' });
+    const settings = await settingsFor(rt, v);
+    limitAction(rt, v, ctx.ip ?? 'unknown', settings);
+    const { busy: running, messageSeq } = await busy(rt, input.sessionId);
+    if (!running) return { stopped: false };
+    // Keyed by the turn (its message): a double press or a retried request stores one interrupt.
+    await rt.store.emitEvent(input.sessionId, { type: 'user.interrupt' }, { idempotencyKey: `stop:${messageSeq}` });
+    void rt.harness.wake(input.sessionId);
+    return { stopped: true };
+  }),
 });
