@@ -62,6 +62,8 @@ export interface Runtime {
   repositories: RepositoryStore;
   /** The git proxy on its own loopback port (null where no hands clone: tests). */
   gitProxy: GitProxy | null;
+  /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
+  stopBackground?: () => void;
 }
 
 /**
@@ -246,14 +248,14 @@ async function startRuntime(): Promise<Runtime> {
   log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
   const access = accessFor(config, store);
   // Beside the sweeper, per instance: cuts a widget conversation's running turn once its budget is spent (budget-watch.ts).
-  new BudgetWatch({ store, widgets: access.widgets.store, wake: (id) => harness.wake(id) }).start();
+  const stopBudgetWatch = new BudgetWatch({ store, widgets: access.widgets.store, wake: (id) => harness.wake(id) }).start();
   await announceSignIn(config, access);
   await agents.ensureDefaults();
   // Traces of model requests and tool calls, when an OTLP endpoint is configured.
   startTracing();
   // The metrics' live gauges read the hands and the running sessions when scraped.
   setLiveSources({ hands: () => hands.liveHandCounts(), sessions: () => harness.runningSessions });
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, stopBackground: stopBudgetWatch };
 }
 
 /**

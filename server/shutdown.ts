@@ -37,8 +37,9 @@ export const RESTARTING_MESSAGE = 'the server is restarting: reconnect and resum
  * with a restarting notice. What a turn had not stored is re-derived from the log by whoever runs
  * the session next, as after a crash.
  */
-export async function stopRuntime(rt: Pick<Runtime, 'harness' | 'hands'>): Promise<void> {
+export async function stopRuntime(rt: Pick<Runtime, 'harness' | 'hands' | 'stopBackground'>): Promise<void> {
   const t0 = performance.now();
+  rt.stopBackground?.();
   await rt.harness.close().catch((e: unknown) => log.warn('harness close failed', errorFields(e)));
   await rt.hands.stopAll().catch((e: unknown) => log.warn('hands stop failed', errorFields(e)));
   controller().abort(new Error(RESTARTING_MESSAGE));
