@@ -1,5 +1,5 @@
 import 'server-only';
-import { type Kysely, type RawBuilder, type Transaction, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type SelectQueryBuilder, type Transaction, sql } from 'kysely';
 import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
 import { type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { ID_PATTERN, newId } from '~/lib/ids';
@@ -188,7 +188,7 @@ export class KyselySessionStore implements SessionStore {
       const session = await trx.selectFrom('sessions').select('last_seq').where('id', '=', id).executeTakeFirst();
       if (!session) throw new NotFoundError('session', id);
       const first = from === undefined ? 1 : from < 0 ? Math.max(1, session.last_seq + from + 1) : Math.max(1, from);
-      let query = trx.selectFrom('events').selectAll().where('session_id', '=', id).where('seq', '>=', first);
+      let query = trx.selectFrom('events').where('session_id', '=', id).where('seq', '>=', first);
       if (to !== undefined) query = query.where('seq', '<=', to);
       // An empty list means "no filter": it is what an absent query parameter parses to.
       if (slice.types && slice.types.length > 0) query = query.where('type', 'in', [...slice.types]);
@@ -199,7 +199,7 @@ export class KyselySessionStore implements SessionStore {
       if (at?.lte !== undefined) query = query.where('processed_at', '<=', isoTime('processedAt.lte', at.lte));
       query = query.orderBy('seq', slice.order === 'desc' ? 'desc' : 'asc');
       if (limit !== undefined) query = query.limit(limit);
-      return (await query.execute()).map(toStoredEvent);
+      return readEvents(id, query);
     });
   }
 
@@ -314,17 +314,9 @@ export class KyselySessionStore implements SessionStore {
     try {
       if (!(await this.getSession(id))) throw new NotFoundError('session', id);
       while (!stop.aborted) {
-        const rows = await this.db
-          .selectFrom('events')
-          .selectAll()
-          .where('session_id', '=', id)
-          .where('seq', '>', cursor)
-          .orderBy('seq', 'asc')
-          .limit(FOLLOW_BATCH)
-          .execute();
-        for (const row of rows) {
+        const rows = await readEvents(id, this.db.selectFrom('events').where('session_id', '=', id).where('seq', '>', cursor).orderBy('seq', 'asc').limit(FOLLOW_BATCH));
+        for (const event of rows) {
           if (stop.aborted) return;
-          const event = toStoredEvent(row);
           cursor = event.seq;
           yield event;
         }
@@ -558,13 +550,49 @@ function rememberPayload(e: StoredEvent): void {
   remember(id, deepFreeze(JSON.parse(json) as NewEvent), json.length);
 }
 
-function parsePayload(row: EventRow): NewEvent {
+function parsePayload(row: Pick<EventRow, 'id' | 'payload'>): NewEvent {
   const hit = parsedPayloads.get(row.id);
   if (hit) return hit.payload;
   // The payload was validated on the way in; parsing it again guards against schema drift.
   const payload = deepFreeze(NewEventSchema.parse(JSON.parse(row.payload)));
   remember(row.id, payload, row.payload.length);
   return payload;
+}
+
+/**
+ * Runs a query over one session's events (filtered, ordered, limited: anything but its columns)
+ * and returns them stored. The payload text, most of a row's bytes, is fetched only for events this
+ * process has not parsed yet: by a second query over the span of those, with the same filters,
+ * which therefore matches no more rows than the first (run both in one snapshot, or over
+ * committed seqs only, which never change).
+ */
+async function readEvents(sessionId: string, query: SelectQueryBuilder<Database, 'events', object>): Promise<StoredEvent[]> {
+  const rows = await query.select(['id', 'seq', 'processed_at']).execute();
+  const payloads = new Array<NewEvent | undefined>(rows.length);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    payloads[i] = parsedPayloads.get(r.id)?.payload;
+    if (payloads[i] !== undefined) continue;
+    if (r.seq < lo) lo = r.seq;
+    if (r.seq > hi) hi = r.seq;
+  }
+  if (lo <= hi) {
+    const texts = await query.select(['id', 'seq', 'payload']).where('seq', '>=', lo).where('seq', '<=', hi).execute();
+    const fetched = new Map<number, NewEvent>();
+    for (const t of texts) fetched.set(t.seq, parsePayload(t));
+    for (let i = 0; i < rows.length; i++) payloads[i] ??= fetched.get(rows[i]!.seq);
+  }
+  const out = new Array<StoredEvent>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const payload = payloads[i];
+    // Only a session deleted between the two queries (follow() reads outside a snapshot).
+    if (!payload) throw new NotFoundError('session', sessionId);
+    out[i] = { ...payload, id: r.id, session_id: sessionId, seq: r.seq, processed_at: r.processed_at };
+  }
+  return out;
 }
 
 function toStoredEvent(row: EventRow): StoredEvent {
