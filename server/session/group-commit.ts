@@ -35,10 +35,18 @@ export class GroupCommit<Req, Res> {
     this.#concurrency = options.concurrency ?? 1;
   }
 
+  #scheduled = false;
+
   submit(req: Req): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       this.#queue.push({ req, resolve, reject });
-      this.#pump();
+      // Requests made in the same tick go as one batch, even with a batch slot free.
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        this.#pump();
+      });
     });
   }
 
