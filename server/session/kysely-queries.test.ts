@@ -136,6 +136,9 @@ describe.each(backends)('kysely store group commit (%s)', (_name, open) => {
       for (const [i, s] of sessions.entries()) {
         expect(await store.getSession(s.id)).toMatchObject(i === 7 ? { last_seq: 0, status: 'idle' } : { last_seq: 2, status: 'running' });
         expect((await store.getEvents(s.id)).map((e) => e.seq)).toEqual(i === 7 ? [] : [1, 2]);
+        const row = await store.db.selectFrom('sessions').select(['last_event_type', 'updated_at']).where('id', '=', s.id).executeTakeFirstOrThrow();
+        expect(row.last_event_type).toBe(i === 7 ? null : 'session.status_running');
+        if (i !== 7) expect(row.updated_at).toBe(stored[0]!.processed_at);
       }
     } finally {
       await store.close();

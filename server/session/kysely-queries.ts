@@ -474,7 +474,7 @@ interface AppendOutcome {
 
 type SessionState = Pick<SessionRow, 'id' | 'last_seq' | 'status' | 'last_event_type' | 'lease_owner' | 'lease_epoch'> & { touched: boolean };
 
-/** Sessions per UPDATE: a CASE arm per session and column stays far below the parameter limits. */
+/** Sessions per UPDATE: four parameters each stay far below the parameter limits. */
 const UPDATE_CHUNK = 100;
 
 const keyOf = (sessionId: string, key: string) => `${sessionId}\n${key}`;
@@ -573,34 +573,27 @@ async function appendAll(trx: Tx, batch: readonly AppendRequest[], lockRows: boo
     for (let i = 0; i < touched.length; i += UPDATE_CHUNK) {
       const chunk = touched.slice(i, i + UPDATE_CHUNK);
       const one = chunk.length === 1 ? chunk[0] : undefined;
-      await trx
-        .updateTable('sessions')
-        .set(
-          one
-            ? { last_seq: one.last_seq, last_event_type: one.last_event_type, status: one.status, updated_at: processedAt }
-            : {
-                last_seq: perSession(chunk, 'integer', (s) => s.last_seq),
-                last_event_type: perSession(chunk, 'text', (s) => s.last_event_type),
-                status: perSession(chunk, 'text', (s) => s.status),
-                updated_at: processedAt,
-              },
-        )
-        .where('id', 'in', chunk.map((s) => s.id))
-        .execute();
+      if (one) {
+        await trx
+          .updateTable('sessions')
+          .set({ last_seq: one.last_seq, last_event_type: one.last_event_type, status: one.status, updated_at: processedAt })
+          .where('id', '=', one.id)
+          .execute();
+        continue;
+      }
+      // One statement for many rows, joined to a table of their new values (SQLite ≥ 3.33 and
+      // PostgreSQL both have UPDATE … FROM; the casts type PostgreSQL's parameters).
+      const values = sql.join(chunk.map((s) => sql`(${s.id}, ${s.last_seq}, ${s.last_event_type}, ${s.status})`));
+      await sql`with v(id, last_seq, last_event_type, status) as (values ${values})
+        update sessions set last_seq = cast(v.last_seq as integer), last_event_type = cast(v.last_event_type as text),
+          status = cast(v.status as text), updated_at = ${processedAt}
+        from v where sessions.id = v.id`.execute(trx);
     }
   } catch (error) {
     onSharedWriteFailure();
     throw error;
   }
   return outcomes;
-}
-
-/** One column's new value for each session of a multi-row update (typed: PostgreSQL cannot infer a CASE of parameters). */
-function perSession<T>(chunk: readonly SessionState[], type: 'integer' | 'text', value: (s: SessionState) => string | number | null): RawBuilder<T> {
-  return sql<T>`case id ${sql.join(
-    chunk.map((s) => sql`when ${s.id} then cast(${value(s)} as ${sql.raw(type)})`),
-    sql` `,
-  )} end`;
 }
 
 /**
