@@ -250,13 +250,15 @@ export async function runScaleBench(): Promise<Row[]> {
       const label = `throughput, ${CONCURRENT_SESSIONS} sessions (${CONCURRENT_SESSIONS}×${CONCURRENT_EACH} concurrent)`;
       const pgStore = await openPostgresStore({ url: db.url });
       try {
-        table.add(`${label}, PostgreSQL`, perSec(await concurrentAppends(pgStore, 'pg')));
+        const rate = await concurrentAppends(pgStore, 'pg');
+        table.add(`${label}, PostgreSQL`, perSec(rate), '≥ 5,000 ev/s', rate >= 5_000);
       } finally {
         await pgStore.close();
       }
       const sqliteStore = await openSqliteStore({ file: path.join(dir, 'scale.sqlite') });
       try {
-        table.add(`${label}, SQLite`, perSec(await concurrentAppends(sqliteStore, 'sqlite')));
+        const rate = await concurrentAppends(sqliteStore, 'sqlite');
+        table.add(`${label}, SQLite`, perSec(rate), '≥ 10,000 ev/s', rate >= 10_000);
       } finally {
         await sqliteStore.close();
       }

@@ -1,77 +1,79 @@
 /**
- * Group commit: appends that arrive while a commit is on disk wait for it, then share the next
- * transaction, so many sessions pay for one fsync instead of one each. Each piece of work runs
- * inside its own savepoint: one failing (stale fence, bad seq) rolls back only itself. A promise
- * resolves only after the whole transaction committed, so an acknowledged append is durable.
+ * Group commit: requests that arrive while a batch is being committed wait for it, then go
+ * together as the next batch, so many sessions pay for one transaction (one fsync, a handful of
+ * statements) instead of one each. `commit` settles each request of a batch on its own (one
+ * failing, e.g. a stale fence, leaves the others stored) and resolves only after the whole
+ * transaction committed, so an acknowledged request is durable; if it throws, every request of
+ * the batch fails with that error.
  */
-export interface SavepointOps<Tx> {
-  begin(tx: Tx): Promise<void>;
-  release(tx: Tx): Promise<void>;
-  rollback(tx: Tx): Promise<void>;
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+export interface GroupCommitOptions {
+  /** Most requests in one batch. */
+  maxBatch?: number;
+  /** Batches committed at once (more than one only where the database runs transactions side by side). */
+  concurrency?: number;
 }
 
-type Work<Tx> = (tx: Tx) => Promise<unknown>;
-interface Pending<Tx> {
-  work: Work<Tx>;
-  resolve: (v: unknown) => void;
+interface Pending<Req, Res> {
+  req: Req;
+  resolve: (v: Res) => void;
   reject: (e: unknown) => void;
 }
 
-export class GroupCommit<Tx> {
-  private queue: Pending<Tx>[] = [];
-  private flushing = false;
+export class GroupCommit<Req, Res> {
+  #queue: Pending<Req, Res>[] = [];
+  #running = 0;
+  readonly #maxBatch: number;
+  readonly #concurrency: number;
 
   constructor(
-    private readonly transaction: (fn: (tx: Tx) => Promise<void>) => Promise<void>,
-    private readonly savepoint: SavepointOps<Tx>,
-    private readonly maxBatch = 256,
-  ) {}
+    private readonly commit: (batch: readonly Req[]) => Promise<readonly Settled<Res>[]>,
+    options: GroupCommitOptions = {},
+  ) {
+    this.#maxBatch = options.maxBatch ?? 256;
+    this.#concurrency = options.concurrency ?? 1;
+  }
 
-  submit<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.flushing) void this.flush();
+  #scheduled = false;
+
+  submit(req: Req): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      this.#queue.push({ req, resolve, reject });
+      // Requests made in the same tick go as one batch, even with a batch slot free.
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        this.#pump();
+      });
     });
   }
 
-  private async flush(): Promise<void> {
-    this.flushing = true;
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-        try {
-          await this.transaction(async (tx) => {
-            for (const p of batch) {
-              // A lone piece of work needs no savepoint: its failure aborts the transaction.
-              if (batch.length === 1) {
-                outcomes.push({ ok: true, value: await p.work(tx) });
-                continue;
-              }
-              await this.savepoint.begin(tx);
-              try {
-                const value = await p.work(tx);
-                await this.savepoint.release(tx);
-                outcomes.push({ ok: true, value });
-              } catch (error) {
-                await this.savepoint.rollback(tx);
-                outcomes.push({ ok: false, error });
-              }
-            }
-          });
-        } catch (error) {
-          // The commit itself failed (or the lone work threw): nothing in the batch is stored.
-          for (const p of batch) p.reject(error);
-          continue;
-        }
-        batch.forEach((p, i) => {
-          const o = outcomes[i]!;
-          if (o.ok) p.resolve(o.value);
-          else p.reject(o.error);
-        });
-      }
-    } finally {
-      this.flushing = false;
+  #pump(): void {
+    while (this.#running < this.#concurrency && this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      this.#running++;
+      void this.#run(batch).finally(() => {
+        this.#running--;
+        this.#pump();
+      });
     }
+  }
+
+  async #run(batch: Pending<Req, Res>[]): Promise<void> {
+    let outcomes: readonly Settled<Res>[];
+    try {
+      outcomes = await this.commit(batch.map((p) => p.req));
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    batch.forEach((p, i) => {
+      const o = outcomes[i];
+      if (!o) p.reject(new Error('group commit: no outcome for a request'));
+      else if (o.ok) p.resolve(o.value);
+      else p.reject(o.error);
+    });
   }
 }

@@ -1,8 +1,9 @@
 import 'server-only';
-import { type Kysely, type RawBuilder, type Transaction, sql } from 'kysely';
-import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
+import { type Kysely, type RawBuilder, type SelectQueryBuilder, type Transaction, sql } from 'kysely';
+import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError, isStoreUnavailable } from '~/lib/errors';
 import { type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { ID_PATTERN, newId } from '~/lib/ids';
+import { GroupCommit, type Settled } from '~/server/session/group-commit';
 import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier';
 import type { SessionAgent } from '~/lib/agent';
 import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
@@ -50,14 +51,16 @@ export type Tx = Transaction<Database>;
 /** What a database contributes to the shared store: how its transactions run. */
 export interface StoreBackend {
   /**
-   * Runs one append in a write transaction and resolves after its commit. Appends to one session
-   * must be serialized by the database: SQLite's `begin immediate` does it for the whole file;
-   * on PostgreSQL set `lockSessionRow`.
+   * Runs work in a write transaction and resolves after its commit (a batch of appends, a
+   * deletion). Appends to one session must be serialized by the database: SQLite's `begin
+   * immediate` does it for the whole file; on PostgreSQL set `lockSessionRow`.
    */
   appendTransaction<T>(work: (trx: Tx) => Promise<T>): Promise<T>;
+  /** Batches of appends committed at once (default 1: SQLite has one writer anyway). */
+  appendConcurrency?: number;
   /** Runs reads that must all see one snapshot (read-only). */
   readSnapshot<T>(work: (trx: Tx) => Promise<T>): Promise<T>;
-  /** Read the session row of an append with `select … for update` (not valid SQL in SQLite). */
+  /** Read the session rows of an append batch with `select … for update` (not valid SQL in SQLite). */
   lockSessionRow: boolean;
   /** Runs after the database was closed: releases what the backend owns besides it. */
   afterClose?(): Promise<void>;
@@ -74,6 +77,9 @@ export class KyselySessionStore implements SessionStore {
   readonly #closing = new AbortController();
   readonly #backend: StoreBackend;
 
+  /** Appends of any sessions that arrive together share one transaction (see group-commit.ts). */
+  readonly #appends: GroupCommit<AppendRequest, AppendOutcome>;
+
   constructor(
     /** Exposed for backend-specific checks (pragmas, migrations); go through the methods otherwise. */
     readonly db: Kysely<Database>,
@@ -81,6 +87,35 @@ export class KyselySessionStore implements SessionStore {
     backend: StoreBackend,
   ) {
     this.#backend = backend;
+    this.#appends = new GroupCommit((batch) => this.#appendBatch(batch), { concurrency: backend.appendConcurrency ?? 1 });
+  }
+
+  /**
+   * Commits a batch of appends as one transaction. A request refused by the checks (unknown
+   * session, stale fence, seq conflict) fails alone. Should a shared write fail instead (say a
+   * writer-chosen event id already taken), nothing of the batch is stored, and each append is
+   * tried again in a transaction of its own, so only the one at fault fails.
+   */
+  async #appendBatch(batch: readonly AppendRequest[]): Promise<Settled<AppendOutcome>[]> {
+    let sharedWriteFailed = false;
+    try {
+      return await this.#backend.appendTransaction((trx) =>
+        appendAll(trx, batch, this.#backend.lockSessionRow, () => {
+          sharedWriteFailed = true;
+        }),
+      );
+    } catch (error) {
+      // Not after a failed commit (whose outcome is unknown), nor with the database gone.
+      if (!sharedWriteFailed || batch.length === 1 || isStoreUnavailable(error)) throw error;
+      return Promise.all(
+        batch.map((req) =>
+          this.#appendBatch([req]).then(
+            ([one]) => one ?? { ok: false as const, error: new Error('append: no outcome') },
+            (e: unknown) => ({ ok: false as const, error: e }),
+          ),
+        ),
+      );
+    }
   }
 
   get liveRelay(): LiveRelay | undefined {
@@ -189,7 +224,7 @@ export class KyselySessionStore implements SessionStore {
       const session = await trx.selectFrom('sessions').select('last_seq').where('id', '=', id).executeTakeFirst();
       if (!session) throw new NotFoundError('session', id);
       const first = from === undefined ? 1 : from < 0 ? Math.max(1, session.last_seq + from + 1) : Math.max(1, from);
-      let query = trx.selectFrom('events').selectAll().where('session_id', '=', id).where('seq', '>=', first);
+      let query = trx.selectFrom('events').where('session_id', '=', id).where('seq', '>=', first);
       if (to !== undefined) query = query.where('seq', '<=', to);
       // An empty list means "no filter": it is what an absent query parameter parses to.
       if (slice.types && slice.types.length > 0) query = query.where('type', 'in', [...slice.types]);
@@ -200,7 +235,7 @@ export class KyselySessionStore implements SessionStore {
       if (at?.lte !== undefined) query = query.where('processed_at', '<=', isoTime('processedAt.lte', at.lte));
       query = query.orderBy('seq', slice.order === 'desc' ? 'desc' : 'asc');
       if (limit !== undefined) query = query.limit(limit);
-      return (await query.execute()).map(toStoredEvent);
+      return readEvents(id, query);
     });
   }
 
@@ -225,77 +260,7 @@ export class KyselySessionStore implements SessionStore {
       throw new InvalidInputError(`fence: belongs to session ${opts.fence.sessionId}, not ${id}`);
     }
 
-    const outcome = await this.#backend.appendTransaction(async (trx) => {
-      let read = trx.selectFrom('sessions').select(['last_seq', 'status', 'last_event_type', 'lease_owner', 'lease_epoch']).where('id', '=', id);
-      // Appenders of one session queue here; each reads the row its predecessor committed.
-      if (this.#backend.lockSessionRow) read = read.forUpdate();
-      const session = await read.executeTakeFirst();
-      if (!session) throw new NotFoundError('session', id);
-
-      // A retried request returns what its first attempt stored, whatever happened since.
-      if (key !== undefined) {
-        const seen = await trx
-          .selectFrom('idempotency')
-          .select(['first_seq', 'count'])
-          .where('session_id', '=', id)
-          .where('key', '=', key)
-          .executeTakeFirst();
-        if (seen) {
-          const rows = await trx
-            .selectFrom('events')
-            .selectAll()
-            .where('session_id', '=', id)
-            .where('seq', '>=', seen.first_seq)
-            .where('seq', '<', seen.first_seq + seen.count)
-            .orderBy('seq', 'asc')
-            .execute();
-          return { appended: false as const, events: rows.map(toStoredEvent) };
-        }
-      }
-
-      if (opts.fence) checkFence(id, opts.fence, session);
-      if (opts.expectLastSeq !== undefined && opts.expectLastSeq !== session.last_seq) {
-        throw new SeqConflictError(id, opts.expectLastSeq, session.last_seq);
-      }
-
-      const processedAt = new Date().toISOString();
-      const stored: StoredEvent[] = parsed.map((e, i) => ({
-        ...e,
-        id: opts.ids?.[i] ?? newId('sevt'),
-        session_id: id,
-        seq: session.last_seq + 1 + i,
-        processed_at: processedAt,
-      }));
-      const rows: NewEventRow[] = stored.map((e, i) => ({
-        session_id: id,
-        seq: e.seq,
-        id: e.id,
-        type: e.type,
-        processed_at: processedAt,
-        payload: JSON.stringify(parsed[i]),
-      }));
-      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-        await trx.insertInto('events').values(rows.slice(i, i + INSERT_CHUNK)).execute();
-      }
-      if (key !== undefined) {
-        // The primary key (session_id, key) backs the check above: a second batch under the same
-        // key fails here and rolls back rather than being stored twice.
-        await trx.insertInto('idempotency').values({ session_id: id, key, first_seq: session.last_seq + 1, count: stored.length }).execute();
-      }
-      // Side events (a hand attached to an idle session) leave the session's work state as it was.
-      const lastWork = parsed.findLast((e) => !SIDE_EVENT_TYPES.has(e.type));
-      await trx
-        .updateTable('sessions')
-        .set({
-          last_seq: session.last_seq + stored.length,
-          last_event_type: lastWork?.type ?? session.last_event_type,
-          updated_at: processedAt,
-          status: parsed.reduce<SessionStatus>((status, e) => STATUS_OF[e.type] ?? status, session.status),
-        })
-        .where('id', '=', id)
-        .execute();
-      return { appended: true as const, events: stored };
-    });
+    const outcome = await this.#appends.submit({ sessionId: id, events: parsed, key, expectLastSeq: opts.expectLastSeq, fence: opts.fence, ids: opts.ids });
 
     // Committed: what was just validated is what a read would parse (the process that writes a
     // session's events usually reads them next, for its next step or a follower).
@@ -315,17 +280,9 @@ export class KyselySessionStore implements SessionStore {
     try {
       if (!(await this.getSession(id))) throw new NotFoundError('session', id);
       while (!stop.aborted) {
-        const rows = await this.db
-          .selectFrom('events')
-          .selectAll()
-          .where('session_id', '=', id)
-          .where('seq', '>', cursor)
-          .orderBy('seq', 'asc')
-          .limit(FOLLOW_BATCH)
-          .execute();
-        for (const row of rows) {
+        const rows = await readEvents(id, this.db.selectFrom('events').where('session_id', '=', id).where('seq', '>', cursor).orderBy('seq', 'asc').limit(FOLLOW_BATCH));
+        for (const event of rows) {
           if (stop.aborted) return;
-          const event = toStoredEvent(row);
           cursor = event.seq;
           yield event;
         }
@@ -516,6 +473,146 @@ export class KyselySessionStore implements SessionStore {
   }
 }
 
+interface AppendRequest {
+  sessionId: string;
+  /** Validated. */
+  events: readonly NewEvent[];
+  key: string | undefined;
+  expectLastSeq: number | undefined;
+  fence: Fence | undefined;
+  ids: readonly (string | undefined)[] | undefined;
+}
+
+interface AppendOutcome {
+  /** False for a repeated idempotency key: `events` is what the first request stored. */
+  appended: boolean;
+  events: StoredEvent[];
+}
+
+type SessionState = Pick<SessionRow, 'id' | 'last_seq' | 'status' | 'last_event_type' | 'lease_owner' | 'lease_epoch'> & { touched: boolean };
+
+/** Sessions per UPDATE: four parameters each stay far below the parameter limits. */
+const UPDATE_CHUNK = 100;
+
+const keyOf = (sessionId: string, key: string) => `${sessionId}\n${key}`;
+
+/**
+ * The appends of one batch, in order, as set operations: one read of every session row involved
+ * (locked, in id order, where the database needs it: batches of several instances then never
+ * deadlock), one lookup of their idempotency keys, the checks and seqs in memory, then one insert
+ * of all events, one of the keys and one update of the session rows. A request refused by the
+ * checks fails alone, leaving the state the next request of its session sees untouched.
+ */
+async function appendAll(trx: Tx, batch: readonly AppendRequest[], lockRows: boolean, onSharedWriteFailure: () => void): Promise<Settled<AppendOutcome>[]> {
+  const ids = [...new Set(batch.map((r) => r.sessionId))].sort();
+  let read = trx.selectFrom('sessions').select(['id', 'last_seq', 'status', 'last_event_type', 'lease_owner', 'lease_epoch']).where('id', 'in', ids).orderBy('id');
+  if (lockRows) read = read.forUpdate();
+  const sessions = new Map<string, SessionState>();
+  for (const row of await read.execute()) sessions.set(row.id, { ...row, touched: false });
+
+  const keyed = batch.filter((r) => r.key !== undefined && sessions.has(r.sessionId));
+  const seen = new Map<string, { first_seq: number; count: number }>();
+  if (keyed.length > 0) {
+    const rows = await trx
+      .selectFrom('idempotency')
+      .select(['session_id', 'key', 'first_seq', 'count'])
+      .where((eb) => eb(eb.refTuple('session_id', 'key'), 'in', keyed.map((r) => eb.tuple(r.sessionId, r.key!))))
+      .execute();
+    for (const row of rows) seen.set(keyOf(row.session_id, row.key), row);
+  }
+
+  const processedAt = new Date().toISOString();
+  const outcomes: Settled<AppendOutcome>[] = [];
+  const eventRows: NewEventRow[] = [];
+  const keyRows: Array<{ session_id: string; key: string; first_seq: number; count: number }> = [];
+  /** Keys stored by this batch: a repeat within it gets the first request's events. */
+  const storedNow = new Map<string, StoredEvent[]>();
+  const replays: Array<{ at: number; sessionId: string; first: number; count: number }> = [];
+  for (const [at, r] of batch.entries()) {
+    try {
+      const session = sessions.get(r.sessionId);
+      if (!session) throw new NotFoundError('session', r.sessionId);
+      // A retried request returns what its first attempt stored, whatever happened since.
+      if (r.key !== undefined) {
+        const mine = storedNow.get(keyOf(r.sessionId, r.key));
+        if (mine) {
+          outcomes.push({ ok: true, value: { appended: false, events: mine.map((e) => ({ ...e })) } });
+          continue;
+        }
+        const old = seen.get(keyOf(r.sessionId, r.key));
+        if (old) {
+          replays.push({ at, sessionId: r.sessionId, first: old.first_seq, count: old.count });
+          outcomes.push({ ok: true, value: { appended: false, events: [] } });
+          continue;
+        }
+      }
+      if (r.fence) checkFence(r.sessionId, r.fence, session);
+      if (r.expectLastSeq !== undefined && r.expectLastSeq !== session.last_seq) {
+        throw new SeqConflictError(r.sessionId, r.expectLastSeq, session.last_seq);
+      }
+      const stored: StoredEvent[] = r.events.map((e, i) => ({
+        ...e,
+        id: r.ids?.[i] ?? newId('sevt'),
+        session_id: r.sessionId,
+        seq: session.last_seq + 1 + i,
+        processed_at: processedAt,
+      }));
+      stored.forEach((e, i) => eventRows.push({ session_id: r.sessionId, seq: e.seq, id: e.id, type: e.type, processed_at: processedAt, payload: JSON.stringify(r.events[i]) }));
+      if (r.key !== undefined) {
+        keyRows.push({ session_id: r.sessionId, key: r.key, first_seq: session.last_seq + 1, count: stored.length });
+        storedNow.set(keyOf(r.sessionId, r.key), stored);
+      }
+      session.last_seq += stored.length;
+      // Side events (a hand attached to an idle session) leave the session's work state as it was.
+      session.last_event_type = r.events.findLast((e) => !SIDE_EVENT_TYPES.has(e.type))?.type ?? session.last_event_type;
+      session.status = r.events.reduce<SessionStatus>((status, e) => STATUS_OF[e.type] ?? status, session.status);
+      session.touched = true;
+      outcomes.push({ ok: true, value: { appended: true, events: stored } });
+    } catch (error) {
+      outcomes.push({ ok: false, error });
+    }
+  }
+
+  for (const p of replays) {
+    const events = await readEvents(
+      p.sessionId,
+      trx.selectFrom('events').where('session_id', '=', p.sessionId).where('seq', '>=', p.first).where('seq', '<', p.first + p.count).orderBy('seq', 'asc'),
+    );
+    outcomes[p.at] = { ok: true, value: { appended: false, events } };
+  }
+
+  try {
+    for (let i = 0; i < eventRows.length; i += INSERT_CHUNK) await trx.insertInto('events').values(eventRows.slice(i, i + INSERT_CHUNK)).execute();
+    // The primary key (session_id, key) backs the lookup above: a key stored meanwhile by a
+    // writer that did not hold the session fails here and rolls back rather than being stored twice.
+    for (let i = 0; i < keyRows.length; i += INSERT_CHUNK) await trx.insertInto('idempotency').values(keyRows.slice(i, i + INSERT_CHUNK)).execute();
+    const touched = [...sessions.values()].filter((s) => s.touched);
+    for (let i = 0; i < touched.length; i += UPDATE_CHUNK) {
+      const chunk = touched.slice(i, i + UPDATE_CHUNK);
+      const one = chunk.length === 1 ? chunk[0] : undefined;
+      if (one) {
+        await trx
+          .updateTable('sessions')
+          .set({ last_seq: one.last_seq, last_event_type: one.last_event_type, status: one.status, updated_at: processedAt })
+          .where('id', '=', one.id)
+          .execute();
+        continue;
+      }
+      // One statement for many rows, joined to a table of their new values (SQLite ≥ 3.33 and
+      // PostgreSQL both have UPDATE … FROM; the casts type PostgreSQL's parameters).
+      const values = sql.join(chunk.map((s) => sql`(${s.id}, ${s.last_seq}, ${s.last_event_type}, ${s.status})`));
+      await sql`with v(id, last_seq, last_event_type, status) as (values ${values})
+        update sessions set last_seq = cast(v.last_seq as integer), last_event_type = cast(v.last_event_type as text),
+          status = cast(v.status as text), updated_at = ${processedAt}
+        from v where sessions.id = v.id`.execute(trx);
+    }
+  } catch (error) {
+    onSharedWriteFailure();
+    throw error;
+  }
+  return outcomes;
+}
+
 /**
  * The writer must hold the session's current lease: same epoch and (unless released since) same
  * owner. An expired lease nobody has taken over is still accepted: no one else can have written.
@@ -575,7 +672,7 @@ function rememberPayload(e: StoredEvent): void {
   remember(id, deepFreeze(JSON.parse(json) as NewEvent), json.length);
 }
 
-function parsePayload(row: EventRow): NewEvent {
+function parsePayload(row: Pick<EventRow, 'id' | 'payload'>): NewEvent {
   const hit = parsedPayloads.get(row.id);
   if (hit) return hit.payload;
   // The payload was validated on the way in; parsing it again guards against schema drift.
@@ -584,10 +681,41 @@ function parsePayload(row: EventRow): NewEvent {
   return payload;
 }
 
-function toStoredEvent(row: EventRow): StoredEvent {
-  // The stored fields come from typed, constrained columns and need no second check. A fresh
-  // object per read: callers may own what they get.
-  return { ...parsePayload(row), id: row.id, session_id: row.session_id, seq: row.seq, processed_at: row.processed_at };
+/**
+ * Runs a query over one session's events (filtered, ordered, limited: anything but its columns)
+ * and returns them stored. The payload text, most of a row's bytes, is fetched only for events this
+ * process has not parsed yet: by a second query over the span of those, with the same filters,
+ * which therefore matches no more rows than the first (run both in one snapshot, or over
+ * committed seqs only, which never change).
+ */
+async function readEvents(sessionId: string, query: SelectQueryBuilder<Database, 'events', object>): Promise<StoredEvent[]> {
+  const rows = await query.select(['id', 'seq', 'processed_at']).execute();
+  const payloads = new Array<NewEvent | undefined>(rows.length);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    payloads[i] = parsedPayloads.get(r.id)?.payload;
+    if (payloads[i] !== undefined) continue;
+    if (r.seq < lo) lo = r.seq;
+    if (r.seq > hi) hi = r.seq;
+  }
+  if (lo <= hi) {
+    const texts = await query.select(['id', 'seq', 'payload']).where('seq', '>=', lo).where('seq', '<=', hi).execute();
+    const fetched = new Map<number, NewEvent>();
+    for (const t of texts) fetched.set(t.seq, parsePayload(t));
+    for (let i = 0; i < rows.length; i++) payloads[i] ??= fetched.get(rows[i]!.seq);
+  }
+  const out = new Array<StoredEvent>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const payload = payloads[i];
+    // Only a session deleted between the two queries (follow() reads outside a snapshot).
+    if (!payload) throw new NotFoundError('session', sessionId);
+    // A fresh object per read: callers may own what they get.
+    out[i] = { ...payload, id: r.id, session_id: sessionId, seq: r.seq, processed_at: r.processed_at };
+  }
+  return out;
 }
 
 function toSession(row: SessionRow): Session {

@@ -135,6 +135,19 @@ describe('postgres store: two server instances on one database', () => {
     expect((await b.getSession(s.id))?.last_seq).toBe(50);
   });
 
+  it('commits A’s and B’s batches over the same sessions, appended in opposite orders, without a deadlock', async () => {
+    const sessions = await Promise.all(range(1, 30).map(() => a.createSession({})));
+    const ids = sessions.map((s) => s.id);
+    // Each round is one batch per instance; their session row locks are taken in id order.
+    for (const round of range(1, 5)) {
+      await Promise.all([
+        ...ids.map((id) => a.emitEvent(id, msg(`a${round}`))),
+        ...[...ids].reverse().map((id) => b.emitEvent(id, msg(`b${round}`))),
+      ]);
+    }
+    for (const id of ids) expect((await a.getEvents(id)).map((e) => e.seq)).toEqual(range(1, 10));
+  });
+
   it('stores a batch once when A and B race with the same idempotency key', async () => {
     const s = await a.createSession({});
     const batch = [msg('x'), msg('y')];

@@ -72,12 +72,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 }
 
 /**
- * The shared Kysely store on PostgreSQL. Each append is one READ COMMITTED transaction that first
- * locks the session row (`select … for update`): appenders of one session, from any process, queue
- * on that lock and each reads the last_seq its predecessor committed, so seqs stay contiguous.
- * There is no group commit here: PostgreSQL already flushes concurrent commits' WAL together, and
- * a shared transaction would hold several sessions' locks at once (and could deadlock with
- * another instance's). Multi-statement reads run in one REPEATABLE READ snapshot.
+ * The shared Kysely store on PostgreSQL. Appends that arrive together share one READ COMMITTED
+ * transaction (group commit, as on SQLite: a few statements per batch instead of five round trips
+ * per append), which first locks the batch's session rows (`select … for update`, in id order, so
+ * two instances' batches never deadlock): appenders of one session, from any process, queue on
+ * that lock and each reads the last_seq its predecessor committed, so seqs stay contiguous.
+ * Multi-statement reads run in one REPEATABLE READ snapshot.
  */
 export class PostgresSessionStore extends KyselySessionStore {
   constructor(db: Kysely<Database>, notifier: Notifier, ownedNotifier: { close(): Promise<void> } | null) {

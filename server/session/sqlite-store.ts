@@ -11,10 +11,8 @@ import {
   type SqliteDialectConfig,
   SqliteDriver,
   type TransactionSettings,
-  sql,
 } from 'kysely';
-import { GroupCommit } from '~/server/session/group-commit';
-import { KyselySessionStore, type Tx } from '~/server/session/kysely-queries';
+import { KyselySessionStore } from '~/server/session/kysely-queries';
 import { migrateToLatest } from '~/server/session/migrations';
 import { InProcessNotifier, type Notifier } from '~/server/session/notifier';
 import type { Database } from '~/server/session/schema';
@@ -68,18 +66,13 @@ function ownerOnlyFile(file: string): void {
 }
 
 /**
- * The shared Kysely store (kysely-queries.ts) on SQLite: every append takes the file's write lock
- * (`begin immediate`), and concurrent appends share one durable commit (see group-commit.ts).
+ * The shared Kysely store (kysely-queries.ts) on SQLite: every append batch takes the file's write
+ * lock (`begin immediate`), and concurrent appends share one durable commit (see group-commit.ts).
  */
 export class SqliteSessionStore extends KyselySessionStore {
   constructor(db: Kysely<Database>, notifier: Notifier) {
-    const appends = new GroupCommit<Tx>((fn) => db.transaction().execute(fn), {
-      begin: (tx) => sql`savepoint paddock_append`.execute(tx).then(() => undefined),
-      release: (tx) => sql`release savepoint paddock_append`.execute(tx).then(() => undefined),
-      rollback: (tx) => sql`rollback to savepoint paddock_append`.execute(tx).then(() => sql`release savepoint paddock_append`.execute(tx)).then(() => undefined),
-    });
     super(db, notifier, {
-      appendTransaction: (work) => appends.submit(work),
+      appendTransaction: (work) => db.transaction().execute(work),
       // WAL: a read transaction sees one snapshot and never blocks the writer.
       readSnapshot: (work) => db.transaction().setAccessMode('read only').execute(work),
       lockSessionRow: false,
