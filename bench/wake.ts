@@ -117,6 +117,13 @@ export async function runWakeBench(): Promise<Row[]> {
     stores.push({ name: 'SQLite', store: sqlite, drop: (id) => sqlite.db.deleteFrom('session_checkpoints').where('session_id', '=', id).execute().then(() => undefined) });
     const pg = await openPostgresStore({ url: db.url });
     stores.push({ name: 'PostgreSQL', store: pg, drop: (id) => pg.db.deleteFrom('session_checkpoints').where('session_id', '=', id).execute().then(() => undefined) });
+    // Warm up JIT, zod and the statement paths on both stores: a first size would otherwise pay for it.
+    for (const { store } of stores) {
+      const s = await store.createSession({ title: 'warm-up', agent: policyAgent(WINDOW) });
+      await write(store, s.id, harnessLikeLog(3_000, WINDOW));
+      await harnessOn(store, new TimingModel()).wake(s.id);
+      await timeWakes(store, s.id);
+    }
     for (const size of SIZES) {
       const logs = { window: harnessLikeLog(size, WINDOW), full: size <= 10_000 ? harnessLikeLog(size, FULL) : null };
       for (const { name, store, drop } of stores) {

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { newId } from '~/lib/ids';
-import type { KyselySessionStore } from '~/server/session/kysely-queries';
+import { type KyselySessionStore, TRUSTED_ON_READ } from '~/server/session/kysely-queries';
+import { NewEvent as NewEventSchema } from '~/lib/events';
+import { z } from 'zod';
 import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
@@ -46,9 +48,34 @@ async function appendElsewhere(store: KyselySessionStore, sessionId: string, eve
   await store.db.updateTable('sessions').set({ last_seq: last_seq + events.length }).where('id', '=', sessionId).execute();
 }
 
+describe('reading back without a second parse', () => {
+  it('trusts no event type whose schema fills a default (a row written before the default would lack it)', () => {
+    for (const option of NewEventSchema.options) {
+      const type = option.shape.type.value;
+      const fills = Object.values(option.shape as Record<string, z.ZodType>).some((f) => f instanceof z.ZodDefault);
+      expect(TRUSTED_ON_READ.has(type), type).toBe(!fills);
+    }
+  });
+});
+
 const texts = (events: readonly StoredEvent[]) => events.map((e) => (e.type === 'user.message' || e.type === 'agent.message' ? (e.content[0] as { text: string }).text : e.type));
 
 describe.each(backends)('kysely store reads (%s)', (_name, open) => {
+  it('reads back a row an older version wrote without a default its schema now fills, and refuses a type it does not know', async () => {
+    const store = await open();
+    try {
+      const s = await store.createSession({});
+      // session.status_idle's stop_details is filled (null) by the schema: a row without it is parsed, not trusted.
+      await appendElsewhere(store, s.id, [{ type: 'session.status_idle', stop_reason: { type: 'end_turn' } } as NewEvent]);
+      const [idle] = await store.getEvents(s.id);
+      expect(idle).toMatchObject({ type: 'session.status_idle', stop_details: null });
+      await appendElsewhere(store, s.id, [{ type: 'agent.telepathy' } as unknown as NewEvent]);
+      await expect(store.getEvents(s.id, { from: 2 })).rejects.toThrow();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('reads a log written partly by another process, whole and under every slice, with each payload in its place', async () => {
     const store = await open();
     try {
