@@ -326,9 +326,16 @@ export class Harness {
   private async step(sessionId: string, fence: Fence, action: Exclude<Action, { kind: 'none' }>, view: LogView, run: Run): Promise<void> {
     const emit = (e: NewEvent, key?: string) => this.o.store.emitEvent(sessionId, e, { fence, ...(key ? { idempotencyKey: key } : {}) });
     switch (action.kind) {
-      case 'mark_running':
-        await emit({ type: 'session.status_running' });
+      case 'mark_running': {
+        // A wake that goes straight to the model stores the status with the request's span start:
+        // one commit fewer before the first token. Not under compaction, whose summary stands for
+        // every event before it (the status included).
+        const next = decideFrom({ ...view.fold.state(), status: 'running' });
+        const compacting = policyOf(await this.sessionAgent(sessionId, run)).type === 'compaction';
+        if (next.kind === 'call_model' && !compacting) await this.callModel(sessionId, fence, view, next.attempt, run, true);
+        else await emit({ type: 'session.status_running' });
         return;
+      }
       case 'go_idle':
         try {
           // Only if nothing arrived since we decided: a new user.message must not be idled over.
@@ -513,13 +520,19 @@ export class Harness {
     return null;
   }
 
-  private async callModel(sessionId: string, fence: Fence, view: LogView, attempt: number, run: Run): Promise<void> {
+  /** One model turn. `markRunning`: the session is not running yet; its status is stored before anything else this step stores. */
+  private async callModel(sessionId: string, fence: Fence, view: LogView, attempt: number, run: Run, markRunning = false): Promise<void> {
     const { events } = view;
+    const running: NewEvent[] = markRunning ? [{ type: 'session.status_running' }] : [];
+    const storeRunning = async () => {
+      if (running.length > 0) await this.o.store.emitEvent(sessionId, running.pop()!, { fence });
+    };
     const { store, model, live } = this.o;
     // A session runs the agent version it was created with; one without is on the built-in default.
     // Read before the span starts, so a failed read leaves no half-begun turn behind.
     const agent = await this.sessionAgent(sessionId, run);
     // Its MCP servers' tools are listed before its first request (a step of its own).
+    if (agent && view.mcpListing === null && mcpServersToList(agent).length > 0) await storeRunning();
     const mcpListed = await this.mcpListing(sessionId, fence, view, agent, run);
     if (mcpListed === null) return;
     const mcpTools = new Map(agent ? mcpToolsFor(agent.tools, mcpListed).map((t) => [t.spec.name, t]) : []);
@@ -539,11 +552,14 @@ export class Harness {
     if (history.type === 'compaction' && (await this.compact(sessionId, fence, events, settings, history.trigger_input_tokens, run))) return;
     const { request, windowFrom } = buildRequest(events, settings);
     // Where a window began is recorded: the next request's window starts there, and a wake reads from there.
-    const start = await store.emitEvent(
-      sessionId,
-      { type: 'span.model_request_start', model: asked ?? model.label, estimated_input_tokens: requestTokens(request), ...(windowFrom !== null ? { window_from_seq: windowFrom } : {}) },
-      { fence },
-    );
+    const [start] = (
+      await store.emitEvents(
+        sessionId,
+        [...running, { type: 'span.model_request_start', model: asked ?? model.label, estimated_input_tokens: requestTokens(request), ...(windowFrom !== null ? { window_from_seq: windowFrom } : {}) }],
+        { fence },
+      )
+    ).slice(-1);
+    if (!start) throw new Error('span start not stored');
     // Named now, so a live preview carries the id the finished event is stored under.
     const messageId = newId('sevt');
     const thinkingId = newId('sevt');

@@ -45,7 +45,8 @@ export function accountLog(events: readonly StoredEvent[], createdAt: string, no
     }
   }
   if (runningSince !== null) activeMs += now - runningSince;
-  const round = (ms: number) => Math.max(0, Math.round(ms / 100) / 10);
+  // To the millisecond: a quick turn (a fast model, a short tool) still counts as time spent running.
+  const round = (ms: number) => Math.max(0, Math.round(ms) / 1000);
   return { usage, stats: { active_seconds: round(activeMs), duration_seconds: round(now - Date.parse(createdAt)) } };
 }
 
