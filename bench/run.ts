@@ -10,10 +10,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { HandRegistry } from '~/server/hands/registry';
-import { createMemoryProvisioner } from '~/server/hands/memory-hand';
-import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import { percentile, ratePerSecond, summarize } from '~/bench/stats';
 import { buildLog, userMessage } from '~/bench/fixtures';
@@ -23,7 +19,6 @@ import { runApiTurnBench } from '~/bench/api-turn';
 import { runHandsBench } from '~/bench/hands';
 import { runScaleBench } from '~/bench/scale';
 import { runSoakBench } from '~/bench/soak';
-import { TimingModel, timeWake } from '~/bench/timing-model';
 import { runTtftBench } from '~/bench/ttft';
 import { runLifecycleBench } from '~/bench/lifecycle';
 import { runContextBench } from '~/bench/context';
@@ -38,7 +33,6 @@ const CONCURRENT_SESSIONS = 100;
 const CONCURRENT_EACH = 100;
 const BIG_LOG = 10_000;
 const READ_RUNS = 10;
-const WAKE_SESSIONS = 5;
 
 const table = new Rows();
 const row = (benchmark: string, result: string, goal?: string, ok?: boolean | null) => table.add(benchmark, result, goal, ok);
@@ -48,7 +42,6 @@ async function storePart(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-bench-'));
   const file = path.join(dir, 'bench.sqlite');
   const store = await openSqliteStore({ file });
-  let harness: Harness | null = null;
   try {
     const journal = await sql<{ journal_mode: string }>`PRAGMA journal_mode`.execute(store.db);
     const sync = await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(store.db);
@@ -126,28 +119,8 @@ async function storePart(): Promise<void> {
       row(`getEvents tail {from: -50}, p50 of ${READ_RUNS}`, ms(percentile(tail, 50)));
     }
 
-    // 4. wake() of a 10k-event session to its first model request.
-    {
-      const ids: string[] = [];
-      for (let i = 0; i < WAKE_SESSIONS; i++) {
-        const s = await store.createSession({ title: `wake ${i}` });
-        await buildLog(store, s.id, BIG_LOG);
-        ids.push(s.id);
-      }
-      const model = new TimingModel();
-      const live = new LiveBus();
-      const hands = new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' });
-      harness = new Harness({ store, model, hands, live, leaseTtlMs: 15_000 });
-      const samples: number[] = [];
-      for (const id of ids) {
-        samples.push(await timeWake(harness, model, store, id));
-      }
-      const sum = summarize(samples);
-      row(`wake() → first model request, 10k log, p50 of ${WAKE_SESSIONS}`, ms(sum.p50), '≤ 100 ms', sum.p50 <= 100);
-      row(`wake() → first model request, max of ${WAKE_SESSIONS}`, ms(sum.max));
-    }
+    // wake() against log length, with and without the checkpoint, on both stores: the wake part (wake.ts).
   } finally {
-    await harness?.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }

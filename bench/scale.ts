@@ -22,10 +22,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { abortReason, sleep } from '~/lib/sleep';
-import { buildLog, userMessage } from '~/bench/fixtures';
+import { userMessage } from '~/bench/fixtures';
 import { percentile, ratePerSecond } from '~/bench/stats';
 import { type Row, Rows, ms, perSec, runIfMain } from '~/bench/table';
-import { TimingModel, timeWake } from '~/bench/timing-model';
+import { TimingModel } from '~/bench/timing-model';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry } from '~/server/hands/registry';
 import { Harness } from '~/server/harness/harness';
@@ -43,8 +43,6 @@ process.env.PADDOCK_LOG_LEVEL ??= 'warn';
 const LEASE_TTLS_MS = [1_000, 3_000];
 const SWEEP_MS = 250;
 const CRASH_RUNS = 10;
-const BIG_LOG = 10_000;
-const WAKE_SESSIONS = 5;
 const CONCURRENT_SESSIONS = 100;
 const CONCURRENT_EACH = 50;
 const RELAY_DELTAS = 2_000;
@@ -216,34 +214,7 @@ export async function runScaleBench(): Promise<Row[]> {
       table.add(`${label}, max of ${CRASH_RUNS}`, ms(Math.max(...samples)));
     }
 
-    // 2. wake() of a 10k-event session to its first model request, on PostgreSQL.
-    {
-      const store = await openPostgresStore({ url: db.url });
-      const model = new TimingModel();
-      const harness = makeHarness(store, model, 'bench-wake', 15_000);
-      try {
-        const b0 = performance.now();
-        const ids = await Promise.all(
-          Array.from({ length: WAKE_SESSIONS }, async (_, i) => {
-            const s = await store.createSession({ title: `wake ${i}` });
-            await buildLog(store, s.id, BIG_LOG);
-            return s.id;
-          }),
-        );
-        const buildMs = performance.now() - b0;
-        const samples: number[] = [];
-        for (const id of ids) {
-          samples.push(await timeWake(harness, model, store, id));
-        }
-        const p50 = percentile(samples, 50);
-        table.add(`build ${WAKE_SESSIONS} × 10k-event logs on PostgreSQL (concurrently)`, ms(buildMs));
-        table.add(`wake() → first model request, 10k log, PostgreSQL, p50 of ${WAKE_SESSIONS}`, ms(p50), '≤ 100 ms', p50 <= 100);
-        table.add(`wake() → first model request, 10k log, PostgreSQL, max of ${WAKE_SESSIONS}`, ms(Math.max(...samples)));
-      } finally {
-        await harness.close();
-        await store.close();
-      }
-    }
+    // 2. wake() on PostgreSQL: the wake part (wake.ts), at 1k, 10k and 100k events.
 
     // 3. Appends/s with 100 concurrent sessions: PostgreSQL vs SQLite.
     {
