@@ -25,6 +25,7 @@ import { errorFields, logger } from '~/server/log';
 import { metrics } from '~/server/metrics/metrics';
 import { traceModelRequest, traceToolCall } from '~/server/metrics/tracing';
 import { type McpGateway, isMcpUpstreamError } from '~/server/proxy/mcp-gateway';
+import { startTicker } from '~/server/ticker';
 
 const log = logger('harness');
 /** How often the sweeper prunes the store's rows of ended hands and answered calls. */
@@ -122,10 +123,6 @@ export class Harness {
 
   /** Periodically wakes sessions that need work and have no live lease (e.g. a crashed harness). */
   startSweeper(intervalMs: number): () => void {
-    let stopped = false;
-    // One sweep at a time: while the store hangs, ticks must not pile up on the pool.
-    let sweeping = false;
-    let failing = false;
     // Unleased work seen on the previous tick. Work that arrived moments ago is being picked up by
     // the instance that stored it (its send wakes the harness right after the commit); taking it
     // from there would only move the run away from the user's instance. Work still unclaimed a
@@ -134,43 +131,25 @@ export class Harness {
     let unclaimed = new Set<string>();
     let prunedAt = 0;
     const tick = async () => {
-      if (stopped || this.closing || sweeping) return;
-      sweeping = true;
-      try {
-        // Housekeeping rides along, once a minute: tabs of ended hands and claims of answered
-        // calls are never read again.
-        if (Date.now() - prunedAt >= PRUNE_EVERY_MS) {
-          prunedAt = Date.now();
-          const pruned = await this.o.store.pruneHandRows();
-          if (pruned.tabs + pruned.claims > 0) log.debug('pruned hand rows', pruned);
-        }
-        const waiting = await this.o.store.sessionsNeedingWork(50);
-        if (failing) log.info('sweep recovered');
-        failing = false;
-        const seen = unclaimed;
-        unclaimed = new Set(waiting.filter((w) => !w.leaseExpired).map((w) => w.id));
-        for (const { id, leaseExpired } of waiting) {
-          if (this.runs.has(id) || !(leaseExpired || seen.has(id))) continue;
-          // A lease that lapsed: its harness died or stopped, and this one takes the session over.
-          if (leaseExpired) metrics().takeovers.inc();
-          void this.wake(id);
-        }
-      } catch (e) {
-        // Once per outage at warn: the sweeper keeps ticking and re-wakes sessions when it ends.
-        if (failing) log.debug('sweep failed', errorFields(e));
-        else log.warn('sweep failed; retrying every tick', errorFields(e));
-        failing = true;
-      } finally {
-        sweeping = false;
+      // Housekeeping rides along, once a minute: tabs of ended hands and claims of answered
+      // calls are never read again.
+      if (Date.now() - prunedAt >= PRUNE_EVERY_MS) {
+        prunedAt = Date.now();
+        const pruned = await this.o.store.pruneHandRows();
+        if (pruned.tabs + pruned.claims > 0) log.debug('pruned hand rows', pruned);
+      }
+      const waiting = await this.o.store.sessionsNeedingWork(50);
+      const seen = unclaimed;
+      unclaimed = new Set(waiting.filter((w) => !w.leaseExpired).map((w) => w.id));
+      for (const { id, leaseExpired } of waiting) {
+        if (this.runs.has(id) || !(leaseExpired || seen.has(id))) continue;
+        // A lease that lapsed: its harness died or stopped, and this one takes the session over.
+        if (leaseExpired) metrics().takeovers.inc();
+        void this.wake(id);
       }
     };
-    const timer = setInterval(() => void tick(), intervalMs);
-    timer.unref();
-    void tick();
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
+    // During an outage the sweeper keeps ticking and re-wakes sessions when it ends.
+    return startTicker({ name: 'sweep', log, intervalMs, tick, paused: () => this.closing, runNow: true });
   }
 
   async close(): Promise<void> {

@@ -67,14 +67,14 @@ export class LogView {
   /** Events read after the view's last one; already folded ones are skipped. */
   append(events: readonly StoredEvent[]): void {
     const anchors = this.fold.anchors;
-    const before = `${anchors.windowFrom}:${anchors.compaction?.seq}`;
+    const [windowFrom, compaction] = [anchors.windowFrom, anchors.compaction];
     for (const e of events) {
       if (e.seq <= this.fold.seq) continue;
       this.fold.apply(e);
       this.shown.push(e);
     }
     // The window moved or a compaction was stored: what lies before it is no longer shown (memory stays bounded over a long run).
-    if (`${anchors.windowFrom}:${anchors.compaction?.seq}` !== before) {
+    if (anchors.windowFrom !== windowFrom || anchors.compaction !== compaction) {
       const reads = contextReads(anchors, this.policy);
       this.shown = this.shown.filter((e) => inContext(e.seq, reads));
     }

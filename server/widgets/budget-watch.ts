@@ -2,7 +2,8 @@ import 'server-only';
 import type { NewEvent } from '~/lib/events';
 import { isDomainError } from '~/lib/errors';
 import { BUDGET_SPENT, type BudgetUse, type WidgetSettings, spentBudget } from '~/lib/widget';
-import { errorFields, logger } from '~/server/log';
+import { logger } from '~/server/log';
+import { startTicker } from '~/server/ticker';
 import { accountLog } from '~/server/rest/session-object';
 import type { SessionStore } from '~/server/session/store';
 import type { WidgetStore } from '~/server/widgets/widget-store';
@@ -98,30 +99,6 @@ export class BudgetWatch {
 
   /** Ticks every `intervalMs` (one tick at a time) until the returned stop is called. */
   start(intervalMs = BUDGET_WATCH_MS): () => void {
-    let stopped = false;
-    let ticking = false;
-    let failing = false;
-    const run = async () => {
-      if (stopped || ticking) return;
-      ticking = true;
-      try {
-        await this.tick();
-        if (failing) log.info('budget watch recovered');
-        failing = false;
-      } catch (e) {
-        // Once per outage at warn, as the harness's sweeper does.
-        if (failing) log.debug('budget watch failed', errorFields(e));
-        else log.warn('budget watch failed; retrying every tick', errorFields(e));
-        failing = true;
-      } finally {
-        ticking = false;
-      }
-    };
-    const timer = setInterval(() => void run(), intervalMs);
-    timer.unref();
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
+    return startTicker({ name: 'budget watch', log, intervalMs, tick: async () => void (await this.tick()) });
   }
 }
