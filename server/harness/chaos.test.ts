@@ -24,7 +24,10 @@ import { mulberry32 as prng } from '~/lib/prng';
  * uses. Then one last worker runs everything to completion, and every log must be well-formed
  * (checkLogInvariants), hold every acknowledged user message, and end with its final answer.
  *
- * Knobs: PADDOCK_CHAOS_SECONDS, PADDOCK_CHAOS_SEED; PADDOCK_CHAOS_KEEP=1 keeps the temp dir (the
+ * Knobs: PADDOCK_CHAOS_SECONDS, PADDOCK_CHAOS_SEED; PADDOCK_CHAOS_SCHEDULE replays a kill schedule
+ * as printed by a run (`s340` kills 340 ms into a start-up, `r1820` 1,820 ms after the worker is
+ * ready; comma-separated, used instead of the seed's, and the chaos lasts as long as it does);
+ * PADDOCK_CHAOS_KEEP=1 keeps the temp dir (the
  * database and worker.log); PADDOCK_CHAOS_MIDTURN=0 sends follow-ups only to idle sessions (by
  * default they also arrive mid-turn, which once exposed a bug in decide(): see split-brain.test.ts,
  * "a user racing the harness").
@@ -35,7 +38,24 @@ import { mulberry32 as prng } from '~/lib/prng';
 const CHAOS_SECONDS = Number(process.env.PADDOCK_CHAOS_SECONDS ?? 60);
 const SEED = Number(process.env.PADDOCK_CHAOS_SEED ?? 0xc4a05);
 const MIDTURN = process.env.PADDOCK_CHAOS_MIDTURN !== '0';
+const SCHEDULE = process.env.PADDOCK_CHAOS_SCHEDULE ? parseSchedule(process.env.PADDOCK_CHAOS_SCHEDULE) : null;
 const SESSIONS = 12;
+
+/** One kill: during start-up (`s`, racing the worker's ready) or after it (`r`), so many ms in. */
+interface Kill {
+  during: 's' | 'r';
+  ms: number;
+}
+
+function parseSchedule(text: string): Kill[] {
+  return text.split(',').map((part) => {
+    const m = /^([sr])(\d+)$/.exec(part.trim());
+    if (!m) throw new Error(`PADDOCK_CHAOS_SCHEDULE: "${part}" is not s<ms> or r<ms>`);
+    return { during: m[1] as Kill['during'], ms: Number(m[2]) };
+  });
+}
+
+const formatSchedule = (kills: readonly Kill[]) => kills.map((k) => `${k.during}${k.ms}`).join(',');
 /** Enough for the drain to finish every session even on a loaded CI machine. */
 const DRAIN_TIMEOUT_MS = 60_000;
 
@@ -214,16 +234,24 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       /** Sessions caught in the middle of work (running or retrying) by a kill, summed over kills. */
       let cutMidWork = 0;
       const chaosEnd = performance.now() + CHAOS_SECONDS * 1000;
+      const schedule: Kill[] = [];
+      // The seed's schedule, or the one given to replay.
+      const nextKill = (): Kill | null => {
+        if (SCHEDULE) return SCHEDULE[schedule.length] ?? null;
+        if (performance.now() >= chaosEnd) return null;
+        // Sometimes during start-up: opening the store, the first sweep, the first acquires.
+        return killRng() < 0.15 ? { during: 's', ms: Math.round(100 + killRng() * 1_400) } : { during: 'r', ms: Math.round(500 + killRng() * 2_500) };
+      };
       try {
-        while (performance.now() < chaosEnd) {
+        for (let kill = nextKill(); kill; kill = nextKill()) {
+          schedule.push(kill);
           const { ready } = w.start();
-          if (killRng() < 0.15) {
-            // Sometimes during start-up: opening the store, the first sweep, the first acquires.
-            await Promise.race([sleep(100 + killRng() * 1_400), ready]);
+          if (kill.during === 's') {
+            await Promise.race([sleep(kill.ms), ready]);
             killsBeforeReady++;
           } else {
             await ready;
-            await sleep(500 + killRng() * 2_500);
+            await sleep(kill.ms);
           }
           const rows = await Promise.all(sessions.map((id) => store.getSession(id)));
           cutMidWork += rows.filter((r) => r?.status === 'running' || r?.status === 'rescheduling').length;
@@ -282,7 +310,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
           }
         }
         if (found.length > 0) {
-          problems.push(`session ${i} ${id} (seed ${SEED}):\n  ${found.join('\n  ')}\n${log.map(eventLine).join('\n')}`);
+          problems.push(`session ${i} ${id} (seed ${SEED}, schedule ${formatSchedule(schedule)}):\n  ${found.join('\n  ')}\n${log.map(eventLine).join('\n')}`);
         }
       }
       const workerErrors = fs
@@ -296,6 +324,8 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
         `${unfinished.length} unfinished, ${violations} violations, ${workerErrors.length} worker error logs`;
       await annotate(summary);
       process.stdout.write(`[chaos] ${summary}\n`);
+      // What replays this run's kills: the follow-ups still come from the seed.
+      process.stdout.write(`[chaos] replay: PADDOCK_CHAOS_SEED=${SEED} PADDOCK_CHAOS_SCHEDULE=${formatSchedule(schedule)}\n`);
       // For `npm run bench` (bench/soak.ts), which runs this test for longer and tabulates it.
       const figures = { seconds: Math.round(chaosMs / 1000), kills, killsBeforeReady, cutMidWork, sessions: SESSIONS, acks: acks.length, events, requests: requests.length, injected: brainStats.failuresInjected, drainMs: Math.round(drainMs), unfinished: unfinished.length, violations, workerErrors: workerErrors.length };
       process.stdout.write(`[chaos-json] ${JSON.stringify(figures)}\n`);
@@ -305,7 +335,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       expect(problems.slice(0, 3).join('\n\n')).toBe('');
       expect(unfinished).toEqual([]);
       // Not vacuous: there were kills, and they landed while sessions were mid-way.
-      expect(kills).toBeGreaterThanOrEqual(Math.floor(CHAOS_SECONDS / 6));
+      expect(kills).toBeGreaterThanOrEqual(SCHEDULE ? SCHEDULE.length : Math.floor(CHAOS_SECONDS / 6));
       expect(cutMidWork).toBeGreaterThan(0);
     },
     (CHAOS_SECONDS + 120) * 1000,

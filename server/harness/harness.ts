@@ -531,13 +531,22 @@ export class Harness {
     if (history.type === 'compaction' && (await this.compact(sessionId, fence, events, settings, history.trigger_input_tokens, run))) return;
     const { request, windowFrom } = buildRequest(events, settings);
     // Where a window began is recorded: the next request's window starts there, and a wake reads from there.
-    const [start] = (
-      await store.emitEvents(
+    // The span starts only if the log still ends where the request's view ends: decide() counts
+    // every event before a span start as seen by its request, so a message that arrived while the
+    // request was built (it would get a seq before the start without being in the request) sends
+    // the loop back to read it and build again.
+    let stored: StoredEvent[];
+    try {
+      stored = await store.emitEvents(
         sessionId,
         [...running, { type: 'span.model_request_start', model: asked ?? model.label, estimated_input_tokens: requestTokens(request), ...(windowFrom !== null ? { window_from_seq: windowFrom } : {}) }],
-        { fence },
-      )
-    ).slice(-1);
+        { fence, expectLastSeq: view.lastSeq },
+      );
+    } catch (e) {
+      if (isDomainError(e) && e.code === 'seq_conflict') return;
+      throw e;
+    }
+    const start = stored.at(-1);
     if (!start) throw new Error('span start not stored');
     // Named now, so a live preview carries the id the finished event is stored under.
     const messageId = newId('sevt');
