@@ -67,6 +67,9 @@ export async function streamEvents({ rt, params, query, headers, signal }: RestR
           stop.abort(); // the client went away
         }
       };
+      // A first frame at once: the response's headers go out with it (a server sends none before
+      // the body starts), and the SDK's stream() resolves on the headers, not after the first ping.
+      write(sseFrame('ping', { type: 'ping' }));
       const ping = setInterval(() => write(sseFrame('ping', { type: 'ping' })), PING_MS);
       ping.unref?.();
       try {

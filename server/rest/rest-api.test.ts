@@ -219,6 +219,16 @@ describe('the Managed Agents API through the official SDK', () => {
     expect(events.indexOf(message!)).toBeGreaterThan(events.indexOf(deltas.at(-1) as never));
   });
 
+  it('opens an event stream on an idle session at once: its headers and a first ping frame come before any event', async () => {
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
+    const res = await fetch(`${server.url}/v1/sessions/${session.id}/events/stream`, { headers: { 'x-api-key': KEY } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const { value } = await reader.read();
+    expect(value).toBe('event: ping\ndata: {"type":"ping"}\n\n');
+    await reader.cancel();
+  });
+
   it('resumes a stream after a server restart from the last event the client saw (Last-Event-ID): no gap, no duplicate', async () => {
     const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
     const say = (text: string) => rt.store.emitEvent(session.id, { type: 'agent.message', content: [{ type: 'text', text }] });
@@ -239,6 +249,7 @@ describe('the Managed Agents API through the official SDK', () => {
           buf = buf.slice(cut + 2);
           const f = Object.fromEntries(raw.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
           expect(f.event, 'every frame names its event').toBeTruthy();
+          if (f.event === 'ping') continue; // keep-alives (the first one opens the stream)
           frames.push({ ...(f.id ? { id: f.id } : {}), event: f.event!, data: JSON.parse(f.data!) as never });
         }
       }
