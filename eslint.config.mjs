@@ -2,6 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const RELATIVE = { group: ['../*', '../**'], message: 'Use the ~/ alias.' };
+const NODE_IO = ['fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'net', 'http', 'https', 'http2', 'dns', 'stream', 'worker_threads', 'zlib', 'tls', 'dgram', 'cluster', 'url'];
 const VAULT_SECRETS = { group: ['~/server/vault/secrets', '~/server/vault/envelope'], message: 'Only server/proxy and server/vault may open or seal secrets (the vault boundary).' };
 
 export default tseslint.config(
@@ -62,4 +63,23 @@ export default tseslint.config(
     },
   },
 
+  // The harness's core is pure, as Temporal keeps workflow code pure: it imports ~/lib and its own
+  // files, never the rest of server/ (a store, a hand, the network) nor Node's I/O modules. Its
+  // tests may; the block restates the rules above it (a later no-restricted-imports replaces).
+  {
+    files: ['server/harness/core/**'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            RELATIVE,
+            { regex: '^~/server/(?!harness/core/)', message: 'server/harness/core is pure: it imports only ~/lib/** and its own files.' },
+            { group: ['node:*', 'server-only', ...NODE_IO], message: 'server/harness/core is pure: no Node I/O.' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -8,10 +8,10 @@ import { type ContextPolicy, normalizeContextPolicy } from '~/lib/context-policy
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { type Row, Rows, ms, pct } from '~/bench/table';
 import { percentile } from '~/bench/stats';
-import { requestTokens } from '~/server/harness/compaction';
-import { SYSTEM_PROMPT, buildContext, buildRequest, type RequestSettings } from '~/server/harness/context';
+import { requestTokens } from '~/server/harness/core/compaction';
+import { SYSTEM_PROMPT, buildContext, buildRequest, type RequestSettings } from '~/server/harness/core/context';
 import { LogView } from '~/server/harness/log-view';
-import { SESSION_EVENTS_TOOL } from '~/server/harness/session-events';
+import { SESSION_EVENTS_TOOL } from '~/server/harness/core/session-events';
 import { Log } from '~/server/harness/testing/log-builder';
 import { PromptCache } from '~/server/harness/testing/prompt-cache';
 

@@ -1,5 +1,5 @@
 import type { Harness } from '~/server/harness/harness';
-import type { ModelClient, ModelTurn } from '~/server/harness/model-client';
+import type { ModelClient, ModelTurn } from '~/server/harness/core/model-client';
 import type { SessionStore } from '~/server/session/store';
 
 /** A one-word answer, at once. */

@@ -1,7 +1,7 @@
 import 'server-only';
 import { ConflictError, InvalidInputError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
-import { foldLog } from '~/server/harness/decide';
+import { foldLog } from '~/server/harness/core/decide';
 import type { SessionStore } from '~/server/session/store';
 
 /** The events whose order decides whether a call still waits for its answer (see foldLog). */

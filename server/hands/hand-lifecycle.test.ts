@@ -9,9 +9,9 @@ import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
 import { cmdline, descendants, eventually, running } from '~/server/hands/testing/processes';
 import { WarmPool } from '~/server/hands/warm-pool';
 import { Workspaces } from '~/server/hands/workspaces';
-import type { ToolUse } from '~/server/harness/decide';
+import type { ToolUse } from '~/server/harness/core/decide';
 import { LiveBus } from '~/server/harness/live-bus';
-import { runToolCall } from '~/server/harness/tool-call';
+import { runToolCall } from '~/server/harness/steps/tool-call';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 

@@ -1,6 +1,6 @@
 import 'server-only';
 import Anthropic from '@anthropic-ai/sdk';
-import { type ModelClient, type ModelDelta, ModelError, type ModelTurn, type TurnBlock } from '~/server/harness/model-client';
+import { type ModelClient, type ModelDelta, ModelError, type ModelTurn, type TurnBlock } from '~/server/harness/core/model-client';
 
 export interface AnthropicModelOptions {
   apiKey?: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
 import { storedLog } from '~/lib/testing/stored-log';
 import { BRAIN_TOOLS } from '~/lib/tools';
-import { buildContext } from '~/server/harness/context';
+import { buildContext } from '~/server/harness/core/context';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 
 const log = storedLog;

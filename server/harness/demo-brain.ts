@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { abortReason, sleep } from '~/lib/sleep';
-import type { ModelRequest } from '~/server/harness/context';
-import type { ModelClient, ModelDelta, ModelTurn, TurnBlock } from '~/server/harness/model-client';
+import type { ModelRequest } from '~/server/harness/core/context';
+import type { ModelClient, ModelDelta, ModelTurn, TurnBlock } from '~/server/harness/core/model-client';
 
 export const DEMO_BRAIN_LABEL = 'paddock-demo-brain (offline, not Claude)';
 

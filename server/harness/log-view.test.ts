@@ -3,10 +3,10 @@ import { type ContextPolicy, normalizeContextPolicy } from '~/lib/context-policy
 import type { StoredEvent } from '~/lib/events';
 import type { ToolSpec } from '~/lib/hand';
 import { mulberry32 } from '~/lib/prng';
-import { requestTokens, tokenScale } from '~/server/harness/compaction';
-import { type RequestSettings, buildRequest } from '~/server/harness/context';
-import { decide, decideFrom, foldLog } from '~/server/harness/decide';
-import { FOLD_VERSION, LogFold } from '~/server/harness/log-fold';
+import { requestTokens, tokenScale } from '~/server/harness/core/compaction';
+import { type RequestSettings, buildRequest } from '~/server/harness/core/context';
+import { decide, decideFrom, foldLog } from '~/server/harness/core/decide';
+import { FOLD_VERSION, LogFold } from '~/server/harness/core/log-fold';
 import { LogView } from '~/server/harness/log-view';
 import { Log, USAGE } from '~/server/harness/testing/log-builder';
 import type { Checkpoint, EventSlice } from '~/server/session/store';

@@ -1,7 +1,7 @@
 import type { ContextPolicy } from '~/lib/context-policy';
 import type { StoredEvent } from '~/lib/events';
 import type { McpServerListing } from '~/lib/mcp-tools';
-import { LogFold, contextReads, inContext } from '~/server/harness/log-fold';
+import { LogFold, contextReads, inContext } from '~/server/harness/core/log-fold';
 import type { SessionStore } from '~/server/session/store';
 
 /** How many events a run folds between two checkpoints it stores (a crash then re-reads at most this many). */

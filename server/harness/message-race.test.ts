@@ -6,7 +6,7 @@ import type { NewEvent, StoredEvent } from '~/lib/events';
 import { HandRegistry } from '~/server/hands/registry';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { decide } from '~/server/harness/decide';
+import { decide } from '~/server/harness/core/decide';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/harness/live-bus';
 import { type FakeMessagesApi, echoFallback, startFakeMessagesApi } from '~/server/harness/testing/fake-messages-api';

@@ -311,7 +311,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
     },
   },
   '0010_checkpoints': {
-    // The harness's fold of a session's log up to a seq (server/harness/log-fold.ts), so a wake
+    // The harness's fold of a session's log up to a seq (server/harness/core/log-fold.ts), so a wake
     // reads what follows it and the parts a request shows, not the whole log. Derived data: any
     // row may be dropped (the next wake reads the log whole and writes it again). No foreign key
     // (as 0007–0009): deleteSession removes the row.

@@ -243,7 +243,7 @@ export type SessionRow = Selectable<SessionsTable>;
 export type EventRow = Selectable<EventsTable>;
 export type NewEventRow = Insertable<EventsTable>;
 
-/** The harness's fold of a session's log up to `seq` (JSON text, server/harness/log-fold.ts). */
+/** The harness's fold of a session's log up to `seq` (JSON text, server/harness/core/log-fold.ts). */
 export interface SessionCheckpointsTable {
   session_id: string;
   seq: number;

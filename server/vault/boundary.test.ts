@@ -17,10 +17,11 @@ const eslint = new ESLint({
 });
 
 // Existing files, so the type-aware parser knows them; only the text linted is ours.
-const IN_HARNESS = 'server/harness/decide.ts';
+const IN_HARNESS = 'server/harness/harness.ts';
 const IN_HANDS = 'server/hands/provisioner.ts';
 const IN_REST = 'server/rest/vaults.ts';
 const IN_VAULT = 'server/vault/secrets.ts';
+const IN_CORE = 'server/harness/core/decide.ts';
 
 async function restricted(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(root, filePath) });
@@ -56,8 +57,16 @@ describe('the vault boundary (lint)', () => {
     expect(await restricted(IN_VAULT, code)).toEqual([]);
   }, 60_000);
 
+  it("keeps the harness's core pure: ~/lib and its own files, no other server code and no Node I/O", async () => {
+    for (const mod of ['~/server/session/store', '~/server/hands/registry', '~/server/harness/log-view', '~/server/vault/mcp-secret', 'node:fs', 'fs', 'server-only']) {
+      const msgs = await restricted(IN_CORE, `import * as m from '${mod}';\nexport const x = m;\n`);
+      expect(msgs.join('\n'), mod).toMatch(/server\/harness\/core is pure/);
+    }
+    expect(await restricted(IN_CORE, `import { newId } from '~/lib/ids';\nimport { decideFrom } from '~/server/harness/core/decide';\nexport const x = [newId, decideFrom];\n`)).toEqual([]);
+  }, 60_000);
+
   it('still refuses relative imports everywhere', async () => {
-    for (const file of [IN_HARNESS, IN_REST, IN_VAULT]) {
+    for (const file of [IN_HARNESS, IN_REST, IN_VAULT, IN_CORE]) {
       // The parent folder spelled apart, so this file itself holds no relative import.
       const parent = ['.', '.'].join('');
       const msgs = await restricted(file, `import { x } from '${parent}/x';\nexport const y = x;\n`);

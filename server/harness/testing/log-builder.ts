@@ -1,5 +1,5 @@
 import { type EventType, type NewEventOf, type StoredEvent, type StoredEventOf, parseStoredEvent } from '~/lib/events';
-import { type RequestSettings, type ModelRequest, buildContext } from '~/server/harness/context';
+import { type RequestSettings, type ModelRequest, buildContext } from '~/server/harness/core/context';
 
 export const USAGE = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 

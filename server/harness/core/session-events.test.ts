@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '~/lib/hand';
-import { sessionEvents } from '~/server/harness/session-events';
+import { sessionEvents } from '~/server/harness/core/session-events';
 import { Log } from '~/server/harness/testing/log-builder';
 
 function log(): Log {

@@ -1,5 +1,5 @@
 import type { ModelUsage, SessionErrorObject } from '~/lib/events';
-import type { ModelRequest } from '~/server/harness/context';
+import type { ModelRequest } from '~/server/harness/core/context';
 
 /** One block of a finished model turn. */
 export type TurnBlock =

@@ -7,8 +7,8 @@ import {
   SIDE_EVENT_TYPES,
   parseStoredEvent,
 } from '~/lib/events';
-import { buildContext } from '~/server/harness/context';
-import { type Action, type ToolUse, decide, foldLog } from '~/server/harness/decide';
+import { buildContext } from '~/server/harness/core/context';
+import { type Action, type ToolUse, decide, foldLog } from '~/server/harness/core/decide';
 import { StoredLog } from '~/server/harness/testing/log-builder';
 import { mulberry32 as rng } from '~/lib/prng';
 

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { estimateTokens } from '~/lib/context-policy';
 import type { StoredEvent } from '~/lib/events';
-import type { ModelRequest } from '~/server/harness/context';
+import type { ModelRequest } from '~/server/harness/core/context';
 
 /** What the model is asked when its context is compacted. */
 export const COMPACTION_PROMPT = `[Paddock: your context is nearly full. Write a summary that will replace everything above in your context; the full log stays available through the session_events tool.

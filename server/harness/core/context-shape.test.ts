@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { type ContextPolicy, FULL_CONTEXT, normalizeContextPolicy } from '~/lib/context-policy';
 import type { ToolSpec } from '~/lib/hand';
-import type { ModelRequest, RequestSettings } from '~/server/harness/context';
+import type { ModelRequest, RequestSettings } from '~/server/harness/core/context';
 import { Log } from '~/server/harness/testing/log-builder';
 
 const TOOLS: ToolSpec[] = [{ name: 'bash', description: 'Run a command.', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }];

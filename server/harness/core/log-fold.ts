@@ -1,7 +1,7 @@
 import type { ContextPolicy } from '~/lib/context-policy';
 import type { StoredEvent } from '~/lib/events';
-import { ScaleFold, type ScaleFoldSnapshot } from '~/server/harness/compaction';
-import { DecideFold, type DecideFoldSnapshot, type LogState } from '~/server/harness/decide';
+import { ScaleFold, type ScaleFoldSnapshot } from '~/server/harness/core/compaction';
+import { DecideFold, type DecideFoldSnapshot, type LogState } from '~/server/harness/core/decide';
 
 /**
  * What the harness knows of a session's log, folded one event at a time and stored as a

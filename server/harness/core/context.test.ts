@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
 import type { ToolSpec } from '~/lib/hand';
 import { BRAIN_TOOLS } from '~/lib/tools';
-import { type RequestSettings, type ModelRequest, SYSTEM_PROMPT, buildContext } from '~/server/harness/context';
+import { type RequestSettings, type ModelRequest, SYSTEM_PROMPT, buildContext } from '~/server/harness/core/context';
 import { Log } from '~/server/harness/testing/log-builder';
 
 type MessageParam = Anthropic.Messages.MessageParam;

@@ -3,7 +3,7 @@ import type { StoredEvent } from '~/lib/events';
 import { type ToolSpec, lostHandText } from '~/lib/hand';
 import { type ContextPolicy, FULL_CONTEXT, estimateTokens } from '~/lib/context-policy';
 import { mcpToolName } from '~/lib/mcp-tools';
-import { RECALL_HINT, shapeHistory } from '~/server/harness/context-shape';
+import { RECALL_HINT, shapeHistory } from '~/server/harness/core/context-shape';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;

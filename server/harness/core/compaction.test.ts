@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shouldCompact, tokenScale } from '~/server/harness/compaction';
+import { shouldCompact, tokenScale } from '~/server/harness/core/compaction';
 import { Log } from '~/server/harness/testing/log-builder';
 
 describe('token calibration and the compaction trigger', () => {

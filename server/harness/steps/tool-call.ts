@@ -6,8 +6,8 @@ import { isHandTool } from '~/lib/tools';
 import { type AgentTool, toolsetConfig } from '~/lib/toolset';
 import type { HandResources } from '~/server/hands/provisioner';
 import type { HandEntry, HandRegistry, HandScope } from '~/server/hands/registry';
-import type { ToolUse } from '~/server/harness/decide';
-import { SESSION_EVENTS_TOOL_NAME, sessionEvents } from '~/server/harness/session-events';
+import type { ToolUse } from '~/server/harness/core/decide';
+import { SESSION_EVENTS_TOOL_NAME, sessionEvents } from '~/server/harness/core/session-events';
 import { webFetch } from '~/server/harness/web-fetch';
 
 /** A failed call, remembering which hand it ran on so the result can say so. */

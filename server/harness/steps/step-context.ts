@@ -1,0 +1,61 @@
+import 'server-only';
+import type { SessionAgent } from '~/lib/agent';
+import type { NewEvent, StoredEvent } from '~/lib/events';
+import type { HandRegistry, HandScope } from '~/server/hands/registry';
+import type { RetryPolicy } from '~/server/harness/core/retry-policy';
+import type { ModelClient } from '~/server/harness/core/model-client';
+import type { LiveBus } from '~/server/harness/live-bus';
+import type { LogView } from '~/server/harness/log-view';
+import type { StepAbort } from '~/server/harness/steps/step-abort';
+import type { McpGateway } from '~/server/proxy/mcp-gateway';
+
+/** What steps use besides the log: the model, the hands, the live bus, the MCP gateway. */
+export interface StepDeps {
+  model: ModelClient;
+  hands: HandRegistry;
+  live: LiveBus;
+  mcp?: McpGateway;
+  maxTokens?: number;
+  retry: RetryPolicy;
+}
+
+/** How a step writes the log; the run's commit path (run/commit.ts) carries the fence, keys and retries. */
+export interface StepWriter {
+  readonly sessionId: string;
+  /** Stored once under `key`, retried until the store answers. */
+  keyed(what: string, events: readonly NewEvent[], key: string, ids?: readonly (string | undefined)[]): Promise<StoredEvent[]>;
+  /** One try, unkeyed (a repeat could store it twice). */
+  once(events: readonly NewEvent[]): Promise<StoredEvent[]>;
+  /** One try, only if the log still ends at `lastSeq`; null when something was appended since. */
+  ifLogEndsAt(lastSeq: number, events: readonly NewEvent[]): Promise<StoredEvent[] | null>;
+  /** Keyed, one try: a failure goes up to whoever decides again (the loop, or a hand's registry). */
+  keyedOnce(event: NewEvent, key: string): Promise<StoredEvent>;
+}
+
+/**
+ * What one step is given. A step decides nothing (decide() did) and touches neither the store
+ * nor the fence nor a retry: it does its action and writes what came of it through `write`.
+ */
+export interface StepContext {
+  readonly sessionId: string;
+  readonly view: LogView;
+  readonly write: StepWriter;
+  readonly deps: StepDeps;
+  /** The lease epoch the run holds (hand scopes carry it). */
+  readonly epoch: number;
+  /** Ends with the run (lease lost, closing). */
+  readonly loopSignal: AbortSignal;
+  /** The session's agent; null: the built-in default. */
+  agent(): Promise<SessionAgent | null>;
+  /** Runs `fn` as the interruptible part of the step: an interrupt resolves with the StepAbort. */
+  interruptible<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T | StepAbort>;
+  /** A read, repeated until the store answers. */
+  read<T>(what: string, fn: () => Promise<T>): Promise<T>;
+  /** The log up to `to`, whole (web_fetch's and session_events' own reads). */
+  readLog(to: number): Promise<StoredEvent[]>;
+}
+
+/** The scope a hand call runs in: the session, the step's signal, and the hand's writes through the run. */
+export function handScope(ctx: StepContext, signal: AbortSignal): HandScope {
+  return { sessionId: ctx.sessionId, signal, epoch: ctx.epoch, emit: (event, key) => ctx.write.keyedOnce(event, key) };
+}
