@@ -19,6 +19,7 @@ import { handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import { VaultSecrets } from '~/server/vault/secrets';
 
 const KEY = 'test-api-key-0123456789';
 const TOKEN = `tok-${randomBytes(16).toString('hex')}`;
@@ -57,9 +58,9 @@ describe('redirecting a credential through /v1', () => {
   it('refuses the review repro with a 400, writes nothing, and the next hand sends the value only to the original host', async () => {
     const v = await client.beta.vaults.create({ display_name: 'secrets' });
     const c = await client.beta.vaults.credentials.create(v.id, {
-      auth: { type: 'environment_variable', secret_name: 'TOKEN', secret_value: TOKEN, networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } },
+      auth: { type: 'environment_variable', secret_name: 'TOKEN', secret_value: TOKEN, networking: { type: 'limited', allowed_hosts: [new URL(echo.https['127.0.0.2']!).host] } },
     });
-    for (const allowed_hosts of [['evil-target.test'], ['127.0.0.3']]) {
+    for (const allowed_hosts of [['evil-target.test'], [new URL(echo.https['127.0.0.3']!).host]]) {
       let err: unknown;
       try {
         // The review's exact body (with the test's stand-in for evil-target.test on the second round).
@@ -78,10 +79,13 @@ describe('redirecting a credential through /v1', () => {
     }
     expect(await client.beta.vaults.credentials.retrieve(c.id, { vault_id: v.id })).toEqual(c);
 
+    // What the runtime gives a session's sandbox hands (sessionHandSecrets): the vault's live secrets.
+    const vaultSecrets = rt.vaultSecrets;
+    if (!(vaultSecrets instanceof VaultSecrets)) throw new Error('the runtime has no VaultSecrets');
     const provisioner = createLocalHandProvisioner({ dataDir: path.join(dir, 'data'), workspacesDir: path.join(dir, 'ws') });
     hand = await provisioner.provision(
       'redirect-1',
-      { kind: 'sandbox', allowedDomains: ['127.0.0.2', '127.0.0.3'], secrets: () => rt.vaultSecrets.handSecrets([v.id]) },
+      { kind: 'sandbox', allowedDomains: ['127.0.0.2', '127.0.0.3'], secrets: () => vaultSecrets.handSecrets([v.id]) },
       { signal: new AbortController().signal },
     );
     let calls = 0;

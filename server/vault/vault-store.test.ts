@@ -196,10 +196,15 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', networking: { type: 'unrestricted' } } })).rejects.toThrow(/^auth\.networking: /);
     await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', injection_location: { body: true } } })).rejects.toThrow(/^auth\.injection_location: /);
     await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', injection_location: { header: false } } })).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', injection_location: { header_names: ['X-Anything'] } } })).rejects.toThrow(/^auth\.injection_location: /);
     expect(await row()).toEqual(before);
     expect((await secrets.handSecrets([v.id]))[0]).toMatchObject({ value: canary('env'), hosts: ['api.example.com', 'b.example.com'] });
     // Sending the same settings again (in another order) changes nothing, so needs no value.
-    await vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', networking: { type: 'limited', allowed_hosts: ['B.example.com', 'api.example.com'] }, injection_location: { header: true, body: false } } });
+    await vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', networking: { type: 'limited', allowed_hosts: ['B.example.com', 'api.example.com'] }, injection_location: { header: true, body: false, header_names: ['Authorization'] } } });
+    // A header that frames the request is no place for a secret.
+    for (const name of ['Host', 'content-length', 'Proxy-Authorization', 'bad header']) {
+      await expect(vaults.createCredential(v.id, { auth: { type: 'environment_variable', secret_name: 'H', secret_value: 'x', networking: { type: 'unrestricted' }, injection_location: { header_names: [name] } } }), name).rejects.toThrow(/header_names/);
+    }
     // With the value, the owner of the secret may send it elsewhere.
     const moved = await vaults.updateCredential(v.id, env.id, { auth: { ...redirect, secret_value: 'new-value' } });
     expect(moved.auth).toMatchObject({ networking: { type: 'limited', allowed_hosts: ['evil-target.test'] }, injection_location: { header: true, body: true } });
@@ -251,19 +256,21 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     expect(await secrets.mcpSecret([a.id, b.id], url)).toBeNull();
   });
 
-  it("serves sandbox hands' egress proxies: one secret per name, first vault in order, hosts without ports, live credentials only", async () => {
+  it("serves sandbox hands' egress proxies: one secret per name, first vault in order, hosts with their ports, live credentials only", async () => {
     const a = await vaults.createVault({ display_name: 'a' });
     const b = await vaults.createVault({ display_name: 'b' });
     const env = (secret_name: string, secret_value: string, networking: unknown, injection_location?: unknown) => ({ auth: { type: 'environment_variable', secret_name, secret_value, networking, ...(injection_location ? { injection_location } : {}) } });
     await vaults.createCredential(a.id, env('API_KEY', 'from-a', { type: 'limited', allowed_hosts: ['API.example.com:8443', 'api.example.com'] }));
     await vaults.createCredential(b.id, env('API_KEY', 'from-b', { type: 'unrestricted' }));
     await vaults.createCredential(b.id, env('OTHER', 'other-value', { type: 'unrestricted' }, { header: false, body: true }));
+    await vaults.createCredential(b.id, env('NAMED', 'named-value', { type: 'unrestricted' }, { header_names: ['X-Api-Key', 'x-api-key', 'Authorization'] }));
     const gone = await vaults.createCredential(b.id, env('GONE', 'archived', { type: 'unrestricted' }));
     await vaults.archiveCredential(b.id, gone.id);
     await vaults.createCredential(b.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: 'not-an-env' } });
     expect(await secrets.handSecrets([a.id, b.id])).toEqual([
-      { name: 'API_KEY', value: 'from-a', hosts: ['api.example.com'], header: true, body: false },
+      { name: 'API_KEY', value: 'from-a', hosts: ['api.example.com:8443', 'api.example.com'], header: true, body: false },
       { name: 'OTHER', value: 'other-value', hosts: ['*'], header: false, body: true },
+      { name: 'NAMED', value: 'named-value', hosts: ['*'], header: true, headerNames: ['x-api-key', 'authorization'], body: false },
     ]);
     expect((await secrets.handSecrets([b.id, a.id]))[0]).toMatchObject({ name: 'API_KEY', value: 'from-b', hosts: ['*'] });
     await vaults.archiveVault(b.id);

@@ -67,11 +67,17 @@ function credentialOf(r: Selectable<VaultCredentialsTable>): Credential {
 type CreateAuth = z.output<typeof CredentialCreateParams>['auth'];
 type UpdateAuth = NonNullable<z.output<typeof CredentialUpdateParams>['auth']>;
 
+/** `header_names` appears only when a credential names its headers: the API's own shape otherwise. */
+function injectionLocation(header: boolean, body: boolean, names: readonly string[] | undefined): { header: boolean; body: boolean; header_names?: string[] } {
+  return names ? { header, body, header_names: [...new Set(names)] } : { header, body };
+}
+
 /** What an update may not change without the value: where and how an env secret is sent. */
 function sendingOf(a: CredentialAuth): Record<string, string> {
   if (a.type !== 'environment_variable') return {};
   const networking = a.networking.type === 'unrestricted' ? a.networking : { type: a.networking.type, allowed_hosts: [...new Set(a.networking.allowed_hosts.map((h) => h.toLowerCase()))].sort() };
-  return { networking: JSON.stringify(networking), injection_location: JSON.stringify(a.injection_location) };
+  const { header, body, header_names } = a.injection_location;
+  return { networking: JSON.stringify(networking), injection_location: JSON.stringify({ header, body, header_names: [...new Set(header_names ?? ['authorization'])].sort() }) };
 }
 
 /**
@@ -307,7 +313,7 @@ export class VaultStore {
             secret_name: a.secret_name,
             networking: a.networking,
             // Header by default: where an API key usually goes; the body only when asked.
-            injection_location: { header: a.injection_location?.header ?? true, body: a.injection_location?.body ?? false },
+            injection_location: injectionLocation(a.injection_location?.header ?? true, a.injection_location?.body ?? false, a.injection_location?.header_names),
           },
           secrets: { secret_value: this.#seal(id, 'secret_value', a.secret_value) },
         };
@@ -325,7 +331,11 @@ export class VaultStore {
       const next: CredentialAuth = {
         ...prev,
         networking: u.networking ?? prev.networking,
-        injection_location: { header: u.injection_location?.header ?? prev.injection_location.header, body: u.injection_location?.body ?? prev.injection_location.body },
+        injection_location: injectionLocation(
+          u.injection_location?.header ?? prev.injection_location.header,
+          u.injection_location?.body ?? prev.injection_location.body,
+          u.injection_location?.header_names ?? prev.injection_location.header_names,
+        ),
       };
       requireValueToRedirect(id, prev, next, Boolean(u.secret_value));
       if (u.secret_value) secrets.secret_value = this.#seal(id, 'secret_value', u.secret_value);
