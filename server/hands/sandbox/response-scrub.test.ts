@@ -18,6 +18,7 @@ describe('response scrub', () => {
       [encodeURIComponent(VALUE).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()), PLACEHOLDER],
       [encodeURIComponent(`${VALUE} x`).replaceAll('%20', '+').slice(0, -2), PLACEHOLDER],
       [JSON.stringify(VALUE).slice(1, -1), PLACEHOLDER],
+      [VALUE.replaceAll('/', '\\/'), PLACEHOLDER],
       [b64(VALUE), b64(PLACEHOLDER)],
       [b64url(VALUE), b64url(PLACEHOLDER)],
       [b64(`Bearer ${VALUE}`), b64(`Bearer ${PLACEHOLDER}`)],

@@ -45,6 +45,7 @@ export function scrubPairs(secrets: readonly PlacedSecret[]): ScrubPair[] {
     add(uri.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()), encodeURIComponent(p));
     add(uri.replaceAll('%20', '+'), encodeURIComponent(p));
     add(JSON.stringify(v).slice(1, -1), p);
+    add(JSON.stringify(v).slice(1, -1).replaceAll('/', '\\/'), p); // as PHP's json_encode writes a slash
     for (const s of [v, `Bearer ${v}`]) {
       const q = s === v ? p : `Bearer ${p}`;
       add(b64(s), b64(q));
