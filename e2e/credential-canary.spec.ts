@@ -89,7 +89,7 @@ test('a secret used for MCP, git and an HTTPS call in a session a browser follow
   const environment = await client.beta.environments.create({ name: 'canary', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } } });
   const vault = await client.beta.vaults.create({ display_name: 'canary' });
   await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', mcp_server_url: gate.url, token: canary } });
-  await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: canary, networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } } });
+  await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: canary, networking: { type: 'limited', allowed_hosts: [new URL(echo.https['127.0.0.2']!).host] } } });
   const agent = await client.beta.agents.create({
     name: 'canary',
     model: 'claude-e2e-model',

@@ -55,6 +55,22 @@ const SecretName = z
 const Host = z.string().regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:\d{1,5})?$/, 'must be a host name (optionally *.domain, :port)');
 const ExpiresAt = z.iso.datetime({ offset: true });
 
+/** Headers a secret may never go in: the request's framing, and the proxy's own. */
+const UNUSABLE_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer', 'keep-alive', 'proxy-connection', 'proxy-authorization']);
+const HeaderName = z
+  .string()
+  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/, 'must be an HTTP header name')
+  .transform((h) => h.toLowerCase())
+  .refine((h) => !UNUSABLE_HEADERS.has(h), 'is a header that frames the request (Host, Content-Length, Connection, …): a secret cannot go there');
+
+/**
+ * Where an `environment_variable` secret goes in a request. `header_names` is Paddock's own
+ * addition to the API: the headers the value may go in (default `Authorization` only).
+ */
+const InjectionLocation = z
+  .object({ body: z.boolean().optional(), header: z.boolean().optional(), header_names: z.array(HeaderName).min(1).max(10).optional() })
+  .strict();
+
 const Networking = z.discriminatedUnion('type', [
   z.object({ type: z.literal('unrestricted') }).strict(),
   z.object({ type: z.literal('limited'), allowed_hosts: z.array(Host).max(50) }).strict(),
@@ -94,7 +110,7 @@ export const CredentialAuthParams = z.discriminatedUnion('type', [
       secret_name: SecretName,
       secret_value: Secret,
       networking: Networking,
-      injection_location: z.object({ body: z.boolean().optional(), header: z.boolean().optional() }).strict().optional(),
+      injection_location: InjectionLocation.optional(),
     })
     .strict(),
 ]);
@@ -123,7 +139,7 @@ export const CredentialAuthUpdateParams = z.discriminatedUnion('type', [
       type: z.literal('environment_variable'),
       secret_value: Secret.nullish(),
       networking: Networking.nullish(),
-      injection_location: z.object({ body: z.boolean().optional(), header: z.boolean().optional() }).strict().optional(),
+      injection_location: InjectionLocation.optional(),
     })
     .strict(),
 ]);
@@ -167,7 +183,8 @@ export type CredentialAuth =
       type: 'environment_variable';
       secret_name: string;
       networking: { type: 'unrestricted' } | { type: 'limited'; allowed_hosts: string[] };
-      injection_location: { body: boolean; header: boolean };
+      /** `header_names` only when the credential names its headers (else `Authorization`). */
+      injection_location: { body: boolean; header: boolean; header_names?: string[] };
     };
 
 export interface Credential {

@@ -277,7 +277,7 @@ describe('a credential given to Paddock (canary)', () => {
     const vault = await client.beta.vaults.create({ display_name: 'egress' });
     await client.beta.vaults.credentials.create(vault.id, {
       display_name: 'echo api',
-      auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: canary, networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } },
+      auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: canary, networking: { type: 'limited', allowed_hosts: [new URL(allowed).host] } },
     });
     const agent = await client.beta.agents.create({ name: 'egress', model: 'claude-sonnet-5-5', tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } }] });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id, vault_ids: [vault.id] });

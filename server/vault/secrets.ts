@@ -83,8 +83,8 @@ export class VaultSecrets implements McpSecretSource {
 
   /**
    * A session's `environment_variable` credentials for its sandbox hands' egress proxies: one per
-   * `secret_name`, the first vault in `vault_ids` order winning; archived ones left out. Ports are
-   * dropped from the hosts: injection is by host, as the sandbox runtime matches it.
+   * `secret_name`, the first vault in `vault_ids` order winning; archived ones left out. Hosts keep
+   * their ports: a host listed without one gets the value on 443 only (secret-injection.ts).
    */
   async handSecrets(vaultIds: readonly string[]): Promise<HandSecret[]> {
     const byName = new Map<string, HandSecret>();
@@ -107,8 +107,9 @@ export class VaultSecrets implements McpSecretSource {
         byName.set(auth.secret_name, {
           name: auth.secret_name,
           value: open(this.master, sealed, sealContext(row.id, 'secret_value')),
-          hosts: auth.networking.type === 'unrestricted' ? ['*'] : [...new Set(auth.networking.allowed_hosts.map((h) => h.replace(/:\d+$/, '').toLowerCase()))],
+          hosts: auth.networking.type === 'unrestricted' ? ['*'] : [...new Set(auth.networking.allowed_hosts.map((h) => h.toLowerCase()))],
           header: auth.injection_location.header,
+          ...(auth.injection_location.header_names ? { headerNames: auth.injection_location.header_names } : {}),
           body: auth.injection_location.body,
         });
       }

@@ -179,9 +179,61 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     expect(Object.keys(JSON.parse((await store.db.selectFrom('vault_credentials').select('secrets').where('id', '=', c.id).executeTakeFirstOrThrow()).secrets) as object)).toEqual(['access_token']);
     await expect(vaults.updateCredential(v.id, c.id, { auth: { type: 'mcp_oauth', refresh: { refresh_token: 'r' } } })).rejects.toThrow(/no refresh settings/);
     const env = await vaults.createCredential(v.id, { auth: { type: 'environment_variable', secret_name: 'K', secret_value: 'v1', networking: { type: 'unrestricted' } } });
-    expect((await vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', injection_location: { body: true } } })).auth).toMatchObject({ secret_name: 'K', networking: { type: 'unrestricted' }, injection_location: { header: true, body: true } });
+    expect((await vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', secret_value: 'v2', injection_location: { body: true } } })).auth).toMatchObject({ secret_name: 'K', networking: { type: 'unrestricted' }, injection_location: { header: true, body: true } });
     await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', secret_name: 'OTHER' } })).rejects.toBeInstanceOf(InvalidInputError);
     await expect(vaults.getCredential(other(v.id), c.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('refuses to change where or how a secret is sent without the secret, naming the fields and writing nothing', async () => {
+    const v = await vaults.createVault({ display_name: 'v' });
+    const env = await vaults.createCredential(v.id, { auth: { type: 'environment_variable', secret_name: 'K', secret_value: canary('env'), networking: { type: 'limited', allowed_hosts: ['api.example.com', 'b.example.com'] } } });
+    const row = async () => store.db.selectFrom('vault_credentials').selectAll().where('id', '=', env.id).executeTakeFirstOrThrow();
+    const before = await row();
+    const redirect = { type: 'environment_variable', networking: { type: 'limited', allowed_hosts: ['evil-target.test'] }, injection_location: { header: true, body: true } };
+    await expect(vaults.updateCredential(v.id, env.id, { display_name: 'x', metadata: { a: '1' }, auth: redirect })).rejects.toThrow(
+      /^auth\.networking, auth\.injection_location: changing where or how credential vcrd_\w+'s secret is sent needs the secret in the same request: send auth\.secret_value/,
+    );
+    await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', networking: { type: 'unrestricted' } } })).rejects.toThrow(/^auth\.networking: /);
+    await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', injection_location: { body: true } } })).rejects.toThrow(/^auth\.injection_location: /);
+    await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', injection_location: { header: false } } })).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', injection_location: { header_names: ['X-Anything'] } } })).rejects.toThrow(/^auth\.injection_location: /);
+    expect(await row()).toEqual(before);
+    expect((await secrets.handSecrets([v.id]))[0]).toMatchObject({ value: canary('env'), hosts: ['api.example.com', 'b.example.com'] });
+    // Sending the same settings again (in another order) changes nothing, so needs no value.
+    await vaults.updateCredential(v.id, env.id, { auth: { type: 'environment_variable', networking: { type: 'limited', allowed_hosts: ['B.example.com', 'api.example.com'] }, injection_location: { header: true, body: false, header_names: ['Authorization'] } } });
+    // A header that frames the request is no place for a secret.
+    for (const name of ['Host', 'content-length', 'Proxy-Authorization', 'bad header']) {
+      await expect(vaults.createCredential(v.id, { auth: { type: 'environment_variable', secret_name: 'H', secret_value: 'x', networking: { type: 'unrestricted' }, injection_location: { header_names: [name] } } }), name).rejects.toThrow(/header_names/);
+    }
+    // With the value, the owner of the secret may send it elsewhere.
+    const moved = await vaults.updateCredential(v.id, env.id, { auth: { ...redirect, secret_value: 'new-value' } });
+    expect(moved.auth).toMatchObject({ networking: { type: 'limited', allowed_hosts: ['evil-target.test'] }, injection_location: { header: true, body: true } });
+    expect((await secrets.handSecrets([v.id]))[0]).toMatchObject({ value: 'new-value', hosts: ['evil-target.test'] });
+  });
+
+  it('never changes where an MCP or OAuth secret is sent on update: no URL, endpoint, client or resource, and the endpoint auth keeps its type', async () => {
+    const v = await vaults.createVault({ display_name: 'v' });
+    const c = await vaults.createCredential(v.id, { auth: oauth('https://linear.example.com/mcp') });
+    const bearer = await vaults.createCredential(v.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: canary('bearer') } });
+    for (const [cred, auth] of [
+      [bearer, { type: 'static_bearer', mcp_server_url: 'https://evil-target.test/mcp' }],
+      [c, { type: 'mcp_oauth', mcp_server_url: 'https://evil-target.test/mcp' }],
+      [c, { type: 'mcp_oauth', refresh: { token_endpoint: 'https://evil-target.test/token' } }],
+      [c, { type: 'mcp_oauth', refresh: { client_id: 'other' } }],
+      [c, { type: 'mcp_oauth', refresh: { resource: 'https://evil-target.test' } }],
+    ] as const) {
+      await expect(vaults.updateCredential(v.id, cred.id, { auth }), JSON.stringify(auth)).rejects.toBeInstanceOf(InvalidInputError);
+    }
+    // client_secret_post stays post, whatever type comes with a new client secret.
+    const u = await vaults.updateCredential(v.id, c.id, { auth: { type: 'mcp_oauth', refresh: { token_endpoint_auth: { type: 'client_secret_basic', client_secret: 'new-client' } } } });
+    expect(u.auth).toMatchObject({ refresh: { token_endpoint: 'https://auth.example.com/token', token_endpoint_auth: { type: 'client_secret_post' } } });
+    expect(await secrets.mcpSecretById(c.id)).toMatchObject({ refresh: { tokenEndpointAuth: { type: 'client_secret_post', clientSecret: 'new-client' } } });
+    // A credential that sends no client secret cannot start sending one (to wherever) on update.
+    const none = await vaults.createCredential(v.id, { auth: { ...oauth('https://n.example.com/mcp'), refresh: { ...oauth('').refresh, token_endpoint_auth: { type: 'none' } } } });
+    await expect(vaults.updateCredential(v.id, none.id, { auth: { type: 'mcp_oauth', refresh: { token_endpoint_auth: { type: 'client_secret_basic', client_secret: 'x' } } } })).rejects.toThrow(
+      /^auth\.refresh\.token_endpoint_auth: .*cannot change on update/,
+    );
+    expect((await vaults.getCredential(v.id, none.id)).auth).toMatchObject({ refresh: { token_endpoint_auth: { type: 'none' } } });
   });
 
   it('serves the MCP proxy: first vault in order, live credentials of live vaults only; refreshed tokens stored sealed', async () => {
@@ -204,19 +256,21 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     expect(await secrets.mcpSecret([a.id, b.id], url)).toBeNull();
   });
 
-  it("serves sandbox hands' egress proxies: one secret per name, first vault in order, hosts without ports, live credentials only", async () => {
+  it("serves sandbox hands' egress proxies: one secret per name, first vault in order, hosts with their ports, live credentials only", async () => {
     const a = await vaults.createVault({ display_name: 'a' });
     const b = await vaults.createVault({ display_name: 'b' });
     const env = (secret_name: string, secret_value: string, networking: unknown, injection_location?: unknown) => ({ auth: { type: 'environment_variable', secret_name, secret_value, networking, ...(injection_location ? { injection_location } : {}) } });
     await vaults.createCredential(a.id, env('API_KEY', 'from-a', { type: 'limited', allowed_hosts: ['API.example.com:8443', 'api.example.com'] }));
     await vaults.createCredential(b.id, env('API_KEY', 'from-b', { type: 'unrestricted' }));
     await vaults.createCredential(b.id, env('OTHER', 'other-value', { type: 'unrestricted' }, { header: false, body: true }));
+    await vaults.createCredential(b.id, env('NAMED', 'named-value', { type: 'unrestricted' }, { header_names: ['X-Api-Key', 'x-api-key', 'Authorization'] }));
     const gone = await vaults.createCredential(b.id, env('GONE', 'archived', { type: 'unrestricted' }));
     await vaults.archiveCredential(b.id, gone.id);
     await vaults.createCredential(b.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: 'not-an-env' } });
     expect(await secrets.handSecrets([a.id, b.id])).toEqual([
-      { name: 'API_KEY', value: 'from-a', hosts: ['api.example.com'], header: true, body: false },
+      { name: 'API_KEY', value: 'from-a', hosts: ['api.example.com:8443', 'api.example.com'], header: true, body: false },
       { name: 'OTHER', value: 'other-value', hosts: ['*'], header: false, body: true },
+      { name: 'NAMED', value: 'named-value', hosts: ['*'], header: true, headerNames: ['x-api-key', 'authorization'], body: false },
     ]);
     expect((await secrets.handSecrets([b.id, a.id]))[0]).toMatchObject({ name: 'API_KEY', value: 'from-b', hosts: ['*'] });
     await vaults.archiveVault(b.id);

@@ -67,6 +67,38 @@ function credentialOf(r: Selectable<VaultCredentialsTable>): Credential {
 type CreateAuth = z.output<typeof CredentialCreateParams>['auth'];
 type UpdateAuth = NonNullable<z.output<typeof CredentialUpdateParams>['auth']>;
 
+/** `header_names` appears only when a credential names its headers: the API's own shape otherwise. */
+function injectionLocation(header: boolean, body: boolean, names: readonly string[] | undefined): { header: boolean; body: boolean; header_names?: string[] } {
+  return names ? { header, body, header_names: [...new Set(names)] } : { header, body };
+}
+
+/** What an update may not change without the value: where and how an env secret is sent. */
+function sendingOf(a: CredentialAuth): Record<string, string> {
+  if (a.type !== 'environment_variable') return {};
+  const networking = a.networking.type === 'unrestricted' ? a.networking : { type: a.networking.type, allowed_hosts: [...new Set(a.networking.allowed_hosts.map((h) => h.toLowerCase()))].sort() };
+  const { header, body, header_names } = a.injection_location;
+  return { networking: JSON.stringify(networking), injection_location: JSON.stringify({ header, body, header_names: [...new Set(header_names ?? ['authorization'])].sort() }) };
+}
+
+/**
+ * The redirect rule (issue 22, H2), the one place both edges pass through: changing where or how
+ * a credential's secret is sent needs the secret in the same request, or anyone holding an API key
+ * could point a stored value they never knew at a host of theirs. The MCP server URL, the token
+ * endpoint, the client id and the resource are not updatable at all (the update schemas have no
+ * such fields, so a request naming one is refused), and token_endpoint_auth keeps its type.
+ */
+function requireValueToRedirect(id: string, prev: CredentialAuth, next: CredentialAuth, valueSent: boolean): void {
+  if (valueSent) return;
+  const before = sendingOf(prev);
+  const after = sendingOf(next);
+  const changed = Object.keys(after).filter((k) => after[k] !== before[k]);
+  if (changed.length === 0) return;
+  const fields = changed.map((k) => `auth.${k}`).join(', ');
+  throw new InvalidInputError(
+    `${fields}: changing where or how credential ${id}'s secret is sent needs the secret in the same request: send auth.secret_value with it`,
+  );
+}
+
 /**
  * Vaults and their credentials in the session database. Values are sealed here (a fresh data key
  * each time one is written) and never read back: nothing in this class opens a value, and every
@@ -281,7 +313,7 @@ export class VaultStore {
             secret_name: a.secret_name,
             networking: a.networking,
             // Header by default: where an API key usually goes; the body only when asked.
-            injection_location: { header: a.injection_location?.header ?? true, body: a.injection_location?.body ?? false },
+            injection_location: injectionLocation(a.injection_location?.header ?? true, a.injection_location?.body ?? false, a.injection_location?.header_names),
           },
           secrets: { secret_value: this.#seal(id, 'secret_value', a.secret_value) },
         };
@@ -296,11 +328,18 @@ export class VaultStore {
       return { auth: prev, secrets };
     }
     if (u.type === 'environment_variable' && prev.type === 'environment_variable') {
-      if (u.secret_value) secrets.secret_value = this.#seal(id, 'secret_value', u.secret_value);
-      return {
-        auth: { ...prev, networking: u.networking ?? prev.networking, injection_location: { header: u.injection_location?.header ?? prev.injection_location.header, body: u.injection_location?.body ?? prev.injection_location.body } },
-        secrets,
+      const next: CredentialAuth = {
+        ...prev,
+        networking: u.networking ?? prev.networking,
+        injection_location: injectionLocation(
+          u.injection_location?.header ?? prev.injection_location.header,
+          u.injection_location?.body ?? prev.injection_location.body,
+          u.injection_location?.header_names ?? prev.injection_location.header_names,
+        ),
       };
+      requireValueToRedirect(id, prev, next, Boolean(u.secret_value));
+      if (u.secret_value) secrets.secret_value = this.#seal(id, 'secret_value', u.secret_value);
+      return { auth: next, secrets };
     }
     if (u.type === 'mcp_oauth' && prev.type === 'mcp_oauth') {
       if (u.access_token) secrets.access_token = this.#seal(id, 'access_token', u.access_token);
@@ -315,9 +354,12 @@ export class VaultStore {
         if (u.refresh.refresh_token) secrets.refresh_token = this.#seal(id, 'refresh_token', u.refresh.refresh_token);
         const tea = u.refresh.token_endpoint_auth;
         if (tea) {
+          // As the API documents: only a new client_secret, under the type the credential already
+          // has (the type sent is ignored). Switching how the secret is sent is for a new credential.
+          if (prev.refresh.token_endpoint_auth.type === 'none') {
+            throw new InvalidInputError(`auth.refresh.token_endpoint_auth: credential ${id} sends no client secret (token_endpoint_auth none); how a token endpoint authenticates cannot change on update (make a new credential)`);
+          }
           if (tea.client_secret) secrets.client_secret = this.#seal(id, 'client_secret', tea.client_secret);
-          else if (!secrets.client_secret) throw new InvalidInputError(`auth.refresh.token_endpoint_auth.client_secret: required to switch credential ${id} to ${tea.type}`);
-          refresh = { ...refresh, token_endpoint_auth: { type: tea.type } };
         }
       }
       return { auth: { ...prev, expires_at: u.expires_at === undefined ? prev.expires_at : u.expires_at, refresh }, secrets };

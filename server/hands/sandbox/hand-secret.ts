@@ -11,9 +11,14 @@ export interface HandSecret {
   /** The variable name in the hand's environment (`secret_name`). */
   name: string;
   value: string;
-  /** Where it may be sent: exact names, `*.example.com`, IP literals; `['*']` for unrestricted networking. */
+  /**
+   * Where it may be sent: exact names, `*.example.com`, IP literals, each with an optional `:port`
+   * (none means 443 only); `['*']` for unrestricted networking (any host, on 443).
+   */
   hosts: string[];
   header: boolean;
+  /** The request headers it may go in (lower-case), when `header`; `['authorization']` when absent. */
+  headerNames?: string[];
   body: boolean;
 }
 
@@ -52,6 +57,7 @@ export function parseSecretsLine(line: string): HandSecret[] {
       Array.isArray(s.hosts) &&
       s.hosts.every((h) => typeof h === 'string' && h.length > 0) &&
       typeof s.header === 'boolean' &&
+      (s.headerNames === undefined || (Array.isArray(s.headerNames) && s.headerNames.every((h) => typeof h === 'string' && /^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(h)))) &&
       typeof s.body === 'boolean';
     if (!ok) throw new Error(`secret ${i} is malformed`);
     return s as HandSecret;

@@ -19,7 +19,8 @@ import { fileURLToPath } from 'node:url';
 import { SandboxManager } from '@anthropic-ai/sandbox-runtime';
 import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/sandbox/cgroup';
 import { type HandSecret, PASS_ENV_ENV, SECRETS_ON_STDIN_ENV, parseSecretsLine } from '~/server/hands/sandbox/hand-secret';
-import { injectionRules } from '~/server/hands/sandbox/secret-injection';
+import { scrubPairs, scrubProxyResponses } from '~/server/hands/sandbox/response-scrub';
+import { hostAndPort, injectionRules } from '~/server/hands/sandbox/secret-injection';
 import { type RuntimeTools, askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
 import {
   CHILD_ENV_ENV,
@@ -239,16 +240,19 @@ async function readSecrets(): Promise<HandSecret[]> {
 
 /**
  * Gives the runtime's proxy the hand's secrets: each under a placeholder of the runtime's own
- * kind (registered in its sentinel registry), with our injection rules (hosts, header, body) in
- * place of its substitute-everywhere ones. Returns the variables the command gets instead.
+ * kind (registered in its sentinel registry), with our injection rules (hosts and ports, named
+ * headers, body) in place of its substitute-everywhere ones, and every answer the proxy sends back
+ * scrubbed of the values (response-scrub.ts). Returns the variables the command gets instead.
  */
 function placeSecrets(secrets: HandSecret[]): Record<string, string> {
   if (secrets.length === 0) return {};
   const registry = SandboxManager.getSentinelRegistry();
-  const placed = secrets.map((s) => ({ ...s, placeholder: registry.register(s.name, s.value, s.hosts) }));
+  // The runtime's copy of the hosts is only for its diagnostics; it matches names, not ports.
+  const placed = secrets.map((s) => ({ ...s, placeholder: registry.register(s.name, s.value, s.hosts.map((h) => hostAndPort(h).host)) }));
   const rules = injectionRules(placed);
   registry.substituteInHeaders = rules.substituteInHeaders;
   registry.sentinelsForHost = rules.sentinelsForHost;
+  scrubProxyResponses(scrubPairs(placed));
   return {
     ...Object.fromEntries(placed.map((s) => [s.name, s.placeholder])),
     [PASS_ENV_ENV]: placed.map((s) => s.name).join(','),

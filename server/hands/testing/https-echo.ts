@@ -19,6 +19,8 @@ export interface EchoServers {
   caFile: string;
   /** `https://<address>:<port>` per address asked for, and `http://…` for plain. */
   https: Record<string, string>;
+  /** A second HTTPS server per address, on another port (same certificate). */
+  httpsAlt: Record<string, string>;
   http: Record<string, string>;
   seen: SeenRequest[];
   close(): Promise<void>;
@@ -27,7 +29,10 @@ export interface EchoServers {
 /**
  * HTTPS (and plain HTTP) servers on loopback addresses other than 127.0.0.1 (a sandbox's NO_PROXY
  * list sends 127.0.0.1 nowhere), with a certificate from a test CA made by openssl. Each answers
- * `{"authorized": <Authorization is "Bearer <token>">}` and remembers what it got.
+ * `{"authorized": <Authorization is "Bearer <token>">}` and remembers what it got; on `/echo` it
+ * answers what it got instead, as a host that echoes requests would (httpbin's `/anything`): the
+ * headers and the body, the body also URL-encoded, base64'd and base64url'd, and the Authorization
+ * header back in an `X-Echo-Authorization` response header.
  */
 export async function startEchoServers(addresses: string[], token: () => string): Promise<EchoServers> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-echo-'));
@@ -47,6 +52,12 @@ export async function startEchoServers(addresses: string[], token: () => string)
     req.on('end', () => {
       seen.push({ host: String(req.headers.host), authorization: req.headers.authorization, headers: req.headers, body });
       res.setHeader('content-type', 'application/json');
+      if (req.url?.startsWith('/echo')) {
+        if (req.headers.authorization) res.setHeader('x-echo-authorization', req.headers.authorization);
+        const b = Buffer.from(body);
+        res.end(JSON.stringify({ headers: req.headers, body, body_url: encodeURIComponent(body), body_b64: b.toString('base64'), body_b64url: b.toString('base64url') }));
+        return;
+      }
       // Only whether it was authorized: a test that prints the answer leaks nothing.
       res.end(JSON.stringify({ authorized: req.headers.authorization === `Bearer ${token()}` }));
     });
@@ -60,6 +71,7 @@ export async function startEchoServers(addresses: string[], token: () => string)
   const out: EchoServers = {
     caFile: p('ca.crt'),
     https: {},
+    httpsAlt: {},
     http: {},
     seen,
     close: async () => {
@@ -69,6 +81,7 @@ export async function startEchoServers(addresses: string[], token: () => string)
   };
   for (const a of addresses) {
     out.https[a] = `https://${a}:${await listen(https.createServer(tls, echo), a)}`;
+    out.httpsAlt[a] = `https://${a}:${await listen(https.createServer(tls, echo), a)}`;
     out.http[a] = `http://${a}:${await listen(http.createServer(echo), a)}`;
   }
   return out;
