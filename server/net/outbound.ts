@@ -137,7 +137,7 @@ export function outboundFetch(policy?: OutboundPolicy): OutboundFetch {
       const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
       signal?.addEventListener('abort', onAbort, { once: true });
       req.once('close', () => signal?.removeEventListener('abort', onAbort));
-      req.once('error', (e) => reject(signal?.aborted ? (signal.reason ?? e) : new TypeError('fetch failed', { cause: e })));
+      req.once('error', (e) => reject(signal?.aborted && signal.reason instanceof Error ? signal.reason : new TypeError('fetch failed', { cause: e })));
       req.end(data ?? undefined);
     });
   };

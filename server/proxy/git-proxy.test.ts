@@ -227,7 +227,7 @@ describe('git proxy', () => {
   });
 
   it.each(['https://169.254.169.254/latest/app.git', 'https://[fd00::1]/app.git', 'https://metadata.test.invalid/app.git'])('refuses a repository at %s before connecting', async (url) => {
-    const strict = await new GitProxy({ repositories: repos, outbound: { allow: [], resolve: async () => [{ address: '169.254.169.254', family: 4 }] } }).start();
+    const strict = await new GitProxy({ repositories: repos, outbound: { allow: [], resolve: () => Promise.resolve([{ address: '169.254.169.254', family: 4 as const }]) } }).start();
     try {
       const { cap } = await sessionWithRepo(url);
       const began = Date.now();

@@ -278,7 +278,7 @@ describe('the MCP proxy under the outbound address policy', () => {
   }, 30_000);
 
   it.each(['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/', 'http://metadata.test.invalid/'])('refuses an MCP server at the instance-metadata address (%s)', async (url) => {
-    const resolve = async () => [{ address: '169.254.169.254', family: 4 as const }];
+    const resolve = () => Promise.resolve([{ address: '169.254.169.254', family: 4 as const }]);
     const proxy = new McpProxy({ secrets, sessions: store, signingKey: proxySigningKey(store.db), connectTimeoutMs: 5_000, outbound: { allow: [], resolve } });
     const id = await sessionWith([{ name: 'meta', url }]);
     const began = Date.now();
