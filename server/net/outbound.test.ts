@@ -104,4 +104,9 @@ describe('outboundFetch', () => {
     ac.abort(new Error('stop'));
     await expect(outboundFetch(trusted)(`http://127.0.0.1:${port}/`, { signal: ac.signal })).rejects.toThrow('stop');
   });
+
+  it('gives up on a resolver that never answers when the signal aborts', async () => {
+    const never: OutboundPolicy = { allow: [], resolve: () => new Promise(() => undefined) };
+    await expect(outboundFetch(never)('https://slow.example/', { signal: AbortSignal.timeout(50) })).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
 });

@@ -88,6 +88,16 @@ function bodyOf(body: RequestInit['body']): { data: Buffer | null; type?: string
 
 const NO_BODY = new Set([101, 204, 205, 304]);
 
+/** `p`, or the signal's reason as soon as it aborts. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /**
  * A `fetch` for user-given URLs (the MCP SDK's transport takes one): each request is checked
  * by `outboundAddress` and sent on a fresh connection to that address only. Redirects are never
@@ -102,9 +112,10 @@ export function outboundFetch(policy?: OutboundPolicy): OutboundFetch {
     signal?.throwIfAborted();
     let to: Address;
     try {
-      to = await outboundAddress(url, policy ?? defaultOutboundPolicy());
+      // A slow resolver must not outlast the caller's signal (a timeout, an interrupt).
+      to = await untilAborted(outboundAddress(url, policy ?? defaultOutboundPolicy()), signal);
     } catch (e) {
-      if (isOutboundRefused(e)) throw e;
+      if (isOutboundRefused(e) || signal?.aborted) throw e;
       throw new TypeError('fetch failed', { cause: e });
     }
     const { data, type } = bodyOf(init.body);
