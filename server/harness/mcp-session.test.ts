@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SessionAgent } from '~/lib/agent';
 import type { StoredEvent } from '~/lib/events';
 import { type AgentToolParams, AgentToolsParams, normalizeTools } from '~/lib/toolset';
@@ -231,6 +231,25 @@ describe('a session whose agent has an MCP server (server-everything behind a be
     const [listing] = await ofType(s.id, 'mcp.tools_listed');
     expect(listing!.servers.map((x) => [x.mcp_server_name, x.error ?? null])).toEqual([['everything', null], ['gone', 'connection']]);
     expect(await last(s.id)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+  }, 60_000);
+});
+
+describe('a session whose agent names an MCP server on loopback the operator does not trust', () => {
+  it('records mcp_connection_failed_error "refused by the network policy" naming the server, the server sees no request, and the session goes on', async () => {
+    vi.stubEnv('PADDOCK_OUTBOUND_ALLOW', '');
+    try {
+      fake.enqueue(textResponse('No MCP today.'));
+      const s = await store.createSession({ agent: agentWith(toolset('always_allow'), [{ name: 'everything', url: gate.url }]), vault_ids: ['vlt_team'] });
+      await say(s.id, 'hi');
+      await harness().wake(s.id);
+      const errors = (await ofType(s.id, 'session.error')).map((e) => e.error);
+      expect(errors).toEqual([expect.objectContaining({ type: 'mcp_connection_failed_error', mcp_server_name: 'everything', message: expect.stringContaining('127.0.0.1 was refused by the network policy') as unknown }) as unknown]);
+      expect(JSON.stringify(errors)).not.toMatch(/HTTP|401|invalid_token/);
+      expect(gate.seenAuth).toEqual([]);
+      expect(await last(s.id)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+    } finally {
+      vi.unstubAllEnvs();
+    }
   }, 60_000);
 });
 
