@@ -10,7 +10,8 @@ const next = (port: number, env: Record<string, string>) => ({
   url: `http://127.0.0.1:${port}/`,
   reuseExistingServer: false,
   timeout: 60_000,
-  env: { NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', PADDOCK_DEV_PAGES: '1', ...AUTH_ENV, ...env },
+  // PADDOCK_OUTBOUND_ALLOW: the specs' MCP servers and git hosts run on loopback.
+  env: { NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', PADDOCK_DEV_PAGES: '1', PADDOCK_OUTBOUND_ALLOW: '127.0.0.1,localhost,[::1]', ...AUTH_ENV, ...env },
 });
 
 export default defineConfig({

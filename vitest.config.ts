@@ -18,5 +18,8 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // The MCP servers, token endpoints and git hosts tests start listen on loopback, which the
+    // outbound address policy refuses unless the operator trusts it (tests of the refusal unset it).
+    env: { PADDOCK_OUTBOUND_ALLOW: '127.0.0.1,localhost,[::1]' },
   },
 });

@@ -32,7 +32,8 @@ export class OwnServer {
     const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-p', String(this.port)], {
       detached: true,
       stdio: ['ignore', 'pipe', this.opts.captureLog ? 'pipe' : 'ignore'],
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', ...AUTH_ENV, ...this.env },
+      // PADDOCK_OUTBOUND_ALLOW: the specs' MCP servers and git hosts run on loopback.
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', PADDOCK_LOG_LEVEL: 'warn', PADDOCK_OUTBOUND_ALLOW: '127.0.0.1,localhost,[::1]', ...AUTH_ENV, ...this.env },
     });
     this.child = child;
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {

@@ -123,3 +123,22 @@ export function deniedAddressClass(address: string): string | null {
   }
   return V6_DENIED.find((r) => inRange(v6, r))?.[2] ?? null;
 }
+
+/**
+ * Whether two IP literals name the same address (`127.0.0.1` and `::ffff:127.0.0.1` do; so do
+ * two spellings of one IPv6 address). Anything that is not an IP literal matches nothing.
+ */
+export function sameAddress(a: string, b: string): boolean {
+  const x = canonical(a);
+  const y = canonical(b);
+  return x !== null && y !== null && x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+/** An address as the IPv4 address it delivers to (when it carries one), else its sixteen bytes. */
+function canonical(s: string): number[] | null {
+  const v4 = parseIPv4(s);
+  if (v4) return v4;
+  const v6 = parseIPv6(s);
+  if (!v6) return null;
+  return embeddedIPv4(v6) ?? v6;
+}

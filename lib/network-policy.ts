@@ -42,7 +42,7 @@ export function sessionNetworkPolicy(i: NetworkPolicyInputs): NetworkPolicy {
 }
 
 /** `host:port` → its parts (an IPv6 literal has no port unless bracketed: `[::1]:8080`). */
-function splitPort(entry: string): { host: string; port: number | undefined } {
+export function splitPort(entry: string): { host: string; port: number | undefined } {
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
   if (bracketed) return { host: bracketed[1]!, port: bracketed[2] === undefined ? undefined : Number(bracketed[2]) };
   const m = /^([^:]+):(\d{1,5})$/.exec(entry);
@@ -73,4 +73,19 @@ export function networkAllows(policy: NetworkPolicy, host: string, port: number)
   const matches = policy.hosts.map((entry) => hostEntryMatch(host, port, entry));
   const explicit = matches.includes('exact');
   return { allowed: policy.type === 'unrestricted' || explicit || matches.includes('wildcard'), explicit };
+}
+
+const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+const HOST_NAME = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})*$`, 'i');
+
+/**
+ * Whether `entry` is a well-formed allowlist entry: a host name, `*.` and a domain, an IPv4
+ * literal or an IPv6 literal (bracketed when it has a port), each with an optional `:port`
+ * (1–65535). A bare `*`, a range or a URL is not one.
+ */
+export function isHostEntry(entry: string): boolean {
+  const { host, port } = splitPort(entry);
+  if (port !== undefined && (port < 1 || port > 65535)) return false;
+  const h = unbracket(host);
+  return isIpLiteral(h) || (!h.includes(':') && HOST_NAME.test(h));
 }

@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1
+# The specs' MCP servers and git hosts run on loopback, which the outbound address policy refuses otherwise.
+export PADDOCK_OUTBOUND_ALLOW="${PADDOCK_OUTBOUND_ALLOW:-127.0.0.1,localhost,[::1]}"
 bash scripts/ensure-system-deps.sh
 [ -d .next ] || npx next build
 export E2E_DATA_DIR="$(mktemp -d /tmp/paddock-e2e.XXXXXX)"

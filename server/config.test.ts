@@ -48,4 +48,12 @@ describe('config', () => {
     expect(c.PADDOCK_HAND_ALLOWED_DOMAINS).toEqual(['registry.npmjs.org', 'github.com']);
     expect(c.PADDOCK_REMOTE_HANDS).toEqual({ gpu: { url: 'http://10.0.0.5:8080/mcp', token: 't' } });
   });
+
+  it('takes PADDOCK_OUTBOUND_ALLOW as hosts and addresses with optional ports, and refuses anything else naming the variable', () => {
+    expect(loadConfig({}).PADDOCK_OUTBOUND_ALLOW).toEqual([]);
+    expect(loadConfig({ PADDOCK_OUTBOUND_ALLOW: '127.0.0.1, localhost:8080,[::1]:3000,*.corp.example,::1' }).PADDOCK_OUTBOUND_ALLOW).toEqual(['127.0.0.1', 'localhost:8080', '[::1]:3000', '*.corp.example', '::1']);
+    for (const bad of ['*', '10.0.0.0/8', 'http://localhost', 'localhost:0', 'localhost:70000', 'a b', '[::1', 'user@host']) {
+      expect(() => loadConfig({ PADDOCK_OUTBOUND_ALLOW: bad }), bad).toThrow(/PADDOCK_OUTBOUND_ALLOW: must be comma-separated hosts or IP addresses/);
+    }
+  });
 });

@@ -2,6 +2,7 @@ import 'server-only';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { isHostEntry } from '~/lib/network-policy';
 import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/server/hands/sandbox/limits';
 import { decodeMasterKeyText } from '~/server/vault/master-key';
 
@@ -74,6 +75,15 @@ const Env = z.object({
    * unless listed. Off: such environments are refused.
    */
   PADDOCK_ALLOW_UNRESTRICTED_NETWORK: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  /**
+   * Hosts or addresses the server may connect to on a user's behalf although they are private,
+   * loopback, link-local or this machine's own (an MCP server, OAuth token endpoint or git host
+   * the operator runs nearby), comma-separated: `127.0.0.1`, `localhost:8080`, `[::1]:3000`,
+   * `*.corp.example` (no port: any). Everything else such a connection goes to must be public.
+   */
+  PADDOCK_OUTBOUND_ALLOW: CommaList.refine((entries) => entries.every(isHostEntry), {
+    message: 'must be comma-separated hosts or IP addresses, each with an optional :port (e.g. 127.0.0.1,localhost:8080,[::1]:3000,*.corp.example)',
+  }),
   /**
    * Bounds on every sandbox hand (0 = none): processes alive at once and memory of the whole hand,
    * the largest file it may write, CPU time per bash command. An agent may ask for less, never more.

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SessionAgent } from '~/lib/agent';
 import type { StoredEvent } from '~/lib/events';
 import { type AgentToolParams, AgentToolsParams, normalizeTools } from '~/lib/toolset';
@@ -19,6 +19,7 @@ import type { McpGateway } from '~/server/proxy/mcp-gateway';
 import { type BearerGate, startBearerGate } from '~/server/proxy/testing/bearer-gate';
 import { type EverythingServer, startEverythingServer } from '~/server/proxy/testing/everything-server';
 import { MemorySecrets } from '~/server/proxy/testing/memory-secrets';
+import { echoedForms, startEchoAuthMcp } from '~/server/proxy/testing/echo-auth-mcp';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
 
 const CANARY = 'canary-mcp-secret-3e9f1a2b';
@@ -230,5 +231,53 @@ describe('a session whose agent has an MCP server (server-everything behind a be
     const [listing] = await ofType(s.id, 'mcp.tools_listed');
     expect(listing!.servers.map((x) => [x.mcp_server_name, x.error ?? null])).toEqual([['everything', null], ['gone', 'connection']]);
     expect(await last(s.id)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+  }, 60_000);
+});
+
+describe('a session whose agent names an MCP server on loopback the operator does not trust', () => {
+  it('records mcp_connection_failed_error "refused by the network policy" naming the server, the server sees no request, and the session goes on', async () => {
+    vi.stubEnv('PADDOCK_OUTBOUND_ALLOW', '');
+    try {
+      fake.enqueue(textResponse('No MCP today.'));
+      const s = await store.createSession({ agent: agentWith(toolset('always_allow'), [{ name: 'everything', url: gate.url }]), vault_ids: ['vlt_team'] });
+      await say(s.id, 'hi');
+      await harness().wake(s.id);
+      const errors = (await ofType(s.id, 'session.error')).map((e) => e.error);
+      expect(errors).toEqual([expect.objectContaining({ type: 'mcp_connection_failed_error', mcp_server_name: 'everything', message: expect.stringContaining('127.0.0.1 was refused by the network policy') as unknown }) as unknown]);
+      expect(JSON.stringify(errors)).not.toMatch(/HTTP|401|invalid_token/);
+      expect(gate.seenAuth).toEqual([]);
+      expect(await last(s.id)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  }, 60_000);
+});
+
+describe('a session whose MCP server echoes the credential back in disguise', () => {
+  it('stores none of its base64, base64url, URL-encoded, reversed or spaced-out copies: not in the result, the listing or anything the model is sent', async () => {
+    const hostile = await startEchoAuthMcp();
+    try {
+      secrets.put('vlt_team', hostile.url, { credentialId: 'vcrd_h', vaultId: 'vlt_team', type: 'static_bearer', token: CANARY });
+      fake.enqueue(toolUseResponse('mcp__hostile__whoami', {}, { id: 'toolu_w' }), textResponse('noted'));
+      const tools: AgentToolParams[] = [
+        { type: 'agent_toolset_20260401', default_config: { enabled: false } },
+        { type: 'mcp_toolset', mcp_server_name: 'hostile', default_config: { permission_policy: { type: 'always_allow' } } },
+      ];
+      const s = await store.createSession({ agent: agentWith(tools, [{ name: 'hostile', url: hostile.url }]), vault_ids: ['vlt_team'] });
+      await say(s.id, 'who am I?');
+      await harness().wake(s.id);
+
+      // The scan sees the result: every echoed line is there, its value redacted.
+      const [result] = await ofType(s.id, 'agent.mcp_tool_result');
+      expect(result).toMatchObject({ is_error: false });
+      const text = (result!.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+      const forms = echoedForms(`Bearer ${CANARY}`);
+      expect(text.split('\n')).toEqual(forms.map((f) => `${f.slice(0, f.indexOf(': '))}: [redacted]`));
+      const stored = JSON.stringify(await store.getEvents(s.id)) + JSON.stringify(fake.requests);
+      for (const f of forms) expect(stored).not.toContain(f.slice(f.indexOf(': ') + 2));
+      expect(stored).toContain('[redacted]');
+    } finally {
+      await hostile.close();
+    }
   }, 60_000);
 });

@@ -1,12 +1,10 @@
 import 'server-only';
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { ToolError } from '~/lib/hand';
-import { deniedAddressClass, parseIPv4, parseIPv6 } from '~/lib/ip-address';
+import { type Address, type Resolve, chooseAddress, literalAddress, pinnedLookup } from '~/server/net/address-policy';
 
 /**
  * One HTTP GET for web_fetch, to an address checked first: the host is resolved here, a private,
@@ -17,25 +15,18 @@ import { deniedAddressClass, parseIPv4, parseIPv6 } from '~/lib/ip-address';
  * the body are read.
  */
 
-export interface Address {
-  address: string;
-  family: 4 | 6;
-}
-
-/** Name resolution (a seam for tests: a name that resolves to a private address). */
-export type Resolve = (host: string) => Promise<Address[]>;
-
-export const systemResolve: Resolve = async (host) =>
-  (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+export type { Address, Resolve } from '~/server/net/address-policy';
+export { systemResolve } from '~/server/net/address-policy';
 
 export const USER_AGENT = 'Paddock-web_fetch/1';
 
 /**
  * Where to connect for `host`: an IP literal itself, else a resolved address. Unless `explicit`
- * (the host is listed by its exact name or address), an address outside public space is refused.
+ * (the host is listed by its exact name or address), an address outside public space (this
+ * machine's own interface addresses included) is refused.
  */
 export async function checkedAddress(host: string, explicit: boolean, resolve: Resolve): Promise<Address> {
-  const literal: Address | null = parseIPv4(host) ? { address: host, family: 4 } : parseIPv6(host) ? { address: host, family: 6 } : null;
+  const literal = literalAddress(host);
   let candidates: Address[];
   if (literal) candidates = [literal];
   else {
@@ -46,14 +37,9 @@ export async function checkedAddress(host: string, explicit: boolean, resolve: R
     }
     if (candidates.length === 0) throw new ToolError(`web_fetch: ${host} has no address`);
   }
-  if (explicit) return candidates[0]!;
-  const refused: string[] = [];
-  for (const c of candidates) {
-    const why = deniedAddressClass(c.address);
-    if (why === null) return c;
-    refused.push(why);
-  }
-  const what = literal ? `${host} is ${refused[0]}` : `${host} resolves to ${[...new Set(refused)].join(' and ')}`;
+  const choice = chooseAddress(host, candidates, () => explicit);
+  if (choice.ok) return choice.to;
+  const what = literal ? `${host} is ${choice.refused[0]}` : `${host} resolves to ${choice.refused.join(' and ')}`;
   throw new ToolError(
     `web_fetch: refused: ${what}. Private, loopback and link-local addresses are fetched only from a host listed by its exact name or address in the environment's allowed_hosts`,
   );
@@ -95,10 +81,7 @@ function decoder(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | zli
 
 /** GET `url`, connecting only to `to`. Rejects with the socket's error, or the signal's reason. */
 export function pinnedGet(url: URL, to: Address, o: PinnedGetOptions): Promise<PinnedResponse> {
-  const lookup = ((_host: string, opts: { all?: boolean } | undefined, cb: (...args: unknown[]) => void) => {
-    if (opts?.all) cb(null, [{ address: to.address, family: to.family }]);
-    else cb(null, to.address, to.family);
-  }) as unknown as LookupFunction;
+  const lookup = pinnedLookup(to);
   const request = url.protocol === 'https:' ? https.request : http.request;
   const aborted = () => (o.signal.reason instanceof Error ? o.signal.reason : new Error('the fetch was aborted'));
   return new Promise<PinnedResponse>((resolve, reject) => {

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '~/lib/events';
 import type { NetworkPolicy } from '~/lib/network-policy';
@@ -132,6 +133,31 @@ describe('web_fetch', () => {
     await expect(fetchUrl('http://[::ffff:10.0.0.1]/', { network: open })).rejects.toThrow(/is a private address/);
     // Listed exactly, it is fetched: from the address checked (the system resolver knows no such name).
     expect(await fetchUrl(`http://rebind.example.test:${port}/text`, { network: { type: 'limited', hosts: ['rebind.example.test'] } })).toContain('plain words');
+  });
+
+  /** This machine's first non-loopback IPv4 address (eth0's, say): public-looking, but this host. */
+  const ownAddress = Object.values(os.networkInterfaces()).flatMap((l) => l ?? []).find((i) => i.family === 'IPv4' && !i.internal)?.address;
+
+  it.skipIf(!ownAddress)("refuses this host's own interface address in an unrestricted environment, and the server there sees no request", async () => {
+    const own = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('this host\n'));
+    await new Promise<void>((resolve) => own.listen(0, ownAddress, resolve));
+    let requests = 0;
+    own.on('request', () => (requests += 1));
+    try {
+      const url = `http://${ownAddress}:${(own.address() as AddressInfo).port}/`;
+      const open: NetworkPolicy = { type: 'unrestricted', hosts: [] };
+      await expect(fetchUrl(url, { network: open })).rejects.toThrow(`refused: ${ownAddress} is an address of this host`);
+      // A name that resolves to it, likewise.
+      const resolve: Resolve = () => Promise.resolve([{ address: ownAddress!, family: 4 }]);
+      await expect(fetchUrl(`http://me.example.test:${(own.address() as AddressInfo).port}/`, { network: open, resolve })).rejects.toThrow('me.example.test resolves to an address of this host');
+      expect(requests).toBe(0);
+      // Listed by its exact address, it is fetched (as a private address would be).
+      expect(await fetchUrl(url, { network: { type: 'limited', hosts: [ownAddress!] } })).toContain('this host');
+      expect(requests).toBe(1);
+    } finally {
+      own.closeAllConnections();
+      await new Promise((resolve) => own.close(resolve));
+    }
   });
 
   it('follows a redirect, checking every hop, and says where it came from', async () => {

@@ -206,4 +206,37 @@ describe('git proxy', () => {
     }
     expect(parseProxyPath('GET', '/short/app.git/info/refs?service=git-upload-pack')).toBeNull();
   });
+
+  it('refuses a repository on loopback unless the operator trusts it: 502 naming the policy, and the git host sees no request', async () => {
+    const { remote } = await sessionWithRepo(`${gitServer.origin}/app.git`);
+    vi.stubEnv('PADDOCK_OUTBOUND_ALLOW', '');
+    const before = gitServer.authorizations.length;
+    const res = await fetch(`${remote}/info/refs?service=git-upload-pack`);
+    expect(res.status).toBe(502);
+    expect(await res.text()).toBe('127.0.0.1 was refused by the network policy: the server connects only to public addresses, unless its operator trusts the host\n');
+    expect(await proxy.refusal(`${gitServer.origin}/app.git`)).toContain('127.0.0.1 was refused by the network policy');
+    expect(await gitFails(['clone', '-q', remote, path.join(dir, 'c')], dir)).toMatch(/502/);
+    expect(gitServer.authorizations.length).toBe(before);
+    expect(logged.join('')).toContain('git proxy upstream refused by the network policy');
+
+    // Trusted on its port (as the test setup does for every loopback host), it goes through.
+    vi.stubEnv('PADDOCK_OUTBOUND_ALLOW', new URL(gitServer.origin).host);
+    const ok = await fetch(`${remote}/info/refs?service=git-upload-pack`);
+    expect([ok.status, await ok.text()]).toEqual([200, expect.stringContaining('git-upload-pack')]);
+    expect(await proxy.refusal(`${gitServer.origin}/app.git`)).toBeNull();
+  });
+
+  it.each(['https://169.254.169.254/latest/app.git', 'https://[fd00::1]/app.git', 'https://metadata.test.invalid/app.git'])('refuses a repository at %s before connecting', async (url) => {
+    const strict = await new GitProxy({ repositories: repos, outbound: { allow: [], resolve: () => Promise.resolve([{ address: '169.254.169.254', family: 4 as const }]) } }).start();
+    try {
+      const { cap } = await sessionWithRepo(url);
+      const began = Date.now();
+      const res = await fetch(`${strict.remoteUrl(cap, url)}/info/refs?service=git-upload-pack`);
+      expect(res.status).toBe(502);
+      expect(await res.text()).toMatch(/^\S+ was refused by the network policy/);
+      expect(Date.now() - began).toBeLessThan(2_000);
+    } finally {
+      await strict.close();
+    }
+  });
 });

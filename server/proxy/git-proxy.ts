@@ -1,9 +1,9 @@
 import 'server-only';
 import http from 'node:http';
-import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { errorFields, logger } from '~/server/log';
+import { type OutboundPolicy, isOutboundRefused, outboundAddress, outboundRequest } from '~/server/net/outbound';
 import type { RepositoryStore } from '~/server/proxy/repository-store';
 
 const log = logger('git-proxy');
@@ -21,6 +21,8 @@ export interface GitProxyOptions {
   port?: number;
   /** Extra CA certificates upstream may present (tests: a self-signed local git server). */
   upstreamCa?: string | Buffer;
+  /** Where repository hosts may be: default the server's address policy (`PADDOCK_OUTBOUND_ALLOW`). */
+  outbound?: OutboundPolicy;
 }
 
 /** The part of a repository URL the proxy URL repeats, without a trailing slash or `.git`. */
@@ -99,6 +101,17 @@ export class GitProxy {
     return `http://[::ffff:127.0.0.1]:${this.port}/${capability}${repoPath(repositoryUrl)}.git`;
   }
 
+  /** Why the network policy refuses a repository's host (the message to show), or null when it does not. */
+  async refusal(repositoryUrl: string): Promise<string | null> {
+    try {
+      await outboundAddress(new URL(repositoryUrl), this.#opts.outbound);
+      return null;
+    } catch (e) {
+      // Anything else (a name that does not resolve) is git's to report, as before.
+      return isOutboundRefused(e) ? e.message : null;
+    }
+  }
+
   async start(): Promise<this> {
     // No whole-request deadline (Node's default is 5 min): a large push streams its pack for longer.
     const server = http.createServer({ requestTimeout: 0 }, (req, res) => void this.#handle(req, res));
@@ -148,22 +161,17 @@ export class GitProxy {
     if (req.headers['transfer-encoding'] !== undefined && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
     if (token !== null) headers.authorization = `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
     const fields = { session: grant.sessionId, resource: grant.resourceId, hand: grant.hand, service: parsed.service, method: req.method };
-    const up = https.request(upstream, { method: req.method, headers, ...(this.#opts.upstreamCa ? { ca: this.#opts.upstreamCa } : {}) }, (ures) => {
-      const status = ures.statusCode ?? 502;
-      log.info('git proxy request', { ...fields, status });
-      if (status >= 300 && status < 400) {
-        // Not followed, and not handed to the hand (it could name another host).
-        ures.resume();
-        res.writeHead(502, { 'content-type': 'text/plain' }).end('the repository host redirected; not followed\n');
-        return;
-      }
-      const out: http.OutgoingHttpHeaders = {};
-      for (const h of RESPONSE_HEADERS) if (ures.headers[h] !== undefined) out[h] = ures.headers[h];
-      res.writeHead(status, out);
-      pipeline(ures, res, (e) => {
-        if (e) log.warn('git proxy response cut', { ...fields, ...errorFields(e) });
-      });
-    });
+    let up: http.ClientRequest;
+    try {
+      // Checked and pinned: a repository URL naming loopback, the metadata address or this host is never dialled.
+      up = await outboundRequest(upstream, { method: req.method, headers, ...(this.#opts.upstreamCa ? { ca: this.#opts.upstreamCa } : {}) }, (ures) => this.#relay(ures, res, fields), this.#opts.outbound);
+    } catch (e) {
+      req.resume();
+      const refused = isOutboundRefused(e);
+      log.warn(refused ? 'git proxy upstream refused by the network policy' : 'git proxy upstream failed', { ...fields, host: upstream.hostname, ...(refused ? {} : errorFields(e)) });
+      res.writeHead(502, { 'content-type': 'text/plain' }).end(refused ? `${e.message}\n` : 'the repository host could not be reached\n');
+      return;
+    }
     up.on('error', (e) => {
       log.warn('git proxy upstream failed', { ...fields, ...errorFields(e) });
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end('the repository host could not be reached\n');
@@ -174,6 +182,24 @@ export class GitProxy {
     });
     pipeline(req, up, (e) => {
       if (e) up.destroy();
+    });
+  }
+
+  /** Upstream's answer back to the hand: status and the safe headers, the body streamed; a redirect never. */
+  #relay(ures: http.IncomingMessage, res: http.ServerResponse, fields: Record<string, unknown>): void {
+    const status = ures.statusCode ?? 502;
+    log.info('git proxy request', { ...fields, status });
+    if (status >= 300 && status < 400) {
+      // Not followed, and not handed to the hand (it could name another host).
+      ures.resume();
+      res.writeHead(502, { 'content-type': 'text/plain' }).end('the repository host redirected; not followed\n');
+      return;
+    }
+    const out: http.OutgoingHttpHeaders = {};
+    for (const h of RESPONSE_HEADERS) if (ures.headers[h] !== undefined) out[h] = ures.headers[h];
+    res.writeHead(status, out);
+    pipeline(ures, res, (e) => {
+      if (e) log.warn('git proxy response cut', { ...fields, ...errorFields(e) });
     });
   }
 }

@@ -2,6 +2,7 @@ import 'server-only';
 import { InvalidInputError } from '~/lib/errors';
 import { isMcpUpstreamError } from '~/server/proxy/mcp-gateway';
 import { McpUpstream } from '~/server/proxy/mcp-proxy';
+import { scrubSecrets } from '~/server/proxy/scrub-secrets';
 import type { McpSecret, McpSecretSource } from '~/server/vault/mcp-secret';
 import { logger } from '~/server/log';
 
@@ -58,5 +59,5 @@ function parseUrl(url: string): URL {
 /** The upstream code scrubs already; this is the last line before an answer leaves. */
 function scrub(text: string, s: McpSecret | null): string {
   const values = !s ? [] : s.type === 'static_bearer' ? [s.token] : [s.accessToken, ...(s.refresh ? [s.refresh.refreshToken] : [])];
-  return values.filter((v) => v.length >= 4).reduce((t, v) => t.split(v).join('[redacted]'), text);
+  return scrubSecrets(text, values);
 }

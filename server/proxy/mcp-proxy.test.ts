@@ -12,6 +12,7 @@ import { MCP_PROXY_AUDIENCE, SessionTokenError, mintSessionToken, proxySigningKe
 import { type BearerGate, startBearerGate } from '~/server/proxy/testing/bearer-gate';
 import { type EverythingServer, startEverythingServer } from '~/server/proxy/testing/everything-server';
 import { MemorySecrets } from '~/server/proxy/testing/memory-secrets';
+import { probeMcpServer } from '~/server/proxy/mcp-probe';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
 
 const STATIC = 'canary-static-bearer-7f3a9c';
@@ -255,4 +256,76 @@ describe('the MCP proxy against server-everything behind a bearer gate', () => {
     const rows = await store.db.selectFrom('server_secrets').select('name').execute();
     expect(rows.map((r) => r.name)).toContain('mcp_proxy_signing_key');
   });
+});
+
+describe('the MCP proxy under the outbound address policy', () => {
+  /** The proxy as the server runs it when the operator trusts nothing: loopback is refused. */
+  const strict = () => new McpProxy({ secrets, sessions: store, signingKey: proxySigningKey(store.db), connectTimeoutMs: 5_000, callTimeoutMs: 10_000, outbound: { allow: [] } });
+
+  it('refuses an agent’s MCP server on loopback with "refused by the network policy", and the listening server sees no request', async () => {
+    const g = await gate({ token: STATIC });
+    secrets.put('vlt_a', g.url, { credentialId: 'vcrd_1', vaultId: 'vlt_a', type: 'static_bearer', token: STATIC });
+    const id = await sessionWith([{ name: 'local', url: g.url }]);
+    for (const p of [strict().listTools(await mintSessionToken(key, id), 'local'), strict().callTool(await mintSessionToken(key, id), 'local', 'echo', { message: 'x' })]) {
+      const e = await failure(p);
+      expect(e).toMatchObject({ kind: 'connection', server: 'local' });
+      expect(e.message).toContain('127.0.0.1 was refused by the network policy');
+      // Nothing about what answers there: no status, no body.
+      expect(e.message).not.toMatch(/HTTP|401|invalid_token/);
+      expectClean(e);
+    }
+    expect(g.seenAuth).toEqual([]);
+  }, 30_000);
+
+  it.each(['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/', 'http://metadata.test.invalid/'])('refuses an MCP server at the instance-metadata address (%s)', async (url) => {
+    const resolve = () => Promise.resolve([{ address: '169.254.169.254', family: 4 as const }]);
+    const proxy = new McpProxy({ secrets, sessions: store, signingKey: proxySigningKey(store.db), connectTimeoutMs: 5_000, outbound: { allow: [], resolve } });
+    const id = await sessionWith([{ name: 'meta', url }]);
+    const began = Date.now();
+    const e = await failure(proxy.listTools(await mintSessionToken(key, id), 'meta'));
+    expect(e).toMatchObject({ kind: 'connection', server: 'meta' });
+    expect(e.message).toContain('was refused by the network policy');
+    expect(e.message).not.toContain('169.254.169.254 is');
+    // Refused before any connect, not after a timeout.
+    expect(Date.now() - began).toBeLessThan(2_000);
+  }, 30_000);
+
+  it('refuses an OAuth token endpoint on loopback when only the MCP server is trusted: no token request is made', async () => {
+    const g = await gate({ token: 'unknown-until-refreshed', refreshToken: REFRESH });
+    const endpoint = await gate({ token: 'x', refreshToken: REFRESH });
+    secrets.put('vlt_a', g.url, {
+      credentialId: 'vcrd_oauth', vaultId: 'vlt_a', type: 'mcp_oauth', accessToken: EXPIRED_ACCESS, expiresAt: new Date(Date.now() - 60_000).toISOString(),
+      refresh: { clientId: 'c', refreshToken: REFRESH, tokenEndpoint: endpoint.tokenEndpoint, tokenEndpointAuth: { type: 'none' }, resource: null, scope: null },
+    });
+    const id = await sessionWith([{ name: 'everything', url: g.url }]);
+    const proxy = new McpProxy({ secrets, sessions: store, signingKey: proxySigningKey(store.db), outbound: { allow: [new URL(g.url).host] } });
+    const e = await failure(proxy.listTools(await mintSessionToken(key, id), 'everything'));
+    expect(e).toMatchObject({ kind: 'connection', detail: { stage: 'refresh' } });
+    expect(e.message).toContain('OAuth token endpoint 127.0.0.1 was refused by the network policy');
+    expect(endpoint.tokenRequests).toEqual([]);
+    expect(secrets.saved).toEqual([]);
+    expectClean(e);
+  }, 30_000);
+
+  it('PADDOCK_OUTBOUND_ALLOW lets the listed loopback server through, and only on the listed port', async () => {
+    const g = await gate({ token: STATIC });
+    secrets.put('vlt_a', g.url, { credentialId: 'vcrd_1', vaultId: 'vlt_a', type: 'static_bearer', token: STATIC });
+    const id = await sessionWith([{ name: 'local', url: g.url }]);
+    const port = Number(new URL(g.url).port);
+    vi.stubEnv('PADDOCK_OUTBOUND_ALLOW', `127.0.0.1:${port}`);
+    const res = await proxy.callTool(await mintSessionToken(key, id), 'local', 'echo', { message: 'trusted' });
+    expect(res.content).toEqual([{ type: 'text', text: 'Echo: trusted' }]);
+    vi.stubEnv('PADDOCK_OUTBOUND_ALLOW', `localhost,127.0.0.1:${port + 1}`);
+    const before = g.seenAuth.length;
+    const e = await failure(proxy.callTool(await mintSessionToken(key, id), 'local', 'echo', { message: 'not trusted' }));
+    expect(e.message).toContain('refused by the network policy');
+    expect(g.seenAuth).toHaveLength(before);
+  }, 30_000);
+
+  it('"Test connection" (mcp-probe) refuses a loopback URL the same way, without dialling it', async () => {
+    const g = await gate({ token: STATIC });
+    vi.stubEnv('PADDOCK_OUTBOUND_ALLOW', '');
+    expect(await probeMcpServer(secrets, g.url, [])).toEqual({ status: 'unreachable', message: expect.stringContaining('127.0.0.1 was refused by the network policy') as unknown });
+    expect(g.seenAuth).toEqual([]);
+  }, 30_000);
 });

@@ -10,6 +10,8 @@ import { type SigningKey, verifySessionToken } from '~/server/proxy/session-toke
 import type { McpSecret, McpSecretSource, OAuthRefresh } from '~/server/vault/mcp-secret';
 import type { SessionStore } from '~/server/session/store';
 import { logger } from '~/server/log';
+import { type OutboundPolicy, isOutboundRefused, outboundFetch } from '~/server/net/outbound';
+import { scrubSecrets } from '~/server/proxy/scrub-secrets';
 
 const log = logger('mcp-proxy');
 
@@ -21,6 +23,8 @@ export interface McpUpstreamOptions {
   callTimeoutMs?: number;
   /** The OAuth token endpoint's answer: default 10 s. */
   refreshTimeoutMs?: number;
+  /** Where MCP servers and token endpoints may be reached: default the server's (`PADDOCK_OUTBOUND_ALLOW`). */
+  outbound?: OutboundPolicy;
 }
 
 export interface McpProxyOptions extends McpUpstreamOptions {
@@ -74,7 +78,7 @@ export class McpUpstream {
   constructor(private readonly o: McpUpstreamOptions) {}
 
   async listTools(target: McpTarget, signal?: AbortSignal): Promise<McpListedTool[]> {
-    return this.withUpstream(target, signal, async (client, opts) => {
+    return this.withUpstream(target, signal, async (client, opts, secrets) => {
       const tools: McpListedTool[] = [];
       let cursor: string | undefined;
       // Paged: a server with many tools answers in pages (bounded, so a server cannot loop us).
@@ -83,7 +87,7 @@ export class McpUpstream {
         // Only what can be offered to the model, bounded: the listing is stored in the log.
         for (const t of res.tools) {
           if (!TOOL_NAME.test(t.name) || tools.length >= MAX_TOOLS || JSON.stringify(t.inputSchema).length > MAX_SCHEMA_CHARS) continue;
-          tools.push({ name: t.name, description: (t.description ?? t.title ?? '').slice(0, 10_000), input_schema: t.inputSchema });
+          tools.push({ name: t.name, description: scrub((t.description ?? t.title ?? '').slice(0, 10_000), secrets), input_schema: scrubSchema(t.inputSchema, secrets) });
         }
         cursor = res.nextCursor;
         if (!cursor) break;
@@ -154,6 +158,8 @@ export class McpUpstream {
   ): Promise<T> {
     const transport = new StreamableHTTPClientTransport(new URL(server.url), {
       requestInit: { headers: bearer ? { Authorization: `Bearer ${bearer}` } : {}, redirect: 'error' },
+      // Every request (the SDK's POST, GET and DELETE) checked and pinned by the address policy.
+      fetch: outboundFetch(this.o.outbound),
     });
     const client = new Client({ name: 'paddock-mcp-proxy', version: '0.1.0' });
     try {
@@ -202,8 +208,9 @@ export class McpUpstream {
     if (r.scope) body.set('scope', r.scope);
     let res: Response;
     try {
-      res = await fetch(r.tokenEndpoint, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(this.o.refreshTimeoutMs ?? 10_000) });
-    } catch {
+      res = await outboundFetch(this.o.outbound)(r.tokenEndpoint, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(this.o.refreshTimeoutMs ?? 10_000) });
+    } catch (e) {
+      if (isOutboundRefused(e)) throw new McpUpstreamError('connection', serverName, `MCP server "${serverName}": its OAuth token endpoint ${e.message}`, { stage: 'refresh' });
       throw new McpUpstreamError('connection', serverName, `MCP server "${serverName}": its OAuth token endpoint could not be reached to refresh the access token`, { stage: 'refresh' });
     }
     const text = await res.text().catch(() => '');
@@ -253,11 +260,21 @@ function bearerOf(s: McpSecret | null): string | null {
   return s.type === 'static_bearer' ? s.token : s.accessToken;
 }
 
-/** Replaces every credential value in a text (an upstream may echo what it was sent). */
+/** Replaces every credential value, in any common encoding, in a text (an upstream may echo what it was sent). */
 function scrub(text: string, secrets: ReadonlySet<string>): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
-  return out;
+  return scrubSecrets(text, secrets);
+}
+
+/** A tool's input schema with any credential in it replaced (it is stored in the log with the listing). */
+function scrubSchema<T>(schema: T, secrets: ReadonlySet<string>): T {
+  const text = JSON.stringify(schema);
+  const clean = scrub(text, secrets);
+  if (clean === text) return schema;
+  try {
+    return JSON.parse(clean) as T;
+  } catch {
+    return { type: 'object' } as T;
+  }
 }
 
 const TIMEOUT_CODE = -32001;
@@ -268,6 +285,8 @@ const TIMEOUT_CODE = -32001;
  */
 function classify(server: string, e: unknown, phase: 'connect' | 'call', secrets: ReadonlySet<string>): McpUpstreamError {
   if (isMcpUpstreamError(e)) return e;
+  // Refused before any connection: the message names the host, nothing about what answers there.
+  if (isOutboundRefused(e)) return new McpUpstreamError('connection', server, `MCP server "${server}": ${e.message}`, { stage: phase });
   const make = (kind: McpFailureKind, why: string) => new McpUpstreamError(kind, server, `MCP server "${server}" ${why}`, { stage: phase });
   if (e instanceof StreamableHTTPError) {
     if (e.code === 401 || e.code === 403) return make('authentication', `refused the credential (HTTP ${e.code}): check the credential for its URL in the session's vaults`);

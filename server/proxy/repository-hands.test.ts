@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
 import { type HandScope, HandRegistry } from '~/server/hands/registry';
 import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
@@ -141,6 +141,22 @@ describe('a repository resource in a sandboxed hand', () => {
     expect(error).toMatchObject({ type: 'repository_authentication_error', repository_url: url, retry_status: { type: 'retrying' } });
     expect(error!.message).toContain(url);
     expect(JSON.stringify(await store.getEvents(scope.sessionId))).not.toContain('ghp_wrong');
+  }, 60_000);
+
+  it('does not clone a repository on loopback the operator does not trust: a clone error saying the network policy refused it, and the git host sees no request', async () => {
+    const url = `${gitServer.origin}/widgets.git`;
+    vi.stubEnv('PADDOCK_OUTBOUND_ALLOW', '');
+    try {
+      const before = gitServer.authorizations.length;
+      const scope = await sessionWith(url, TOKEN);
+      expect(await bash(scope, 'echo STILL_WORKS; ls widgets 2>&1')).toContain('STILL_WORKS');
+      const [error] = await errors(scope.sessionId);
+      expect(error).toMatchObject({ type: 'repository_clone_error', repository_url: url });
+      expect(error!.message).toContain('127.0.0.1 was refused by the network policy');
+      expect(gitServer.authorizations.length).toBe(before);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   }, 60_000);
 
   it('checks out the branch or commit asked for, and names a missing branch as repository_checkout_error', async () => {

@@ -76,13 +76,10 @@ export class RepositoryHands {
     for (const r of resources) {
       const t0 = performance.now();
       let outcome: string;
-      try {
-        const capability = await this.repositories.issueCapability(scope.sessionId, r.id, handId);
-        const signal = AbortSignal.any([scope.signal, AbortSignal.timeout(CLONE_TIMEOUT_MS)]);
-        outcome = await hand.execute('bash', { command: cloneScript(r, this.proxy.remoteUrl(capability, r.url)), timeout_ms: CLONE_TIMEOUT_MS }, { callId: `clone:${handId}:${r.id}`, signal });
-      } catch (e) {
-        outcome = `paddock-clone: failed clone\n${e instanceof Error ? e.message : String(e)}`;
-      }
+      // A host the network policy refuses is not tried at all (the git proxy would refuse each request anyway).
+      const refused = await this.proxy.refusal(r.url);
+      if (refused !== null) outcome = `paddock-clone: failed clone\n${refused}`;
+      else outcome = await this.#clone(scope, handId, hand, r);
       const status = /paddock-clone: (ok|present|failed (clone|checkout))/.exec(outcome)?.[1] ?? 'failed clone';
       const fields = { session: scope.sessionId, hand: handId, resource: r.id, ms: Math.round(performance.now() - t0) };
       if (status === 'ok' || status === 'present') {
@@ -102,6 +99,17 @@ export class RepositoryHands {
           `repository:${handId}:${r.id}:error`,
         )
         .catch((e: unknown) => log.error('could not record a repository error', { ...fields, ...errorFields(e) }));
+    }
+  }
+
+  /** Runs the clone script in the hand: its output, ending with the `paddock-clone:` line. */
+  async #clone(scope: RepositoryScope, handId: string, hand: Hand, r: RepositoryResource): Promise<string> {
+    try {
+      const capability = await this.repositories.issueCapability(scope.sessionId, r.id, handId);
+      const signal = AbortSignal.any([scope.signal, AbortSignal.timeout(CLONE_TIMEOUT_MS)]);
+      return await hand.execute('bash', { command: cloneScript(r, this.proxy.remoteUrl(capability, r.url)), timeout_ms: CLONE_TIMEOUT_MS }, { callId: `clone:${handId}:${r.id}`, signal });
+    } catch (e) {
+      return `paddock-clone: failed clone\n${e instanceof Error ? e.message : String(e)}`;
     }
   }
 

@@ -41,7 +41,8 @@ export async function startBearerGate(o: BearerGateOptions): Promise<BearerGate>
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' });
       return void res.end(JSON.stringify({ error: 'invalid_token' }));
     }
-    const { authorization: _, host: __, ...headers } = req.headers;
+    // Hop-by-hop headers stay on this hop (a forwarded `connection: close` would break the pooled upstream socket).
+    const { authorization: _, host: __, connection: ___, 'keep-alive': ____, ...headers } = req.headers;
     const fwd = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       res.flushHeaders();
