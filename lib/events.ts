@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { McpServerListing } from '~/lib/mcp-tools';
+import { McpServerListing } from '~/lib/mcp-listing';
 
 /**
  * The session event vocabulary: the single source of truth for every boundary (REST, tRPC,

@@ -1,26 +1,14 @@
-import { z } from 'zod';
 import type { McpServer } from '~/lib/agent';
+import type { McpServerListing } from '~/lib/mcp-listing';
 import type { ToolSpec } from '~/lib/hand';
 import type { AgentTool, McpToolset } from '~/lib/toolset';
 
 /**
  * MCP tools as the model sees them: `mcp__<server>__<tool>`, from the list fetched once per
- * session and stored in the log (`mcp.tools_listed`), so every wake builds the same definitions.
+ * session and stored in the log (`mcp.tools_listed`, whose schema is in mcp-listing.ts), so every
+ * wake builds the same definitions.
  */
-export const McpListedTool = z.object({
-  name: z.string().min(1).max(128),
-  description: z.string().max(10_000),
-  input_schema: z.record(z.string(), z.unknown()),
-});
-export type McpListedTool = z.infer<typeof McpListedTool>;
-
-export const McpServerListing = z.object({
-  mcp_server_name: z.string().min(1).max(64),
-  tools: z.array(McpListedTool).max(1000),
-  /** Set when the server could not be listed: the session goes on without its tools. */
-  error: z.enum(['authentication', 'connection', 'protocol']).optional(),
-});
-export type McpServerListing = z.infer<typeof McpServerListing>;
+export { McpListedTool, McpServerListing } from '~/lib/mcp-listing';
 
 /** A tool name the Messages API accepts. */
 const API_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

@@ -1,6 +1,5 @@
 import 'server-only';
 import { errorFields, logger } from '~/server/log';
-import type { Runtime } from '~/server/runtime';
 
 const log = logger('shutdown');
 
@@ -37,7 +36,14 @@ export const RESTARTING_MESSAGE = 'the server is restarting: reconnect and resum
  * with a restarting notice. What a turn had not stored is re-derived from the log by whoever runs
  * the session next, as after a crash.
  */
-export async function stopRuntime(rt: Pick<Runtime, 'harness' | 'hands' | 'stopBackground'>): Promise<void> {
+/** What of a runtime a stop needs (a shape, not the Runtime type: runtime.ts imports this file). */
+export interface StoppableRuntime {
+  harness: { close(): Promise<void> };
+  hands: { stopAll(): Promise<unknown> };
+  stopBackground?: () => void;
+}
+
+export async function stopRuntime(rt: StoppableRuntime): Promise<void> {
   const t0 = performance.now();
   rt.stopBackground?.();
   await rt.harness.close().catch((e: unknown) => log.warn('harness close failed', errorFields(e)));
@@ -51,7 +57,7 @@ export async function stopRuntime(rt: Pick<Runtime, 'harness' | 'hands' | 'stopB
  * connections to end, exits too once the streams have ended). Whatever happens, the process is
  * gone within `timeoutMs`.
  */
-export function installGracefulStop(runtime: () => Promise<Runtime> | null, timeoutMs: number): void {
+export function installGracefulStop(runtime: () => Promise<StoppableRuntime> | null, timeoutMs: number): void {
   const g = globalThis as { [k: symbol]: unknown };
   const installed = Symbol.for('paddock.stop-installed');
   if (g[installed]) return;

@@ -1,10 +1,10 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
 import type { EnvironmentConfig } from '~/lib/agent';
-import type { NewEvent, StoredEvent } from '~/lib/events';
 import { type Hand, type HandKind, ToolError, lostHandText } from '~/lib/hand';
 import { type HandRecord, handsInLog } from '~/lib/hand-log';
 import { type NetworkPolicy, sessionNetworkPolicy } from '~/lib/network-policy';
+import type { HandEntry, HandScope } from '~/server/hands/hand-entry';
 import { type HandResources, type ProvisionSpec, type Provisioner, isSuspendable } from '~/server/hands/provisioner';
 import { IdleReaper, type LiveHand, type ReaperLimits, type SuspendReason } from '~/server/hands/idle-reaper';
 import { type SuspendDeps, resumeEntry, suspendEntry } from '~/server/hands/suspend';
@@ -20,48 +20,12 @@ import type { RepositoryHands } from '~/server/proxy/repository-hands';
 
 const log = logger('hands');
 
-/** How a harness step lets the registry append (with its lease fence) and when to give up. */
-export interface HandScope {
-  sessionId: string;
-  emit: (event: NewEvent, idempotencyKey: string) => Promise<StoredEvent>;
-  signal: AbortSignal;
-  /**
-   * The lease epoch of the harness acting (absent for a user's request). A new epoch means the
-   * session may have run elsewhere since this process last looked: its hands are re-read from
-   * the log, remote ones re-attached, local ones that are not here reported lost.
-   */
-  epoch?: number;
-}
+export type { HandEntry, HandScope } from '~/server/hands/hand-entry';
 
 export interface ProvisionRequest {
   kind: HandKind;
   endpoint?: string;
   resources?: HandResources;
-}
-
-export interface HandEntry {
-  /** The hand's name in this session (`sandbox-1`), which the brain and the log use. */
-  id: string;
-  kind: HandKind;
-  /** `suspended`: its process is stopped to free the machine, its workspace kept; a call resumes it. */
-  status: 'starting' | 'ready' | 'suspended' | 'released' | 'lost';
-  hand: Hand | null;
-  startedAt: number;
-  /** When a call last started or ended on it: the reaper suspends the least recently used. */
-  lastUsed: number;
-  /** Calls running on it now (never suspended while busy). */
-  inFlight: number;
-  /** Seq of its `hand.provisioned` in the log, once written. */
-  provisionedSeq?: number;
-  /** What it was provisioned as: how a suspended hand starts again. */
-  spec?: ProvisionSpec;
-  /** The resume in progress, shared by parallel calls. */
-  resuming?: Promise<void>;
-  /** The suspend in progress (its process stopping, its event being written). */
-  suspending?: Promise<void>;
-  reason?: string;
-  /** A remote hand's configured endpoint name (what it is re-attached by). */
-  endpoint?: string;
 }
 
 interface SessionHands {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type Hand, type HandKind, ToolError, lostHandText } from '~/lib/hand';
 import type { SuspendReason } from '~/server/hands/idle-reaper';
 import { type Provisioner, isSuspendable } from '~/server/hands/provisioner';
-import type { HandEntry, HandScope } from '~/server/hands/registry';
+import type { HandEntry, HandScope } from '~/server/hands/hand-entry';
 import type { Workspaces } from '~/server/hands/workspaces';
 import { errorFields, logger } from '~/server/log';
 import type { SessionStore } from '~/server/session/store';

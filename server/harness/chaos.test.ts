@@ -335,7 +335,9 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       expect(problems.slice(0, 3).join('\n\n')).toBe('');
       expect(unfinished).toEqual([]);
       // Not vacuous: there were kills, and they landed while sessions were mid-way.
-      expect(kills).toBeGreaterThanOrEqual(SCHEDULE ? SCHEDULE.length : Math.floor(CHAOS_SECONDS / 6));
+      // A kill comes every 0.5–3 s after the worker is ready, and a loaded machine starts workers
+      // slower: a floor well under the expected count (~CHAOS_SECONDS / 3), so load never fails it.
+      expect(kills).toBeGreaterThanOrEqual(SCHEDULE ? SCHEDULE.length : Math.max(3, Math.floor(CHAOS_SECONDS / 12)));
       expect(cutMidWork).toBeGreaterThan(0);
     },
     (CHAOS_SECONDS + 120) * 1000,
