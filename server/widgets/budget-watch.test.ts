@@ -190,16 +190,22 @@ describe('widget budget watch', () => {
     expect(checkLogInvariants(events)).toEqual([]);
   });
 
-  it('waits for a message that came after the cut turn stopped to be answered before it ends the conversation', async () => {
-    const { id } = await spentConversation();
+  it('waits for a message or a verdict that came after the cut turn stopped to be taken up before it ends the conversation', async () => {
     const w = new BudgetWatch({ store: rt.store, widgets: rt.access.widgets.store });
-    await w.tick();
-    await harnessStops(id);
     // The owner wrote meanwhile (the harness has not taken it up yet): not ended over it.
-    await rt.store.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'one more' }] });
-    await w.tick();
-    expect((await rt.store.getSession(id))!.status).toBe('idle');
-    expect(types(await rt.store.getEvents(id))).not.toContain('session.status_terminated');
+    const inputs = [
+      { type: 'user.message', content: [{ type: 'text', text: 'one more' }] },
+      { type: 'user.tool_confirmation', tool_use_id: 'sevt_01ARZ3NDEKTSV4RRFFQ69G5FAV', result: 'allow' },
+    ] as const;
+    for (const input of inputs) {
+      const { id } = await spentConversation();
+      await w.tick();
+      await harnessStops(id);
+      await rt.store.emitEvent(id, input);
+      await w.tick();
+      expect((await rt.store.getSession(id))!.status, input.type).toBe('idle');
+      expect(types(await rt.store.getEvents(id))).not.toContain('session.status_terminated');
+    }
   });
 
   it('refuses every edge once a conversation is ended at its budget: the widget, the owner over tRPC and an API key over /v1, storing nothing', { timeout: 20_000 }, async () => {

@@ -41,6 +41,9 @@ export const budgetCutKey = (sessionId: string) => `${BUDGET_CUT_KEY_PREFIX}${se
 /** The idempotency key of a conversation's end: stored once, whoever ends it. */
 export const budgetEndKey = (sessionId: string) => `${BUDGET_CUT_KEY_PREFIX}${sessionId}:terminated`;
 
+/** What asks the harness for a step: a conversation is not ended while the newest of these is unanswered. */
+const INPUT_TYPES = ['user.message', 'user.tool_confirmation', 'user.custom_tool_result', 'user.tool_result'] as const;
+
 const isBudgetNotice = (e: StoredEvent) => e.type === 'session.error' && e.error.message === BUDGET_SPENT;
 
 /**
@@ -56,7 +59,8 @@ export async function endSpentConversation(store: SessionStore, sessionId: strin
   if (session.status === 'terminated') return true;
   if (session.status !== 'idle') return false;
   const upTo = { to: session.last_seq };
-  const [newest] = await store.getEvents(sessionId, { ...upTo, types: ['user.message', 'session.status_running', 'session.status_idle'], order: 'desc', limit: 1 });
+  // Input the harness has not taken up yet (a message, a verdict, a result) is not ended over.
+  const [newest] = await store.getEvents(sessionId, { ...upTo, types: [...INPUT_TYPES, 'session.status_running', 'session.status_idle'], order: 'desc', limit: 1 });
   if (newest && newest.type !== 'session.status_idle') return false;
   const noticed = (await store.getEvents(sessionId, { ...upTo, types: ['session.error'] })).some(isBudgetNotice);
   const notice = budgetCutEvents().filter((e) => e.type === 'session.error');
