@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StoredEvent } from '~/lib/events';
+import type { NewEvent, StoredEvent } from '~/lib/events';
 import { BUDGET_SPENT, VISITOR_HEADER, WIDGET_DEFAULTS, type WidgetSettingsInput } from '~/lib/widget';
 import { SAME_ORIGIN, httpApi } from '~/server/api/testing/http';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
@@ -193,10 +193,10 @@ describe('widget budget watch', () => {
   it('waits for a message or a verdict that came after the cut turn stopped to be taken up before it ends the conversation', async () => {
     const w = new BudgetWatch({ store: rt.store, widgets: rt.access.widgets.store });
     // The owner wrote meanwhile (the harness has not taken it up yet): not ended over it.
-    const inputs = [
+    const inputs: NewEvent[] = [
       { type: 'user.message', content: [{ type: 'text', text: 'one more' }] },
       { type: 'user.tool_confirmation', tool_use_id: 'sevt_01ARZ3NDEKTSV4RRFFQ69G5FAV', result: 'allow' },
-    ] as const;
+    ];
     for (const input of inputs) {
       const { id } = await spentConversation();
       await w.tick();
