@@ -120,6 +120,24 @@ describe('tool confirmations over events.send', () => {
     return { sessionId: s.id, callId: call!.id };
   }
 
+  it('refuses a verdict, a message and an interrupt to a terminated session with CONFLICT naming it, storing nothing', async () => {
+    const { sessionId, callId } = await waitingCall();
+    // Ended as the budget watch ends a widget conversation.
+    await runtime().store.emitEvent(sessionId, { type: 'session.status_terminated' });
+    const seq = (await runtime().store.getSession(sessionId))!.last_seq;
+    for (const event of [
+      { type: 'user.tool_confirmation' as const, tool_use_id: callId, result: 'allow' as const },
+      { type: 'user.message' as const, content: [{ type: 'text' as const, text: 'go on' }] },
+      { type: 'user.interrupt' as const },
+    ]) {
+      const e = await rejection(api().events.send({ sessionId, event }));
+      expect(e.code).toBe('CONFLICT');
+      expect(e.message).toBe(`session ${sessionId} is terminated and takes no more events`);
+    }
+    expect((await runtime().store.getSession(sessionId))!.last_seq).toBe(seq);
+    expect((await api().sessions.get({ id: sessionId })).status).toBe('terminated');
+  });
+
   it('runs a call that asked once the owner allows it, and stores one verdict only', async () => {
     const { sessionId, callId } = await waitingCall();
     const confirm = (result: 'allow' | 'deny') => api().events.send({ sessionId, event: { type: 'user.tool_confirmation', tool_use_id: callId, result } });

@@ -137,4 +137,16 @@ describe('tRPC API', () => {
     expect(bad.message).toContain('no such file');
     expect((await rejection(api().hands.listFiles({ sessionId: s.id, hand: 'sandbox-7' }))).code).toBe('BAD_REQUEST');
   });
+
+  it('refuses an IDE edit to a terminated session before writing it: the file on the hand stays as it was', async () => {
+    const s = await api().sessions.create({});
+    await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'write src/a.js: let x = 1;' }] } });
+    await runtime().harness.wake(s.id);
+    await runtime().store.emitEvent(s.id, { type: 'session.status_terminated' });
+    const e = await rejection(api().hands.writeFile({ sessionId: s.id, hand: 'memory-1', path: 'src/a.js', content: 'let x = 2;' }));
+    expect(e.code).toBe('CONFLICT');
+    expect(e.message).toBe(`session ${s.id} is terminated and takes no more events`);
+    expect(await api().hands.readFile({ sessionId: s.id, hand: 'memory-1', path: 'src/a.js' })).toEqual({ content: 'let x = 1;' });
+    expect(await api().events.list({ sessionId: s.id, types: ['user.file_edit'] })).toEqual([]);
+  });
 });

@@ -423,6 +423,33 @@ describe('the sweeper', () => {
     }
   });
 
+  it('never runs a terminated session again: a message after its end is refused, one before it is left, and no wake or sweep asks the model', async () => {
+    const id = await sessionWith('hello', textResponse('done'));
+    const h = makeHarness();
+    await h.wake(id);
+    expect(messages()).toHaveLength(1);
+    await store.emitEvent(id, { type: 'session.status_terminated' });
+    fake.enqueue(textResponse('answered after the end'), textResponse('answered after the end'));
+    const seq = (await store.getSession(id))!.last_seq;
+    await expect(store.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'still there?' }] })).rejects.toThrow(`session ${id} is terminated`);
+    expect((await store.getSession(id))!.last_seq).toBe(seq);
+    // A message stored with the end (the same batch, just before it) asks nothing either.
+    const late = (await store.createSession({})).id;
+    await store.emitEvents(late, [{ type: 'user.message', content: [{ type: 'text', text: 'q' }] }, { type: 'session.status_terminated' }]);
+    await h.wake(id);
+    await h.wake(late);
+    expect(await store.sessionsNeedingWork(10)).toEqual([]);
+    const stop = h.startSweeper(100);
+    try {
+      await sleep(400);
+    } finally {
+      stop();
+    }
+    expect(messages()).toHaveLength(1);
+    expect(types(await store.getEvents(late))).toEqual(['user.message', 'session.status_terminated']);
+    expect((await store.getEvents(id)).at(-1)).toMatchObject({ type: 'session.status_terminated' });
+  });
+
   it('stops waking a session whose log asks for nothing: an interrupt sent to an idle session', async () => {
     const id = await sessionWith('hello', textResponse('done'));
     await makeHarness().wake(id);

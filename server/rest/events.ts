@@ -7,6 +7,7 @@ import { ApiError } from '~/server/rest/api-error';
 import { CommonQuery, Limit, List, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
+import { terminatedMessage } from '~/server/session/store';
 import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
 import { streamEvents } from '~/server/rest/event-stream';
 
@@ -28,7 +29,8 @@ async function send({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const { events } = parseInput(SendBody, body, 'body');
   events.forEach((e) => checkEventSize(rt.config, e));
-  if (session.status === 'terminated') throw new ApiError('invalid_request_error', `session ${session.id} is terminated and takes no more events`);
+  // Final: a conflict with the session's state (409), as the store answers one that ends meanwhile.
+  if (session.status === 'terminated') throw new ApiError('conflict_error', terminatedMessage(session.id));
   if (session.archived_at !== null) throw new ApiError('invalid_request_error', `session ${session.id} is archived and takes no more events`);
   const key = await checkAnswers(rt.store, session.id, events, (i) => `events[${i}]`);
   // All stored at once or none.

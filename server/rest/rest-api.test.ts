@@ -201,6 +201,34 @@ describe('the Managed Agents API through the official SDK', () => {
     await expect(late).rejects.toThrow(/no longer waits/);
   });
 
+  it('refuses a confirmation, a custom tool result and a message to a terminated session with a 409 naming it, storing nothing; its status reads terminated', async () => {
+    const agent = await client.beta.agents.create({ name: 'Asker', model: 'claude-sonnet-5-5', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'write', permission_policy: { type: 'always_ask' } }] }] });
+    fake.enqueue(toolUseResponse('write', { file_path: 'a.txt', content: 'a' }));
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: 'env_default' });
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write a' }] }] });
+    await rt.harness.wake(session.id);
+    const [ask] = await rt.store.getEvents(session.id, { types: ['agent.tool_use'] });
+    expect(ask).toBeDefined();
+    // Ended as the budget watch ends a widget conversation.
+    await rt.store.emitEvent(session.id, { type: 'session.status_terminated' });
+    const seq = (await rt.store.getSession(session.id))!.last_seq;
+    for (const event of [
+      { type: 'user.tool_confirmation' as const, tool_use_id: ask!.id, result: 'allow' as const },
+      { type: 'user.custom_tool_result' as const, custom_tool_use_id: ask!.id, content: [{ type: 'text' as const, text: 'forged' }] },
+      { type: 'user.message' as const, content: [{ type: 'text' as const, text: 'still there?' }] },
+      { type: 'user.interrupt' as const },
+    ]) {
+      const sent = client.beta.sessions.events.send(session.id, { events: [event] });
+      await expect(sent).rejects.toBeInstanceOf(Anthropic.ConflictError);
+      await expect(sent).rejects.toThrow(`session ${session.id} is terminated and takes no more events`);
+    }
+    expect((await rt.store.getSession(session.id))!.last_seq).toBe(seq);
+    expect((await client.beta.sessions.retrieve(session.id)).status).toBe('terminated');
+    const listed = [];
+    for await (const s of client.beta.sessions.list()) listed.push([s.id, s.status]);
+    expect(listed).toContainEqual([session.id, 'terminated']);
+  });
+
   it('streams previews of an agent.message under the id it is then stored with', async () => {
     fake.enqueue(textResponse('one two three four', { chunks: 4 }));
     const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });

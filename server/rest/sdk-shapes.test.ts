@@ -53,17 +53,24 @@ beforeAll(async () => {
   rt = testRuntime({ store, model: createDemoBrain({ chunkDelayMs: 0 }), dataDir: dir, env: { PADDOCK_API_KEY: 'shape-test-key-0123456789' } });
   await rt.agents.ensureDefaults();
   const s = await store.createSession({});
-  // One of every event type Paddock stores, with every optional field it may carry.
-  await store.emitEvents(s.id, Object.values<NewEvent>(EVENT_SAMPLES));
+  // One of every event type Paddock stores, with every optional field it may carry. The end of a
+  // session is final (nothing is taken after it), so it is served from a session of its own.
+  const { 'session.status_terminated': end, ...rest } = EVENT_SAMPLES;
+  await store.emitEvents(s.id, Object.values<NewEvent>(rest));
+  const ended = await store.createSession({});
+  await store.emitEvent(ended.id, end);
   // And a real run (the demo brain writes a file on a memory hand): what the harness writes.
   await store.emitEvent(s.id, { type: 'user.message', content: [{ type: 'text', text: 'write notes.txt: hi' }] });
   await rt.harness.wake(s.id);
-  const res = await handleRest(new Request(`http://localhost:3000/v1/sessions/${s.id}/events?limit=1000`, { headers: { host: 'localhost:3000', 'x-api-key': 'shape-test-key-0123456789' } }), {
-    runtime: () => Promise.resolve(rt),
-    maxBodyBytes: 1 << 20,
-    policy: { allowedHosts: [], allowedOrigins: [] },
-  });
-  served = ((await res.json()) as { data: StoredEvent[] }).data;
+  const serve = async (id: string) => {
+    const res = await handleRest(new Request(`http://localhost:3000/v1/sessions/${id}/events?limit=1000`, { headers: { host: 'localhost:3000', 'x-api-key': 'shape-test-key-0123456789' } }), {
+      runtime: () => Promise.resolve(rt),
+      maxBodyBytes: 1 << 20,
+      policy: { allowedHosts: [], allowedOrigins: [] },
+    });
+    return ((await res.json()) as { data: StoredEvent[] }).data;
+  };
+  served = [...(await serve(s.id)), ...(await serve(ended.id))];
 });
 
 afterAll(async () => {

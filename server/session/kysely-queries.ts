@@ -1,6 +1,6 @@
 import 'server-only';
 import { type Kysely, type RawBuilder, type SelectQueryBuilder, type Transaction, sql } from 'kysely';
-import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError, isStoreUnavailable } from '~/lib/errors';
+import { ConflictError, InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError, isStoreUnavailable } from '~/lib/errors';
 import { EVENT_TYPES, type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { ID_PATTERN, newId } from '~/lib/ids';
 import { GroupCommit, type Settled } from '~/server/session/group-commit';
@@ -21,6 +21,7 @@ import {
   type SessionStatus,
   type SessionStore,
   type WorkWaiting,
+  terminatedMessage,
 } from '~/server/session/store';
 
 /**
@@ -550,6 +551,7 @@ async function appendAll(trx: Tx, batch: readonly AppendRequest[], lockRows: boo
       if (r.expectLastSeq !== undefined && r.expectLastSeq !== session.last_seq) {
         throw new SeqConflictError(r.sessionId, r.expectLastSeq, session.last_seq);
       }
+      checkNotTerminated(r.sessionId, session.status, r.events);
       const stored: StoredEvent[] = r.events.map((e, i) => ({
         ...e,
         id: r.ids?.[i] ?? newId('sevt'),
@@ -565,7 +567,8 @@ async function appendAll(trx: Tx, batch: readonly AppendRequest[], lockRows: boo
       session.last_seq += stored.length;
       // Side events (a hand attached to an idle session) leave the session's work state as it was.
       session.last_event_type = r.events.findLast((e) => !SIDE_EVENT_TYPES.has(e.type))?.type ?? session.last_event_type;
-      session.status = r.events.reduce<SessionStatus>((status, e) => STATUS_OF[e.type] ?? status, session.status);
+      // Terminated is final: no later status event (a harness finishing a step) revives the session.
+      session.status = r.events.reduce<SessionStatus>((status, e) => (status === 'terminated' ? status : (STATUS_OF[e.type] ?? status)), session.status);
       session.touched = true;
       outcomes.push({ ok: true, value: { appended: true, events: stored } });
     } catch (error) {
@@ -621,6 +624,19 @@ function checkFence(id: string, fence: Fence, session: Pick<SessionRow, 'lease_o
   const sameEpoch = fence.epoch === session.lease_epoch;
   const sameOwner = session.lease_owner === null || session.lease_owner === fence.owner;
   if (!sameEpoch || !sameOwner) throw new StaleFenceError(id, fence.epoch, session.lease_epoch);
+}
+
+/**
+ * A terminated session takes no more input: no `user.*` event after its `session.status_terminated`
+ * (checked in the append's transaction, so an edge that read the session just before it ended
+ * still cannot slip a message in). What the harness or a hand stores about itself is still taken.
+ */
+function checkNotTerminated(id: string, status: SessionStatus, events: readonly NewEvent[]): void {
+  let ended = status === 'terminated';
+  for (const e of events) {
+    if (ended && e.type.startsWith('user.')) throw new ConflictError(terminatedMessage(id));
+    if (e.type === 'session.status_terminated') ended = true;
+  }
 }
 
 /** An ISO time as stored (`toISOString`), so that comparing the text compares the instants. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
+import { ConflictError, InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { SessionStore } from '~/server/session/store';
 
@@ -161,6 +161,23 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         const last = await store.emitEvent(s.id, terminated);
         const after = await store.getSession(s.id);
         expect(after).toMatchObject({ status: 'terminated', last_seq: 8, updated_at: last.processed_at });
+      });
+
+      it('refuses any input to a terminated session in the append itself, stores nothing, and keeps it terminated', async () => {
+        const s = await store.createSession({});
+        await store.emitEvents(s.id, [msg('q'), running, reply('a'), idle, terminated]);
+        for (const input of [msg('more?'), { type: 'user.interrupt' } as NewEvent, { type: 'user.file_edit', hand: 'browser-1', path: 'a.txt', content: 'x' } as NewEvent]) {
+          await expect(store.emitEvent(s.id, input)).rejects.toThrow(ConflictError);
+          await expect(store.emitEvent(s.id, input)).rejects.toThrow(`session ${s.id} is terminated and takes no more events`);
+        }
+        // A batch that ends a session cannot carry input after its end either: none of it is stored.
+        const other = await store.createSession({});
+        await expect(store.emitEvents(other.id, [terminated, msg('late')])).rejects.toThrow(ConflictError);
+        expect(await store.getEvents(other.id)).toEqual([]);
+        // Whatever the harness stores about itself afterwards leaves the session terminated.
+        await store.emitEvent(s.id, running);
+        expect(await store.getSession(s.id)).toMatchObject({ status: 'terminated', last_seq: 6 });
+        expect((await store.getEvents(s.id)).map((e) => e.type).slice(4)).toEqual(['session.status_terminated', 'session.status_running']);
       });
     });
 

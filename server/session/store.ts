@@ -25,6 +25,9 @@ export const DEFAULT_TITLE = 'New session';
 
 export type SessionStatus = 'idle' | 'running' | 'rescheduling' | 'terminated';
 
+/** What every edge (and the store itself) answers input to a terminated session: it is final. */
+export const terminatedMessage = (sessionId: string) => `session ${sessionId} is terminated and takes no more events`;
+
 export interface SessionInit {
   title?: string;
   metadata?: Record<string, string>;

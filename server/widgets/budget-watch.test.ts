@@ -1,8 +1,9 @@
 import fs from 'node:fs';
+import Anthropic from '@anthropic-ai/sdk';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StoredEvent } from '~/lib/events';
+import type { NewEvent, StoredEvent } from '~/lib/events';
 import { BUDGET_SPENT, VISITOR_HEADER, WIDGET_DEFAULTS, type WidgetSettingsInput } from '~/lib/widget';
 import { SAME_ORIGIN, httpApi } from '~/server/api/testing/http';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
@@ -13,8 +14,12 @@ import type { Runtime } from '~/server/runtime';
 import { type KyselySessionStore } from '~/server/session/kysely-queries';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import { BudgetWatch } from '~/server/widgets/budget-watch';
+import { handleRest } from '~/server/rest/handler';
+import { serveFetch } from '~/server/rest/testing/serve-fetch';
+import { CONVERSATION_ENDED } from '~/server/api/routers/widget';
 
 const DOCS = 'http://127.0.0.1:4020';
+const KEY = 'test-api-key-0123456789';
 let dir: string;
 let fake: FakeMessagesApi;
 let rt: Runtime;
@@ -24,7 +29,7 @@ beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-budget-watch-'));
   fake = await startFakeMessagesApi();
   const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
-  rt = testRuntime({ store, model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }), dataDir: dir });
+  rt = testRuntime({ store, model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }), dataDir: dir, env: { PADDOCK_API_KEY: KEY } });
   await rt.agents.ensureDefaults();
 });
 
@@ -61,6 +66,25 @@ const types = (events: readonly StoredEvent[]) => events.map((e) => e.type);
 const SLOW = textResponse('a long and slow answer '.repeat(10), { chunks: 40, chunkDelayMs: 200 });
 const notices = (events: readonly StoredEvent[]) => events.filter((e) => e.type === 'session.error' && e.error.message === BUDGET_SPENT);
 
+/** The log once the session is terminated (the watch ends it within a tick or two of its turn stopping). */
+async function terminated(id: string): Promise<StoredEvent[]> {
+  await expect.poll(async () => (await rt.store.getSession(id))?.status, { timeout: 5_000 }).toBe('terminated');
+  return rt.store.getEvents(id);
+}
+
+/** A running widget conversation whose first request spent its 1,000 tokens (the test plays the harness). */
+async function spentConversation(): Promise<{ me: Record<string, string>; id: string }> {
+  await enable({ max_tokens_per_session: 1_000 });
+  const c = await visitorConversation();
+  await rt.store.emitEvent(c.id, { type: 'user.message', content: [{ type: 'text', text: 'hi' }] });
+  const [, start] = await rt.store.emitEvents(c.id, [{ type: 'session.status_running' }, { type: 'span.model_request_start' }]);
+  await rt.store.emitEvent(c.id, { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 900, output_tokens: 200, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } });
+  return c;
+}
+
+/** What the harness stores once the cut has aborted its step. */
+const harnessStops = (id: string) => rt.store.emitEvent(id, { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null });
+
 describe('widget budget watch', () => {
   it('cuts a turn still running past the minutes of its conversation within seconds, and tells the visitor', { timeout: 20_000 }, async () => {
     await enable({ max_minutes_per_session: 1 });
@@ -81,10 +105,14 @@ describe('widget budget watch', () => {
     expect(events.find((e) => e.type === 'span.model_request_end')).toMatchObject({ is_error: true, model_stop_reason: 'interrupted' });
     expect(events.filter((e) => e.type === 'user.interrupt')).toHaveLength(1);
     expect(notices(events)).toHaveLength(1);
-    expect(events.at(-1)).toMatchObject({ type: 'session.status_idle' });
-    expect(checkLogInvariants(events)).toEqual([]);
+    // Once the cut turn has stopped, the conversation ends: terminated, for good.
+    const ended = await terminated(id);
+    expect(types(ended).slice(-2)).toEqual(['session.status_idle', 'session.status_terminated']);
+    expect(checkLogInvariants(ended)).toEqual([]);
     // And the conversation is over for the visitor.
-    expect((await httpApi(rt).mutate('widget.send', { sessionId: id, text: 'more?' }, me)).status).toBe(412);
+    const refused = await httpApi(rt).mutate('widget.send', { sessionId: id, text: 'more?' }, me);
+    expect(refused.status).toBe(409);
+    expect(refused.body?.error?.message).toBe(CONVERSATION_ENDED);
   });
 
   it('cuts a turn after the model request whose usage crosses the token budget: the next step is aborted', { timeout: 20_000 }, async () => {
@@ -106,8 +134,9 @@ describe('widget budget watch', () => {
     expect(cut.seq).toBeGreaterThan(ends[0]!.seq);
     expect(types(events)).not.toContain('agent.message');
     expect(notices(events)).toHaveLength(1);
-    expect(events.at(-1)).toMatchObject({ type: 'session.status_idle' });
-    expect(checkLogInvariants(events)).toEqual([]);
+    const ended = await terminated(id);
+    expect(types(ended).slice(-2)).toEqual(['session.status_idle', 'session.status_terminated']);
+    expect(checkLogInvariants(ended)).toEqual([]);
   });
 
   it('leaves running conversations within their budget and idle ones past it alone', async () => {
@@ -140,5 +169,98 @@ describe('widget budget watch', () => {
     const events = await rt.store.getEvents(id);
     expect(events.filter((e) => e.type === 'user.interrupt')).toHaveLength(1);
     expect(notices(events)).toHaveLength(1);
+  });
+
+  it('ends a cut conversation once its turn stops: one session.status_terminated however many instances, even ones that did not cut it', async () => {
+    const { id } = await spentConversation();
+    expect(await new BudgetWatch({ store: rt.store, widgets: rt.access.widgets.store }).tick()).toEqual([id]);
+    // Still running: the end waits for the harness to stop the turn.
+    const [a, b] = [new BudgetWatch({ store: rt.store, widgets: rt.access.widgets.store }), new BudgetWatch({ store: rt.store, widgets: rt.access.widgets.store })];
+    await Promise.all([a.tick(), b.tick()]);
+    expect((await rt.store.getSession(id))!.status).toBe('running');
+    await harnessStops(id);
+    // Two instances that restarted since the cut (no memory of it) look at once, and again.
+    await Promise.all([a.tick(), b.tick()]);
+    await Promise.all([a.tick(), b.tick()]);
+    const events = await rt.store.getEvents(id);
+    expect(events.filter((e) => e.type === 'session.status_terminated')).toHaveLength(1);
+    expect(types(events).slice(-4)).toEqual(['user.interrupt', 'session.error', 'session.status_idle', 'session.status_terminated']);
+    expect(notices(events)).toHaveLength(1);
+    expect((await rt.store.getSession(id))!.status).toBe('terminated');
+    expect(checkLogInvariants(events)).toEqual([]);
+  });
+
+  it('waits for a message or a verdict that came after the cut turn stopped to be taken up before it ends the conversation', async () => {
+    const w = new BudgetWatch({ store: rt.store, widgets: rt.access.widgets.store });
+    // The owner wrote meanwhile (the harness has not taken it up yet): not ended over it.
+    const inputs: NewEvent[] = [
+      { type: 'user.message', content: [{ type: 'text', text: 'one more' }] },
+      { type: 'user.tool_confirmation', tool_use_id: 'sevt_01ARZ3NDEKTSV4RRFFQ69G5FAV', result: 'allow' },
+    ];
+    for (const input of inputs) {
+      const { id } = await spentConversation();
+      await w.tick();
+      await harnessStops(id);
+      await rt.store.emitEvent(id, input);
+      await w.tick();
+      expect((await rt.store.getSession(id))!.status, input.type).toBe('idle');
+      expect(types(await rt.store.getEvents(id))).not.toContain('session.status_terminated');
+    }
+  });
+
+  it('refuses every edge once a conversation is ended at its budget: the widget, the owner over tRPC and an API key over /v1, storing nothing', { timeout: 20_000 }, async () => {
+    const { me, id } = await spentConversation();
+    const w = new BudgetWatch({ store: rt.store, widgets: rt.access.widgets.store });
+    await w.tick();
+    await harnessStops(id);
+    await w.tick();
+    const seq = (await rt.store.getSession(id))!.last_seq;
+    expect((await rt.store.getSession(id))!.status).toBe('terminated');
+
+    const api = httpApi(rt);
+    for (const [path, input] of [
+      ['widget.send', { sessionId: id, text: 'more?' }],
+      ['widget.stop', { sessionId: id }],
+    ] as const) {
+      const r = await api.mutate(path, input, me);
+      expect(r.status, path).toBe(409);
+      expect(r.body?.error?.message).toBe(CONVERSATION_ENDED);
+    }
+    const owner = { ...SAME_ORIGIN, 'x-api-key': KEY };
+    for (const event of [{ type: 'user.message', content: [{ type: 'text', text: 'owner here' }] }, { type: 'user.interrupt' }]) {
+      const r = await api.mutate('events.send', { sessionId: id, event }, owner);
+      expect(r.status).toBe(409);
+      expect(r.body?.error?.message).toBe(`session ${id} is terminated and takes no more events`);
+    }
+
+    const server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
+    try {
+      const client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+      const sent = client.beta.sessions.events.send(id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'key here' }] }] });
+      await expect(sent).rejects.toBeInstanceOf(Anthropic.ConflictError);
+      await expect(sent).rejects.toThrow('is terminated and takes no more events');
+      expect((await client.beta.sessions.retrieve(id)).status).toBe('terminated');
+    } finally {
+      await server.close();
+    }
+    expect((await rt.store.getSession(id))!.last_seq).toBe(seq);
+    // On reload the widget reads the notice and the end from the log (and so offers a new conversation).
+    const log = (await api.query('events.list', { sessionId: id }, me)).body!.result!.data as StoredEvent[];
+    expect(notices(log)).toHaveLength(1);
+    expect(log.at(-1)).toMatchObject({ type: 'session.status_terminated' });
+  });
+
+  it('ends a conversation found spent when the visitor sends to it (never cut: its minutes ran out while idle), and refuses the send', async () => {
+    await enable({ max_minutes_per_session: 1 });
+    const { me, id } = await visitorConversation();
+    await db().updateTable('sessions').set({ created_at: new Date(Date.now() - 2 * 60_000).toISOString() }).where('id', '=', id).execute();
+    const r = await httpApi(rt).mutate('widget.send', { sessionId: id, text: 'hello?' }, me);
+    expect(r.status).toBe(412);
+    expect(r.body?.error?.message).toBe(BUDGET_SPENT);
+    const events = await rt.store.getEvents(id);
+    expect(types(events)).toEqual(['session.error', 'session.status_terminated']);
+    expect(notices(events)).toHaveLength(1);
+    expect((await httpApi(rt).mutate('widget.send', { sessionId: id, text: 'hello??' }, me)).status).toBe(409);
+    expect(await rt.store.getEvents(id)).toHaveLength(2);
   });
 });

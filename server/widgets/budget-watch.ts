@@ -1,12 +1,12 @@
 import 'server-only';
-import type { NewEvent } from '~/lib/events';
+import type { NewEvent, StoredEvent } from '~/lib/events';
 import { isDomainError } from '~/lib/errors';
 import { BUDGET_SPENT, type BudgetUse, type WidgetSettings, spentBudget } from '~/lib/widget';
 import { logger } from '~/server/log';
 import { startTicker } from '~/server/ticker';
 import { accountLog } from '~/server/rest/session-object';
 import type { SessionStore } from '~/server/session/store';
-import type { WidgetStore } from '~/server/widgets/widget-store';
+import { BUDGET_CUT_KEY_PREFIX, type WidgetStore } from '~/server/widgets/widget-store';
 
 const log = logger('widget-budget');
 
@@ -36,7 +36,43 @@ export function budgetCutEvents(): NewEvent[] {
 }
 
 /** The idempotency key of a conversation's budget cut: every instance may store it, the log gets it once. */
-export const budgetCutKey = (sessionId: string) => `budget:${sessionId}`;
+export const budgetCutKey = (sessionId: string) => `${BUDGET_CUT_KEY_PREFIX}${sessionId}`;
+
+/** The idempotency key of a conversation's end: stored once, whoever ends it. */
+export const budgetEndKey = (sessionId: string) => `${BUDGET_CUT_KEY_PREFIX}${sessionId}:terminated`;
+
+/** What asks the harness for a step: a conversation is not ended while the newest of these is unanswered. */
+const INPUT_TYPES = ['user.message', 'user.tool_confirmation', 'user.custom_tool_result', 'user.tool_result'] as const;
+
+const isBudgetNotice = (e: StoredEvent) => e.type === 'session.error' && e.error.message === BUDGET_SPENT;
+
+/**
+ * Ends a widget conversation whose budget is spent: `session.status_terminated` (after the notice,
+ * stored with it if the conversation was never cut), a final state. Only once its turn has stopped:
+ * the session idle and its newest message answered, checked against the log as read (`expectLastSeq`:
+ * a message or a turn that starts meanwhile wins, and the end waits for the next look). Keyed, so
+ * every instance and `widget.send` may try it and the log gets it once. Whether it is ended now.
+ */
+export async function endSpentConversation(store: SessionStore, sessionId: string): Promise<boolean> {
+  const session = await store.getSession(sessionId);
+  if (!session) return false;
+  if (session.status === 'terminated') return true;
+  if (session.status !== 'idle') return false;
+  const upTo = { to: session.last_seq };
+  // Input the harness has not taken up yet (a message, a verdict, a result) is not ended over.
+  const [newest] = await store.getEvents(sessionId, { ...upTo, types: [...INPUT_TYPES, 'session.status_running', 'session.status_idle'], order: 'desc', limit: 1 });
+  if (newest && newest.type !== 'session.status_idle') return false;
+  const noticed = (await store.getEvents(sessionId, { ...upTo, types: ['session.error'] })).some(isBudgetNotice);
+  const notice = budgetCutEvents().filter((e) => e.type === 'session.error');
+  try {
+    await store.emitEvents(sessionId, [...(noticed ? [] : notice), { type: 'session.status_terminated' }], { idempotencyKey: budgetEndKey(sessionId), expectLastSeq: session.last_seq });
+  } catch (e) {
+    // Something was stored since the read: looked at again next time.
+    if (isDomainError(e) && e.code === 'seq_conflict') return false;
+    throw e;
+  }
+  return true;
+}
 
 /**
  * Cuts a widget conversation's running turn once its budget is spent. The send check
@@ -47,11 +83,16 @@ export const budgetCutKey = (sessionId: string) => `budget:${sessionId}`;
  * BUDGET_WATCH_MS, and a token budget within that of the model request whose usage crossed it
  * (the step after it, a tool run or the next request, is aborted by the interrupt).
  *
+ * Once the cut turn has stopped (the harness stored its idle), the watch ends the conversation:
+ * `session.status_terminated`, a final state every edge refuses input to (the store itself refuses
+ * `user.*` events after it), and the harness never wakes it again.
+ *
  * Several instances: each runs its own watch over every running widget conversation (not only the
  * turns it hosts). The cut is stored under the idempotency key `budget:<sessionId>`, so however
  * many instances see it spent, the log gets one interrupt and one notice; the harness holding the
- * lease aborts on it. One cut per conversation: after it `widget.send` refuses the visitor, and a
- * turn the owner starts in it later is the owner's to run (the key is taken, nothing more is stored).
+ * lease aborts on it. The end is keyed too (`budget:<sessionId>:terminated`): stored once. It is
+ * found from the stored cut key, not from this instance's memory, so an instance that restarts
+ * between the cut and the end, or another one, still ends it.
  */
 export class BudgetWatch {
   /** Conversations this instance already cut and that still show as running: not read again until they stop. */
@@ -94,7 +135,20 @@ export class BudgetWatch {
         throw e;
       }
     }
+    await this.#endCut();
     return cut;
+  }
+
+  /** Ends the conversations cut earlier (by any instance) whose turn has stopped since. */
+  async #endCut(): Promise<void> {
+    for (const sessionId of await this.o.widgets.cutIdleSessions(WATCH_LIMIT)) {
+      try {
+        if (await endSpentConversation(this.o.store, sessionId)) log.info('widget conversation ended at its budget', { session: sessionId });
+      } catch (e) {
+        if (isDomainError(e) && e.code === 'not_found') continue;
+        throw e;
+      }
+    }
   }
 
   /** Ticks every `intervalMs` (one tick at a time) until the returned stop is called. */

@@ -70,4 +70,21 @@ describe.each(['sqlite', 'postgres'] as const)('widget rows on %s', (kind) => {
     expect(await widgets.owns('v1', 'agent_default', a.id)).toBe(false);
     expect(await widgets.visitorSessions('v1', 'agent_default')).toEqual([]);
   });
+
+  it('lists the idle conversations whose budget cut is stored: not a running, an uncut, an ended or an owner\'s one', async () => {
+    const idle = { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null } as const;
+    const cutEvents = [{ type: 'user.interrupt' }, { type: 'session.status_running' }] as const;
+    const make = async (title: string, widget = true) => {
+      const s = await store.createSession({ title });
+      if (widget) await widgets.recordSession({ sessionId: s.id, agentId: 'agent_default', origin: DOCS, visitorHash: 'v1' });
+      return s.id;
+    };
+    const [stopped, running, uncut, ended, owners] = [await make('stopped'), await make('running'), await make('uncut'), await make('ended'), await make('owner', false)];
+    for (const id of [stopped, running, ended, owners]) await store.emitEvents(id, [...cutEvents], { idempotencyKey: `budget:${id}` });
+    for (const id of [stopped, uncut, ended, owners]) await store.emitEvent(id, idle);
+    await store.emitEvent(ended, { type: 'session.status_terminated' });
+    // Another session's key is not this one's cut.
+    await store.emitEvent(uncut, { type: 'user.interrupt' }, { idempotencyKey: `budget:${stopped}` });
+    expect(await widgets.cutIdleSessions(10)).toEqual([stopped]);
+  });
 });

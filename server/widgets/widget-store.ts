@@ -1,5 +1,5 @@
 import 'server-only';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { InvalidInputError, NotFoundError } from '~/lib/errors';
 import { type WidgetSettings, type WidgetSettingsInput, WidgetSettingsInput as SettingsSchema } from '~/lib/widget';
 import type { Database } from '~/server/session/schema';
@@ -18,6 +18,9 @@ export interface WidgetMark {
   agent_id: string;
   origin: string;
 }
+
+/** The idempotency key a conversation's budget cut is stored under is this and its session id. */
+export const BUDGET_CUT_KEY_PREFIX = 'budget:';
 
 /** Conversations one visitor keeps listed (the newest). */
 const VISITOR_LIST_LIMIT = 50;
@@ -104,6 +107,31 @@ export class WidgetStore {
       .limit(limit)
       .execute();
     return rows.map((r) => ({ sessionId: r.session_id, agentId: r.agent_id }));
+  }
+
+  /**
+   * Widget conversations cut at their budget (the cut's key is stored) whose turn has stopped since,
+   * not terminated yet: what the budget watch ends. Few at any time: each is ended within a tick.
+   */
+  async cutIdleSessions(limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('widget_sessions')
+      .innerJoin('sessions', 'sessions.id', 'widget_sessions.session_id')
+      .select('widget_sessions.session_id')
+      .where('sessions.status', '=', 'idle')
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('idempotency as i')
+            .select(sql<number>`1`.as('one'))
+            .whereRef('i.session_id', '=', 'widget_sessions.session_id')
+            .where('i.key', '=', sql<string>`cast(${BUDGET_CUT_KEY_PREFIX} as text) || widget_sessions.session_id`),
+        ),
+      )
+      .orderBy('widget_sessions.created_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.session_id);
   }
 
   /** Every origin a widget session came from (the owner's list filter). */

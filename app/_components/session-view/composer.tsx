@@ -3,7 +3,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useRef, useState } from 'react';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 
-export function Composer({ sessionId, busy, disabled, onSend }: { sessionId: string; busy: boolean; disabled: boolean; onSend?: () => void }) {
+/** `ended`: the session is terminated (final): nothing can be sent to it, and the box says so. */
+export function Composer({ sessionId, busy, disabled, ended = false, onSend }: { sessionId: string; busy: boolean; disabled: boolean; ended?: boolean; onSend?: () => void }) {
   const trpc = useTRPC();
   const [text, setText] = useState('');
   // One key per message: sending the same text again after a failure (whose answer may have been
@@ -38,12 +39,12 @@ export function Composer({ sessionId, busy, disabled, onSend }: { sessionId: str
       <textarea
         data-testid="composer-input"
         value={text}
-        placeholder="Message the agent…  (Enter to send, Shift+Enter for a new line)"
+        placeholder={ended ? 'This session has ended (terminated): it takes no more messages.' : 'Message the agent…  (Enter to send, Shift+Enter for a new line)'}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && !e.shiftKey) submit(e);
         }}
-        disabled={disabled}
+        disabled={disabled || ended}
         rows={3}
       />
       <div className="composer-actions">
@@ -52,7 +53,7 @@ export function Composer({ sessionId, busy, disabled, onSend }: { sessionId: str
             Interrupt
           </button>
         )}
-        <button type="submit" className="primary" data-testid="send" disabled={disabled || send.isPending || text.trim() === ''}>
+        <button type="submit" className="primary" data-testid="send" disabled={disabled || ended || send.isPending || text.trim() === ''}>
           Send
         </button>
       </div>

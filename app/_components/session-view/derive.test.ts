@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type EventType, type NewEventOf, type StoredEvent, type StoredEventOf, parseStoredEvent } from '~/lib/events';
-import { awaitsConfirmation, conversation } from '~/app/_components/session-view/derive';
+import { awaitsConfirmation, conversation, currentStatus } from '~/app/_components/session-view/derive';
 
 /** A log built like the store would store it (validated, contiguous seq). */
 function log() {
@@ -140,5 +140,18 @@ describe('MCP calls in the conversation', () => {
     const done = conversation([use, result]);
     expect(done).toEqual([{ kind: 'tool', call: { use, result, confirmation: null } }]);
     expect(awaitsConfirmation((done[0] as Extract<(typeof done)[0], { kind: 'tool' }>).call)).toBe(false);
+  });
+});
+
+describe('the status pill', () => {
+  it('shows terminated once the log ends the session, whatever status is stored after it', () => {
+    const l = log();
+    l.add({ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null });
+    expect(currentStatus(l.events)).toBe('idle');
+    l.add({ type: 'session.status_terminated' });
+    expect(currentStatus(l.events)).toBe('terminated');
+    // A harness that raced the end stores its own status after it: the session stays ended.
+    l.add({ type: 'session.status_running' });
+    expect(currentStatus(l.events)).toBe('terminated');
   });
 });

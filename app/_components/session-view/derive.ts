@@ -137,6 +137,8 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
 export type Status = 'idle' | 'running' | 'rescheduling' | 'terminated';
 
 export function currentStatus(events: readonly StoredEvent[]): Status {
+  // Terminated is final, as the store keeps it: nothing stored after it revives the session.
+  if (events.some((e) => e.type === 'session.status_terminated')) return 'terminated';
   for (let i = events.length - 1; i >= 0; i--) {
     switch (events[i]!.type) {
       case 'session.status_running':

@@ -121,7 +121,7 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
     <section className="chat">
       {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} followRef={follow} />}
       {/* Whoever sends wants to see the answer, even if they had scrolled up. */}
-      {!readOnly && <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} onSend={() => void follow.current?.scrollToBottom()} />}
+      {!readOnly && <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} ended={status === 'terminated'} onSend={() => void follow.current?.scrollToBottom()} />}
     </section>
   );
 

@@ -39,7 +39,8 @@ const LIMIT_REACHED = { text: 'This conversation has reached its limit. Start a 
 /** A refusal as the visitor reads it. */
 function sayRefusal(e: unknown): { text: string; ended: boolean } {
   const code = e instanceof TRPCClientError ? (e.data as { code?: string } | null)?.code : undefined;
-  if (code === 'PRECONDITION_FAILED') return LIMIT_REACHED;
+  // Spent, or already ended at its limit (terminated).
+  if (code === 'PRECONDITION_FAILED' || code === 'CONFLICT') return LIMIT_REACHED;
   if (code === 'TOO_MANY_REQUESTS') return { text: 'Too many messages at once: wait a minute and try again.', ended: false };
   if (code === 'PAYLOAD_TOO_LARGE') return { text: 'That message is too long: shorten it and send again.', ended: false };
   if (code === 'UNAUTHORIZED' || code === 'NOT_FOUND') return { text: 'This assistant is no longer available here.', ended: true };
@@ -228,7 +229,8 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
     );
   }
 
-  const cut = budgetCut(events);
+  // A conversation ended at its limit shows so on reload, whatever else its log holds.
+  const cut = budgetCut(events) || status === 'terminated';
   const shown = notice ?? (cut ? LIMIT_REACHED : null);
   const ended = shown?.ended ?? false;
   const running = status === 'running';

@@ -9,6 +9,7 @@ import { isDomainError } from '~/lib/errors';
 import { errorFields, logger } from '~/server/log';
 import type { StoredEvent } from '~/lib/events';
 import { DEFAULT_TITLE, type SessionStore } from '~/server/session/store';
+import { refuseTerminated } from '~/server/session/terminated';
 import { followWithDeltas } from '~/server/api/follow';
 import { checkEventSize, checkFileWrite } from '~/server/api/limits';
 import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
@@ -45,6 +46,8 @@ export const eventsRouter = createTRPCRouter({
     )
     .mutation(async ({ ctx, input }) => {
       checkEventSize(ctx.runtime.config, input.event);
+      // Final (the store refuses it too, should the session end between this read and the append).
+      await refuseTerminated(ctx.runtime.store, input.sessionId);
       if (input.event.type === 'user.file_edit') checkFileWrite(ctx.runtime.config, input.event.content);
       // An answer (a verdict on a call that asks) is keyed by its call: one verdict, whoever races.
       const answerKey = await checkAnswers(ctx.runtime.store, input.sessionId, [input.event], () => 'event');

@@ -10,6 +10,7 @@ import { createTRPCRouter, ownerProcedure, protectedProcedure, sessionReadProced
 import { acceptTabResult } from '~/server/api/tab-result';
 import type { HandScope } from '~/server/hands/registry';
 import type { Runtime } from '~/server/runtime';
+import { refuseTerminated } from '~/server/session/terminated';
 
 const FilePath = z.string().min(1).max(4096);
 
@@ -92,6 +93,8 @@ export const handsRouter = createTRPCRouter({
   /** A user's edit from the IDE: written to the hand, and recorded so the brain sees it. */
   writeFile: protectedProcedure.input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath, content: z.string() })).mutation(async ({ ctx, input }) => {
     checkFileWrite(ctx.runtime.config, input.content);
+    // Before the write: the edit's event would be refused after it, leaving the file changed unrecorded.
+    await refuseTerminated(ctx.runtime.store, input.sessionId);
     await runOnHand(ctx.runtime, input.sessionId, input.hand, 'write', { file_path: input.path, content: input.content });
     return ctx.runtime.store.emitEvent(input.sessionId, { type: 'user.file_edit', hand: input.hand, path: input.path, content: input.content });
   }),

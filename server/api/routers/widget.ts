@@ -11,7 +11,7 @@ import { autoTitle } from '~/server/api/routers/events';
 import { createTRPCRouter, visitorProcedure, widgetOpenProcedure } from '~/server/api/trpc';
 import { errorFields, logger } from '~/server/log';
 import type { Runtime } from '~/server/runtime';
-import { budgetUse } from '~/server/widgets/budget-watch';
+import { budgetUse, endSpentConversation } from '~/server/widgets/budget-watch';
 
 const log = logger('widget');
 
@@ -33,6 +33,16 @@ function limitAction(rt: Runtime, v: Visitor, ip: string, s: WidgetSettings): vo
   if (!rt.access.widgets.takeAction({ agentId: v.agentId, visitor: v.visitor, ip, visitorPerMinute: s.visitor_per_minute, ipPerMinute: s.ip_per_minute })) {
     throw new TRPCError({ code: 'TOO_MANY_REQUESTS', message: 'too many messages: wait a minute and try again' });
   }
+}
+
+/** What a visitor is told of a conversation that has ended (terminated): final, a new one goes on. */
+export const CONVERSATION_ENDED = 'this conversation has ended: start a new one';
+
+/** Refuses a conversation that has ended (CONFLICT): it takes no more messages nor stops. */
+async function refuseEnded(rt: Runtime, sessionId: string): Promise<void> {
+  const session = await rt.store.getSession(sessionId);
+  if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such conversation' });
+  if (session.status === 'terminated') throw new TRPCError({ code: 'CONFLICT', message: CONVERSATION_ENDED });
 }
 
 /** The conversation's budget use, as `widget.send` and the budget watch count it. */
@@ -131,8 +141,14 @@ export const widgetRouter = createTRPCRouter({
       if (input.text.length > WIDGET_MAX_MESSAGE_CHARS) throw new TRPCError({ code: 'PAYLOAD_TOO_LARGE', message: `a message has at most ${WIDGET_MAX_MESSAGE_CHARS} characters` });
       const event = { type: 'user.message' as const, content: [{ type: 'text' as const, text: input.text }] };
       checkEventSize(rt.config, event);
+      await refuseEnded(rt, input.sessionId);
       const spent = spentBudget(settings, await useOf(rt, input.sessionId), Date.now());
-      if (spent) throw new TRPCError({ code: 'PRECONDITION_FAILED', message: BUDGET_SPENT });
+      if (spent) {
+        // Spent with no turn cut (its last request crossed the tokens, or the minutes ran out while
+        // idle): it ends now, as the budget watch ends a cut one. The refusal stands either way.
+        await endSpentConversation(rt.store, input.sessionId).catch((e: unknown) => log.warn('ending a spent conversation failed', { session: input.sessionId, ...errorFields(e) }));
+        throw new TRPCError({ code: 'PRECONDITION_FAILED', message: BUDGET_SPENT });
+      }
       limitAction(rt, v, ctx.ip ?? 'unknown', settings);
       const stored = await rt.store.emitEvent(input.sessionId, event, input.idempotencyKey ? { idempotencyKey: `send:${input.idempotencyKey}` } : {});
       void rt.harness.wake(input.sessionId);
@@ -153,6 +169,7 @@ export const widgetRouter = createTRPCRouter({
     const v = ctx.caller;
     if (!(await rt.access.widgets.store.owns(v.visitor, v.agentId, input.sessionId))) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such conversation' });
     const settings = await settingsFor(rt, v);
+    await refuseEnded(rt, input.sessionId);
     limitAction(rt, v, ctx.ip ?? 'unknown', settings);
     const { busy: running, messageSeq } = await busy(rt, input.sessionId);
     if (!running) return { stopped: false };

@@ -357,6 +357,14 @@ describe('decide: failures and crashes', () => {
     log.add({ type: 'session.status_terminated' });
     expect(log.decide()).toEqual({ kind: 'none' });
   });
+
+  it('stays terminated whatever is stored after the end: a running status of a racing step, a result, a message', () => {
+    const log = asked();
+    log.add({ type: 'session.status_terminated' });
+    log.add({ type: 'session.status_running' });
+    log.user('more');
+    expect(log.decide()).toEqual({ kind: 'none' });
+  });
 });
 
 describe('decide: calls that wait for the user (always_ask) or the client (custom tools)', () => {

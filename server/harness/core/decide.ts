@@ -115,6 +115,8 @@ export class DecideFold {
   }
 
   apply(e: StoredEvent): void {
+    // Terminated is final: a status a racing step stores after it must not revive the session.
+    if (this.status === 'terminated') return;
     switch (e.type) {
       case 'user.message':
         this.lastUserMessageSeq = e.seq;

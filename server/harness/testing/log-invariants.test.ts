@@ -267,6 +267,41 @@ describe('checkLogInvariants', () => {
     expect(rules(checkLogInvariants(renumber(events)))).toEqual(['hand']);
   });
 
+  it('accepts a log that ends terminated: a turn cut at its budget, its idle, then the end', () => {
+    const log = new Log();
+    log.message('hi');
+    log.running();
+    const start = log.start();
+    log.append({ type: 'user.interrupt' }, { type: 'session.error', error: { type: 'unknown_error', message: 'limit', retry_status: { type: 'terminal' } } });
+    log.turn(start, [], true);
+    log.idle();
+    log.append({ type: 'session.status_terminated' });
+    // A hand released afterwards asks nothing.
+    log.append({ type: 'hand.released', hand: 'memory-1' });
+    expect(checkLogInvariants(log.events)).toEqual([]);
+  });
+
+  it('detects input, a status or a second end after session.status_terminated', () => {
+    const ended = () => {
+      const log = new Log();
+      log.message('hi');
+      log.running();
+      log.turn(log.start(), [text('ok')]);
+      log.idle();
+      log.append({ type: 'session.status_terminated' });
+      return log;
+    };
+    const message = ended();
+    message.message('still there?');
+    expect(rules(checkLogInvariants(message.events))).toContain('terminated');
+    const revived = ended();
+    revived.running();
+    expect(rules(checkLogInvariants(revived.events, { settled: false }))).toEqual(['terminated']);
+    const twice = ended();
+    twice.append({ type: 'session.status_terminated' });
+    expect(rules(checkLogInvariants(twice.events))).toEqual(['terminated']);
+  });
+
   it('detects a settled log that does not end idle', () => {
     const log = new Log();
     log.message('hi');

@@ -26,7 +26,10 @@ import { SIDE_EVENT_TYPES, type StoredEvent } from '~/lib/events';
  *   newest user.message before it was answered by a successful turn that started after it (or
  *   was interrupted); a retries_exhausted idle directly follows its session.error.
  * - [hand] no hand name is provisioned twice.
- * - [settled] a settled log ends in session.status_idle (side events aside: SIDE_EVENT_TYPES).
+ * - [terminated] session.status_terminated is final: stored once, and nothing but side events
+ *   follows it (no input, no status, no turn).
+ * - [settled] a settled log ends in session.status_idle or session.status_terminated (side events
+ *   aside: SIDE_EVENT_TYPES).
  */
 export interface InvariantOptions {
   /**
@@ -87,8 +90,12 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
   /** Index of the next event not yet covered by a checked turn batch. */
   let batchChecked = 0;
 
+  /** The session.status_terminated, once stored. */
+  let ended: StoredEvent | null = null;
+
   for (const [i, e] of events.entries()) {
     if (INPUT.has(e.type)) inputSeqs.push(e.seq);
+    if (ended && !SIDE_EVENT_TYPES.has(e.type)) fail('terminated', `${at(e)} follows ${at(ended)}: a terminated session takes nothing more`);
 
     if (TURN_OUTPUT.has(e.type) && i >= batchChecked) {
       let j = i;
@@ -164,6 +171,7 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
         break;
       case 'session.status_terminated':
         status = 'terminated';
+        ended ??= e;
         break;
       case 'session.status_idle': {
         status = 'idle';
@@ -204,7 +212,7 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
     }
     // Side events (a tab attached, a file edited) may follow: they ask nothing of the harness.
     const last = events.findLast((e) => !SIDE_EVENT_TYPES.has(e.type));
-    if (last && last.type !== 'session.status_idle') fail('settled', `the log ends in ${at(last)}, not session.status_idle`);
+    if (last && last.type !== 'session.status_idle' && last.type !== 'session.status_terminated') fail('settled', `the log ends in ${at(last)}, not session.status_idle (or terminated)`);
   }
   return violations;
 }
