@@ -267,28 +267,28 @@ function placeSecrets(secrets: HandSecret[]): Record<string, string> {
 /**
  * The runtime writes its per-hand CA's private key next to the certificate, in our tmp dir, which
  * the hand may read (its trust bundle is there). The proxy holds the key in memory: the file goes.
- * A hand with a uid of its own must still reach the certificate: the folder becomes searchable.
+ * A hand with a uid of its own must still read the certificate: the folder becomes readable.
  */
 async function removeCaKeyFile(dir: string): Promise<void> {
   for (const name of await fs.readdir(dir)) {
     if (!name.startsWith('srt-ca-')) continue;
     await fs.rm(path.join(dir, name, 'ca.key'), { force: true });
-    if (asRoot()) await fs.chmod(path.join(dir, name), 0o711);
+    if (asRoot()) await fs.chmod(path.join(dir, name), 0o755);
   }
 }
 
 /**
  * As root: the hand's writable folders become its own, and the runtime gets a bubblewrap and a
  * seccomp helper that start the command as the hand's uid, with no capability (hand-identity.ts).
- * The shims live in the launcher's runtime dir (root's, read-only inside the sandbox), which the
- * hand may only search (for its CA certificate).
+ * The shims live in the launcher's runtime dir (root's, read-only inside the sandbox, the shims
+ * root's alone), which the hand must read: its CA certificate is there.
  */
 async function handTools(policy: SandboxPolicy, tools: Tools, dir: string): Promise<Tools> {
   if (!asRoot()) return tools;
   if (!tools.setpriv) throw unavailable(INSTALL_HINTS.setpriv!);
   const id = handIdentity(policy.workspace);
   for (const d of [...policy.allowWrite, sandboxHome(policy)]) await giveToHand(d, id);
-  await fs.chmod(dir, 0o711);
+  await fs.chmod(dir, 0o755);
   const apply = path.join(runtimeVendorDir(), process.arch === 'arm64' ? 'arm64' : 'x64', 'apply-seccomp');
   if (!existsSync(apply)) throw unavailable(`the sandbox runtime's seccomp helper is missing (${apply})`);
   const bwrap = path.join(dir, 'bwrap');
