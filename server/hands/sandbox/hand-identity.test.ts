@@ -28,12 +28,13 @@ const run = async (hand: SuspendableHand, command: string) =>
   String(await hand.execute('bash', { command, timeout_ms: 60_000 }, { callId: `call-${++calls}`, signal: new AbortController().signal }));
 
 /**
- * Runs a program on the host as another user, with no group and no capability. Through a shell:
- * setpriv itself looks the program up before its capabilities are gone, and would cross folders
+ * Runs a program on the host as another local user, as a login would (no group of root's, the
+ * usual bounding set: emptying it would itself refuse to run a file with capabilities). Through a
+ * shell: setpriv looks the program up before its capabilities are gone, and would cross folders
  * that user cannot.
  */
 const asUser = (uid: number, argv: string[]) =>
-  spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--', '/bin/sh', '-c', 'exec "$@"', 'sh', ...argv], { encoding: 'utf8', timeout: 20_000 });
+  spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', '/bin/sh', '-c', 'exec "$@"', 'sh', ...argv], { encoding: 'utf8', timeout: 20_000 });
 const NOBODY = 65534;
 
 beforeAll(async () => {
@@ -103,6 +104,17 @@ describe('a sandbox hand on a server running as root', () => {
     expect(fs.statSync(workspacesDir).mode & 0o777).toBe(0o700);
   }, 60_000);
 
+  it("shows its proxy's credentials in no command line it can read (/proc/1/cmdline was bubblewrap's, with all its options)", async () => {
+    const out = await run(
+      a,
+      `t=\${HTTP_PROXY#*//}; t=\${t%%@*}; t=\${t#*:}; echo "TOKEN_LEN=\${#t}"
+       for f in /proc/[0-9]*/cmdline; do c=$(tr '\\0' ' ' < "$f"); [[ $c == *"$t"* ]] && echo "LEAK $f"; done; echo SCANNED`,
+    );
+    expect(out).toMatch(/TOKEN_LEN=[1-9]\d*/);
+    expect(out).toContain('SCANNED');
+    expect(out).not.toContain('LEAK');
+  }, 60_000);
+
   it('keeps its shells, node and ripgrep working as its own uid', async () => {
     const out = await run(a, `mkdir -p d && echo needle > d/f && rg -l needle d && node -e 'console.log(6*7)' && echo tmp > /tmp/x && cat /tmp/x && echo "HOME=$HOME" && touch "$HOME/h" && echo HOME_WRITABLE`);
     expect(out).toContain('d/f');
@@ -116,7 +128,8 @@ describe("the bubblewrap shim a root launcher gives the runtime", () => {
   /** Runs the shim with a stand-in for bubblewrap that prints the arguments it gets, one a line. */
   const shim = (args: string[]) => {
     const fake = path.join(root, 'fake-bwrap');
-    fs.writeFileSync(fake, `#!/bin/sh\nprintf '%s\\n' "$@"\n`, { mode: 0o700 });
+    // Its command line first, then every argument it got, one a line, those in an --args pipe included.
+    fs.writeFileSync(fake, `#!/bin/bash\necho "ARGV $*"\nif [ "$1" = --args ]; then tr '\\0' '\\n' <&"$2"; shift 2; fi\nprintf '%s\\n' "$@"\n`, { mode: 0o700 });
     const file = path.join(root, `bwrap-shim-${++calls}`);
     fs.writeFileSync(file, bwrapShim(fake), { mode: 0o700 });
     return spawnSync(file, args, { encoding: 'utf8' });
@@ -126,7 +139,9 @@ describe("the bubblewrap shim a root launcher gives the runtime", () => {
   it('swaps the user namespace for the capabilities setpriv needs, opens the folders it makes, and keeps the command as is', () => {
     const r = shim(runtimeCall);
     expect(r.status).toBe(0);
-    const args = r.stdout.trimEnd().split('\n');
+    const [argv, ...args] = r.stdout.trimEnd().split('\n');
+    // The options (proxy credentials, host paths) are off bubblewrap's command line.
+    expect(argv).toBe('ARGV --args 3 -- /bin/bash -c echo --unshare-user');
     expect(args).not.toContain('--unshare-user');
     expect(args).not.toContain('CAP_SETFCAP');
     expect(args.join(' ')).toContain('--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP');
@@ -148,6 +163,6 @@ describe("the bubblewrap shim a root launcher gives the runtime", () => {
   });
 
   it('passes the runtime probes through untouched', () => {
-    expect(shim(['--version']).stdout).toBe('--version\n');
+    expect(shim(['--version']).stdout).toBe('ARGV --version\n--version\n');
   });
 });

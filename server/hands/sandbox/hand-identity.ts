@@ -44,7 +44,8 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
  *   only those, and sets no-new-privileges);
  * - the folders bubblewrap makes inside a hidden (tmpfs) folder on the way to a path it binds back
  *   made 0755 (it makes them 0700, which only root could cross);
- * - the sandbox's private /tmp and /var/tmp writable by the hand, as they were by root.
+ * - the sandbox's private /tmp and /var/tmp writable by the hand, as they were by root;
+ * - the options passed through a pipe (`--args`), off the command line the hand can read.
  * The runtime's probes (no `--unshare-pid`: --version, --help) pass through. A sandbox call whose
  * arguments are not of the shape we know fails: a runtime upgrade must not run hands as root again.
  */
@@ -56,7 +57,7 @@ refuse() { echo "sandbox-launcher: $1; refusing to run a hand as root" >&2; exit
 sandbox=0
 for a in "$@"; do [ "$a" = --unshare-pid ] && sandbox=1; done
 [ $sandbox = 1 ] || exec "$real" "$@"
-args=("$@"); out=(); mounts=(); kinds=(); n=\${#args[@]}; i=0; users=0; drops=0
+args=("$@"); out=(); cmd=(); mounts=(); kinds=(); n=\${#args[@]}; i=0; users=0; drops=0
 # The folders between the mount covering $1 and $1, when that mount is a tmpfs.
 parents() {
   local d=$1 best= kind= j p rest
@@ -70,7 +71,7 @@ parents() {
 while [ $i -lt $n ]; do
   a=\${args[i]}
   case $a in
-    --) out+=("\${args[@]:i}"); break ;;
+    --) cmd=("\${args[@]:i}"); break ;;
     --bind | --ro-bind | --dev-bind | --bind-try | --ro-bind-try | --dev-bind-try)
       parents "\${args[i+2]}"; mounts+=("\${args[i+2]}"); kinds+=(b)
       out+=("$a" "\${args[i+1]}" "\${args[i+2]}"); i=$((i + 3)) ;;
@@ -96,8 +97,10 @@ while [ $i -lt $n ]; do
     *) refuse "unexpected bubblewrap argument $a" ;;
   esac
 done
-[ $users = 1 ] && [ $drops = 1 ] || refuse "the sandbox runtime's bubblewrap call has changed"
-exec "$real" "\${out[@]}"
+[ $users = 1 ] && [ $drops = 1 ] && [ \${#cmd[@]} -gt 1 ] || refuse "the sandbox runtime's bubblewrap call has changed"
+# The options (the proxy's credentials, host paths) go in through a pipe, not the command line,
+# which every process in the sandbox can read in /proc/1/cmdline.
+exec "$real" --args 3 "\${cmd[@]}" 3< <(printf '%s\\0' "\${out[@]}")
 `;
 }
 
