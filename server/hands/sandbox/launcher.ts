@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SandboxManager } from '@anthropic-ai/sandbox-runtime';
 import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/sandbox/cgroup';
+import { applySeccompShim, bwrapShim, giveToHand, handIdentity } from '~/server/hands/sandbox/hand-identity';
 import { type HandSecret, PASS_ENV_ENV, SECRETS_ON_STDIN_ENV, parseSecretsLine } from '~/server/hands/sandbox/hand-secret';
 import { scrubPairs, scrubProxyResponses } from '~/server/hands/sandbox/response-scrub';
 import { hostAndPort, injectionRules } from '~/server/hands/sandbox/secret-injection';
@@ -45,6 +46,7 @@ const INSTALL_HINTS: Record<string, string> = {
   bwrap: 'bubblewrap (bwrap) not found; install it with apt-get install bubblewrap',
   socat: 'socat not found; install it with apt-get install socat',
   rg: 'ripgrep (rg) not found; install it with apt-get install ripgrep',
+  setpriv: 'setpriv not found (a root server needs it to run hands as their own uid); install it with apt-get install util-linux',
 };
 
 class LauncherError extends Error {
@@ -73,7 +75,11 @@ async function findOnPath(bin: string): Promise<string | undefined> {
   return undefined;
 }
 
-type Tools = RuntimeTools;
+/** `setpriv` only when we are root (hands then drop to their own uid with it). */
+type Tools = RuntimeTools & { setpriv?: string };
+
+/** Root on the host: a hand would be root too, so it runs as a uid of its own (hand-identity.ts). */
+const asRoot = () => process.geteuid?.() === 0;
 
 /**
  * Finds what the runtime needs and asks the runtime itself (platform, uid-0 capability probe).
@@ -86,8 +92,9 @@ async function checkDependencies(): Promise<Tools> {
     bwrap: await findOnPath('bwrap'),
     socat: await findOnPath('socat'),
     rg: await findOnPath('rg'),
+    ...(asRoot() ? { setpriv: await findOnPath('setpriv') } : {}),
   };
-  const missing = (Object.keys(found) as (keyof Tools)[]).filter((k) => !found[k]);
+  const missing = (Object.keys(found) as (keyof typeof found)[]).filter((k) => !found[k]);
   if (missing.length > 0) throw unavailable(missing.map((k) => INSTALL_HINTS[k]).join('; '));
   const tools = found as Tools;
   // Its checks use spawnSync (which, bwrap probes): harmless here, before any proxy runs.
@@ -147,7 +154,9 @@ function childEnv(policy: SandboxPolicy, extra: Record<string, string>): NodeJS.
   const PATH = SYSTEM_PATH.split(':').includes(nodeDir) ? SYSTEM_PATH : `${SYSTEM_PATH}:${nodeDir}`;
   const env: Record<string, string> = {
     PATH,
-    HOME: sandboxHome(policy),
+    // As root, the sandbox's root stage gets a HOME it can enter and holding no start-up file (bash
+    // on a socket stdin reads ~/.bashrc); the seccomp helper's shim gives the hand its own.
+    HOME: asRoot() ? runtimeTmpDir(policy) : sandboxHome(policy),
     LANG: 'C.UTF-8',
     TERM: 'dumb',
     TMPDIR: policy.tmpDir,
@@ -262,11 +271,35 @@ function placeSecrets(secrets: HandSecret[]): Record<string, string> {
 /**
  * The runtime writes its per-hand CA's private key next to the certificate, in our tmp dir, which
  * the hand may read (its trust bundle is there). The proxy holds the key in memory: the file goes.
+ * A hand with a uid of its own must still read the certificate: the folder becomes readable.
  */
 async function removeCaKeyFile(dir: string): Promise<void> {
   for (const name of await fs.readdir(dir)) {
-    if (name.startsWith('srt-ca-')) await fs.rm(path.join(dir, name, 'ca.key'), { force: true });
+    if (!name.startsWith('srt-ca-')) continue;
+    await fs.rm(path.join(dir, name, 'ca.key'), { force: true });
+    if (asRoot()) await fs.chmod(path.join(dir, name), 0o755);
   }
+}
+
+/**
+ * As root: the hand's writable folders become its own, and the runtime gets a bubblewrap and a
+ * seccomp helper that start the command as the hand's uid, with no capability (hand-identity.ts).
+ * The shims live in the launcher's runtime dir (root's, read-only inside the sandbox, the shims
+ * root's alone), which the hand must read: its CA certificate is there.
+ */
+async function handTools(policy: SandboxPolicy, tools: Tools, dir: string): Promise<Tools> {
+  if (!asRoot()) return tools;
+  if (!tools.setpriv) throw unavailable(INSTALL_HINTS.setpriv!);
+  const id = handIdentity(policy.workspace);
+  for (const d of [...policy.allowWrite, sandboxHome(policy)]) await giveToHand(d, id);
+  await fs.chmod(dir, 0o755);
+  const apply = path.join(runtimeVendorDir(), process.arch === 'arm64' ? 'arm64' : 'x64', 'apply-seccomp');
+  if (!existsSync(apply)) throw unavailable(`the sandbox runtime's seccomp helper is missing (${apply})`);
+  const bwrap = path.join(dir, 'bwrap');
+  const applySeccomp = path.join(dir, 'apply-seccomp');
+  await fs.writeFile(bwrap, bwrapShim(tools.bwrap), { mode: 0o700 });
+  await fs.writeFile(applySeccomp, applySeccompShim(id, tools.setpriv, apply, sandboxHome(policy)), { mode: 0o700 });
+  return { ...tools, bwrap, applySeccomp };
 }
 
 async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = false): Promise<void> {
@@ -281,8 +314,9 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = f
   // The runtime protects dotfiles, .git/hooks and .git/config relative to process.cwd() at wrap
   // time (not the child's cwd): we must stand in the workspace.
   process.chdir(policy.workspace);
+  const runtimeTools = await handTools(policy, tools, runtimeDir);
   try {
-    await SandboxManager.initialize(runtimeConfig(policy, tools, runtimeVendorDir(), { terminateTls: withSecrets }), askCallbackFor(policy));
+    await SandboxManager.initialize(runtimeConfig(policy, runtimeTools, runtimeVendorDir(), { terminateTls: withSecrets }), askCallbackFor(policy));
   } catch (err) {
     const message = (err as Error).message;
     if (/dependencies not available/i.test(message)) throw unavailable(message);

@@ -67,7 +67,10 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           fail(`${result.missing} (or set PADDOCK_ALLOW_UNSANDBOXED=1 and PADDOCK_DEFAULT_HAND=local to run hands without a sandbox, at your own risk)`);
         }
       }
-      await fs.mkdir(o.workspacesDir, { recursive: true });
+      // Root's alone: no other user may reach into a workspace (a hand's files are its own uid's,
+      // and a hand could chmod its folder open), so nothing a hand writes is anyone else's to run.
+      await fs.mkdir(o.workspacesDir, { recursive: true, mode: 0o700 });
+      await fs.chmod(o.workspacesDir, 0o700);
       // A resumed hand works on the folder it was suspended with; a new one gets a fresh folder.
       const resuming = opts.workspace !== undefined;
       const workspace = opts.workspace ?? (await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`)));

@@ -19,6 +19,8 @@ export interface RuntimeTools {
   bwrap: string;
   socat: string;
   rg: string;
+  /** The seccomp helper to start in place of the packaged one (a root launcher's, see hand-identity.ts). */
+  applySeccomp?: string;
 }
 
 export function runtimeConfig(policy: SandboxPolicy, tools: RuntimeTools, vendorDir: string, opts: { terminateTls?: boolean } = {}): SandboxRuntimeConfig {
@@ -43,6 +45,7 @@ export function runtimeConfig(policy: SandboxPolicy, tools: RuntimeTools, vendor
       denyWrite: ['/tmp/claude'],
     },
     bwrapPath: tools.bwrap,
+    ...(tools.applySeccomp ? { seccomp: { applyPath: tools.applySeccomp } } : {}),
     socatPath: tools.socat,
     ripgrep: { command: tools.rg },
   };
