@@ -2,13 +2,11 @@ import 'server-only';
 import { z } from 'zod';
 import { EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
 import { ID_PATTERN } from '~/lib/ids';
-import { checkEventSize } from '~/server/api/limits';
 import { ApiError } from '~/server/rest/api-error';
 import { CommonQuery, Limit, List, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
-import { terminatedMessage } from '~/server/session/store';
-import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
+import { sendEvents } from '~/server/commands/session-commands';
 import { streamEvents } from '~/server/rest/event-stream';
 
 const EventId = z.string().regex(ID_PATTERN.event, 'must be an event id (sevt_…)');
@@ -28,16 +26,7 @@ type SendEvent = z.output<typeof SendEvent>;
 async function send({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const { events } = parseInput(SendBody, body, 'body');
-  events.forEach((e) => checkEventSize(rt.config, e));
-  // Final: a conflict with the session's state (409), as the store answers one that ends meanwhile.
-  if (session.status === 'terminated') throw new ApiError('conflict_error', terminatedMessage(session.id));
-  if (session.archived_at !== null) throw new ApiError('invalid_request_error', `session ${session.id} is archived and takes no more events`);
-  const key = await checkAnswers(rt.store, session.id, events, (i) => `events[${i}]`);
-  // All stored at once or none.
-  const stored = await rt.store.emitEvents(session.id, events, key ? { idempotencyKey: key } : {});
-  storedAnswerWon(events, stored);
-  void rt.harness.wake(session.id);
-  return { data: stored };
+  return { data: await sendEvents(rt, session.id, events) };
 }
 
 const Cursor = z.object({ s: z.number().int().nonnegative(), o: z.enum(['asc', 'desc']) });

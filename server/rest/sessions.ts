@@ -1,9 +1,8 @@
 import 'server-only';
 import { z } from 'zod';
-import { SessionUpdateParams, patchMetadata } from '~/lib/agent';
+import { SessionUpdateParams } from '~/lib/agent';
 import type { SessionStatus } from '~/server/session/store';
-import { createSessionFor } from '~/server/agents/new-session';
-import { ApiError } from '~/server/rest/api-error';
+import { archiveSession, createSession, deleteSession, updateSession } from '~/server/commands/session-commands';
 import { Bool, CommonQuery, Limit, List, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { sessionObject } from '~/server/rest/session-object';
@@ -39,30 +38,18 @@ async function list({ rt, query }: RestRequest) {
 }
 
 async function create({ rt, body }: RestRequest) {
-  const { session, hasWork } = await createSessionFor(rt, body);
-  if (hasWork) void rt.harness.wake(session.id);
-  return sessionObject(rt, session);
+  return sessionObject(rt, await createSession(rt, body));
 }
 
 async function update({ rt, params, body }: RestRequest) {
   const p = parseInput(SessionUpdateParams, body, 'body');
   const current = await loadSession(rt, params.id);
-  const updated = await rt.store.updateSession(current.id, {
-    ...(p.title ? { title: p.title } : {}),
-    ...(p.metadata !== undefined ? { metadata: patchMetadata(current.metadata, p.metadata) } : {}),
-  });
-  return sessionObject(rt, updated);
+  return sessionObject(rt, await updateSession(rt, current.id, p));
 }
 
 async function remove({ rt, params }: RestRequest) {
   const session = await loadSession(rt, params.id);
-  if (session.status === 'running') throw new ApiError('invalid_request_error', `session ${session.id} is running: interrupt it (user.interrupt) before deleting it`);
-  // Its hands end and their workspaces go first, then its log and rows.
-  await rt.hands.deleteSession(session.id);
-  // Its resources, sealed tokens and git capabilities (dead from here on).
-  await rt.repositories.removeSession(session.id);
-  await rt.store.deleteSession(session.id);
-  return { id: session.id, type: 'session_deleted' as const };
+  return { id: (await deleteSession(rt, session.id)).id, type: 'session_deleted' as const };
 }
 
 /** /v1/sessions. */
@@ -75,6 +62,6 @@ export const sessionRoutes: Route[] = [
   {
     method: 'POST',
     path: 'sessions/:id/archive',
-    handler: async ({ rt, params }) => sessionObject(rt, await rt.store.updateSession(SessionId(params.id), { archived: true })),
+    handler: async ({ rt, params }) => sessionObject(rt, await archiveSession(rt, SessionId(params.id))),
   },
 ];

@@ -6,28 +6,8 @@ import { createTRPCRouter, domainToTRPC, protectedProcedure, sessionReadProcedur
 import { SHARE_RECHECK_MS, watchShare } from '~/server/api/share-watch';
 import { widgetAllows } from '~/lib/widget';
 import { isDomainError } from '~/lib/errors';
-import { errorFields, logger } from '~/server/log';
-import type { StoredEvent } from '~/lib/events';
-import { DEFAULT_TITLE, type SessionStore } from '~/server/session/store';
-import { refuseTerminated } from '~/server/session/terminated';
 import { followWithDeltas } from '~/server/api/follow';
-import { checkEventSize, checkFileWrite } from '~/server/api/limits';
-import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
-
-const log = logger('events');
-
-/**
- * An untitled session is named after its first message, as people expect from chat apps, whatever
- * came before it in the log (a browser hand attached, a file edited).
- */
-export async function autoTitle(store: SessionStore, id: string, message: StoredEvent & { type: 'user.message' }): Promise<void> {
-  const session = await store.getSession(id);
-  const text = message.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ').replace(/\s+/g, ' ').trim();
-  if (!session || session.title !== DEFAULT_TITLE || text === '') return;
-  const [first] = await store.getEvents(id, { types: ['user.message'], limit: 1 });
-  if (first?.id !== message.id) return;
-  await store.updateSession(id, { title: text.length > 60 ? `${text.slice(0, 57)}…` : text });
-}
+import { sendEvents } from '~/server/commands/session-commands';
 
 export const eventsRouter = createTRPCRouter({
   list: sessionReadProcedure('sessionId', { visitors: true }).input(EventSliceInput).query(({ ctx, input }) => {
@@ -45,22 +25,8 @@ export const eventsRouter = createTRPCRouter({
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      checkEventSize(ctx.runtime.config, input.event);
-      // Final (the store refuses it too, should the session end between this read and the append).
-      await refuseTerminated(ctx.runtime.store, input.sessionId);
-      if (input.event.type === 'user.file_edit') checkFileWrite(ctx.runtime.config, input.event.content);
-      // An answer (a verdict on a call that asks) is keyed by its call: one verdict, whoever races.
-      const answerKey = await checkAnswers(ctx.runtime.store, input.sessionId, [input.event], () => 'event');
-      const key = answerKey ?? (input.idempotencyKey ? `send:${input.idempotencyKey}` : undefined);
-      const stored = await ctx.runtime.store.emitEvent(input.sessionId, input.event, key ? { idempotencyKey: key } : {});
-      storedAnswerWon([input.event], [stored]);
-      void ctx.runtime.harness.wake(input.sessionId);
-      if (stored.type === 'user.message') {
-        // Best effort: the message is stored, so the send must succeed even if naming fails (a
-        // failed send would make the user send it again).
-        await autoTitle(ctx.runtime.store, input.sessionId, stored).catch((e: unknown) => log.warn('auto-title failed', { session: input.sessionId, ...errorFields(e) }));
-      }
-      return stored;
+      const [stored] = await sendEvents(ctx.runtime, input.sessionId, [input.event], { where: () => 'event', ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}) });
+      return stored!;
     }),
 
   /**

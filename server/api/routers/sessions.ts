@@ -3,7 +3,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { DEFAULT_AGENT_ID, ResourceParams, VaultId } from '~/lib/agent';
 import { WidgetOrigin } from '~/lib/widget';
-import { createSessionFor } from '~/server/agents/new-session';
+import { createSession, deleteSession } from '~/server/commands/session-commands';
 import { AgentId, EnvironmentId, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
 
@@ -25,20 +25,15 @@ export const sessionsRouter = createTRPCRouter({
         })
         .default({}),
     )
-    .mutation(async ({ ctx, input }) => {
-      const { session, hasWork } = await createSessionFor(
-        { store: ctx.runtime.store, agents: ctx.runtime.agents, vaults: ctx.runtime.vaults, config: ctx.runtime.config, repositories: ctx.runtime.repositories },
-        {
-          agent: input.agentId ?? DEFAULT_AGENT_ID,
-          ...(input.environmentId ? { environment_id: input.environmentId } : {}),
-          ...(input.title ? { title: input.title } : {}),
-          ...(input.vault_ids ? { vault_ids: input.vault_ids } : {}),
-          ...(input.resources ? { resources: input.resources } : {}),
-        },
-      );
-      if (hasWork) void ctx.runtime.harness.wake(session.id);
-      return session;
-    }),
+    .mutation(({ ctx, input }) =>
+      createSession(ctx.runtime, {
+        agent: input.agentId ?? DEFAULT_AGENT_ID,
+        ...(input.environmentId ? { environment_id: input.environmentId } : {}),
+        ...(input.title ? { title: input.title } : {}),
+        ...(input.vault_ids ? { vault_ids: input.vault_ids } : {}),
+        ...(input.resources ? { resources: input.resources } : {}),
+      }),
+    ),
 
   /** The session list, newest activity first; filtered by agent, and to the sessions a docs widget started (from one origin, or `*`: any). */
   list: protectedProcedure
@@ -92,14 +87,7 @@ export const sessionsRouter = createTRPCRouter({
    * Deletes a session for good: its hands end and their workspaces are removed (only now: a
    * suspended or idle session keeps its files), then its log and rows go.
    */
-  delete: protectedProcedure.input(z.object({ id: SessionId })).mutation(async ({ ctx, input }) => {
-    const session = await ctx.runtime.store.getSession(input.id);
-    if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
-    await ctx.runtime.hands.deleteSession(input.id);
-    await ctx.runtime.repositories.removeSession(input.id);
-    await ctx.runtime.store.deleteSession(input.id);
-    return { id: input.id, deleted: true as const };
-  }),
+  delete: protectedProcedure.input(z.object({ id: SessionId })).mutation(async ({ ctx, input }) => ({ id: (await deleteSession(ctx.runtime, input.id)).id, deleted: true as const })),
 
   /** Which brain answers: the UI labels the offline demo brain so it is never mistaken for Claude. */
   brain: protectedProcedure.query(({ ctx }) => ({ label: ctx.runtime.harness.model.label, isDemo: ctx.runtime.harness.model.isDemo })),

@@ -7,7 +7,7 @@ import { createSessionFor } from '~/server/agents/new-session';
 import type { Caller } from '~/server/access/access';
 import { AgentId, SessionId } from '~/server/api/inputs';
 import { checkEventSize } from '~/server/api/limits';
-import { autoTitle } from '~/server/api/routers/events';
+import { autoTitle } from '~/server/commands/session-commands';
 import { createTRPCRouter, visitorProcedure, widgetOpenProcedure } from '~/server/api/trpc';
 import { errorFields, logger } from '~/server/log';
 import type { Runtime } from '~/server/runtime';
