@@ -1,4 +1,5 @@
 import 'server-only';
+import { isoTime } from '~/lib/iso-time';
 import type { Kysely } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import { type z } from 'zod';
@@ -133,9 +134,14 @@ export class AgentStore {
     return this.getAgent(id);
   }
 
-  async listAgents(q: { limit?: number; page?: string | null; includeArchived?: boolean }): Promise<ListPage<Agent>> {
+  async listAgents(q: { limit?: number; page?: string | null; includeArchived?: boolean; createdAt?: { gt?: string; gte?: string; lt?: string; lte?: string } }): Promise<ListPage<Agent>> {
     const limit = Math.min(q.limit ?? 20, MAX_PAGE);
     let query = this.db.selectFrom('agents').selectAll();
+    const at = q.createdAt;
+    if (at?.gt !== undefined) query = query.where('created_at', '>', isoTime('createdAt.gt', at.gt));
+    if (at?.gte !== undefined) query = query.where('created_at', '>=', isoTime('createdAt.gte', at.gte));
+    if (at?.lt !== undefined) query = query.where('created_at', '<', isoTime('createdAt.lt', at.lt));
+    if (at?.lte !== undefined) query = query.where('created_at', '<=', isoTime('createdAt.lte', at.lte));
     const after = q.page ? decodePage(q.page) : null;
     if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.key), eb.and([eb('created_at', '=', after.key), eb('id', '<', after.id)])]));
     if (!q.includeArchived) query = query.where('archived_at', 'is', null);

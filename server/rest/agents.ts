@@ -1,9 +1,9 @@
 import 'server-only';
 import { z } from 'zod';
-import { CommonQuery, Bool, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
+import { Bool, CommonQuery, CreatedAtQuery, Limit, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { Route } from '~/server/rest/route-table';
 
-const ListQuery = z.object({ limit: Limit(100, 20), page: Page, include_archived: Bool.optional(), ...CommonQuery }).strict();
+const ListQuery = z.object({ limit: Limit(100, 20), page: Page, include_archived: Bool.optional(), ...CreatedAtQuery, ...CommonQuery }).strict();
 const RetrieveQuery = z.object({ version: z.coerce.number().int().positive().optional(), ...CommonQuery }).strict();
 const VersionsQuery = z.object({ limit: Limit(100, 20), page: Page, ...CommonQuery }).strict();
 
@@ -15,7 +15,7 @@ export const agentRoutes: Route[] = [
     path: 'agents',
     handler: ({ rt, query }) => {
       const q = parseInput(ListQuery, queryObject(query), 'query');
-      return rt.agents.listAgents({ limit: q.limit, page: q.page ?? null, includeArchived: q.include_archived ?? false });
+      return rt.agents.listAgents({ limit: q.limit, page: q.page ?? null, includeArchived: q.include_archived ?? false, createdAt: createdAtRange(q) });
     },
   },
   {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
 import { ID_PATTERN } from '~/lib/ids';
 import { ApiError } from '~/server/rest/api-error';
-import { CommonQuery, Limit, List, Page, parseInput, queryObject } from '~/server/rest/query';
+import { CommonQuery, CreatedAtQuery, Limit, List, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
 import { sendEvents } from '~/server/commands/session-commands';
@@ -15,7 +15,8 @@ const results = { content: z.array(ToolResultContent).max(100).optional(), is_er
 /** What a client may send, as the API's send params define them. */
 const SendEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('user.message'), content: z.array(UserContent).min(1).max(100) }).strict(),
-  z.object({ type: z.literal('user.interrupt') }).strict(),
+  // The SDK may name the thread to interrupt; a session has one thread until multiagent threads come, so it is that one.
+  z.object({ type: z.literal('user.interrupt'), session_thread_id: z.string().min(1).max(128).nullish() }).strict(),
   z.object({ type: z.literal('user.tool_confirmation'), tool_use_id: EventId, result: z.enum(['allow', 'deny']), deny_message: z.string().max(10_000).nullish() }).strict(),
   z.object({ type: z.literal('user.custom_tool_result'), custom_tool_use_id: EventId, ...results }).strict(),
   z.object({ type: z.literal('user.tool_result'), tool_use_id: EventId, ...results }).strict(),
@@ -26,7 +27,7 @@ type SendEvent = z.output<typeof SendEvent>;
 async function send({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const { events } = parseInput(SendBody, body, 'body');
-  return { data: await sendEvents(rt, session.id, events) };
+  return { data: await sendEvents(rt, session.id, events.map((e) => (e.type === 'user.interrupt' ? { type: e.type } : e))) };
 }
 
 const Cursor = z.object({ s: z.number().int().nonnegative(), o: z.enum(['asc', 'desc']) });
@@ -47,10 +48,7 @@ const ListQuery = z
     page: Page,
     order: z.enum(['asc', 'desc']).default('asc'),
     types: List(EventTypeSchema),
-    'created_at[gt]': z.iso.datetime({ offset: true }).optional(),
-    'created_at[gte]': z.iso.datetime({ offset: true }).optional(),
-    'created_at[lt]': z.iso.datetime({ offset: true }).optional(),
-    'created_at[lte]': z.iso.datetime({ offset: true }).optional(),
+    ...CreatedAtQuery,
     ...CommonQuery,
   })
   .strict();
@@ -59,13 +57,12 @@ async function list({ rt, params, query }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const q = parseInput(ListQuery, queryObject(query), 'query');
   const after = q.page ? decodeCursor(q.page, q.order) : null;
-  const at = { gt: q['created_at[gt]'], gte: q['created_at[gte]'], lt: q['created_at[lt]'], lte: q['created_at[lte]'] };
   const events = await rt.store.getEvents(session.id, {
     order: q.order,
     limit: q.limit + 1,
     ...(after !== null ? (q.order === 'asc' ? { from: after + 1 } : { to: after - 1 }) : {}),
     ...(q.types && q.types.length > 0 ? { types: q.types } : {}),
-    processedAt: Object.fromEntries(Object.entries(at).filter(([, v]) => v !== undefined)),
+    processedAt: createdAtRange(q),
   });
   const data = events.slice(0, q.limit);
   const last = data.at(-1);

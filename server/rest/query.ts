@@ -31,3 +31,13 @@ export const Page = z.string().min(1).max(500).optional();
 export const List = <T extends z.ZodType>(item: T) => z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(item).max(50)).optional();
 /** Query params the SDK always may send and that change nothing here. */
 export const CommonQuery = { beta: z.string().optional() };
+
+const Time = z.iso.datetime({ offset: true }).optional();
+/** `created_at[gt|gte|lt|lte]`, as the SDK sends them on the lists that filter by creation time. */
+export const CreatedAtQuery = { 'created_at[gt]': Time, 'created_at[gte]': Time, 'created_at[lt]': Time, 'created_at[lte]': Time };
+export type TimeRange = { gt?: string; gte?: string; lt?: string; lte?: string };
+/** The bounds given, as the stores take them. */
+export function createdAtRange(q: { [K in keyof typeof CreatedAtQuery]?: string }): TimeRange {
+  const at: TimeRange = { gt: q['created_at[gt]'], gte: q['created_at[gte]'], lt: q['created_at[lt]'], lte: q['created_at[lte]'] };
+  return Object.fromEntries(Object.entries(at).filter(([, v]) => v !== undefined));
+}

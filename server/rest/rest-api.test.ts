@@ -303,6 +303,34 @@ describe('the Managed Agents API through the official SDK', () => {
     expect(resumed.map((f) => f.data.content?.[0]?.text)).toEqual(['three', 'four', 'five']);
   });
 
+  it('takes a user.interrupt naming its thread, as the SDK may send it (the session has one thread)', async () => {
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
+    const sent = await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.interrupt', session_thread_id: 'sthr_primary' }] });
+    expect(sent.data).toEqual([expect.objectContaining({ type: 'user.interrupt' })]);
+    expect((await rt.store.getEvents(session.id)).at(-1)).not.toHaveProperty('session_thread_id');
+  });
+
+  it('filters the agents and sessions lists by created_at bounds', async () => {
+    const before = await client.beta.agents.create({ name: 'Early', model: 'claude-sonnet-5-5' });
+    const s1 = await client.beta.sessions.create({ agent: before.id, environment_id: 'env_default' });
+    await new Promise((r) => setTimeout(r, 20));
+    const cut = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    const after = await client.beta.agents.create({ name: 'Late', model: 'claude-sonnet-5-5' });
+    const s2 = await client.beta.sessions.create({ agent: after.id, environment_id: 'env_default' });
+    const agentIds = async (q: Parameters<typeof client.beta.agents.list>[0]) => (await client.beta.agents.list(q)).data.map((a) => a.id);
+    expect(await agentIds({ 'created_at[gte]': cut })).toEqual([after.id]);
+    expect(await agentIds({ 'created_at[lte]': cut })).toContain(before.id);
+    expect(await agentIds({ 'created_at[lte]': cut })).not.toContain(after.id);
+    const sessionIds = async (q: Parameters<typeof client.beta.sessions.list>[0]) => (await client.beta.sessions.list(q)).data.map((x) => x.id);
+    expect(await sessionIds({ 'created_at[gt]': cut })).toEqual([s2.id]);
+    expect(await sessionIds({ 'created_at[lt]': cut })).toEqual([s1.id]);
+    // An offset is a time like any other; a bound that is not a time is a typed 400.
+    const sameInstantPlusOne = new Date(Date.parse(cut) + 3_600_000).toISOString().replace('Z', '+01:00');
+    expect(await sessionIds({ 'created_at[gt]': sameInstantPlusOne })).toEqual([s2.id]);
+    await expect(client.beta.sessions.list({ 'created_at[gt]': 'yesterday' })).rejects.toMatchObject({ status: 400 });
+  });
+
   it('pages through a history of over 100 events both ways, filtered by type', async () => {
     const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
     // Stored directly: the history is what is paged, not how it was made.

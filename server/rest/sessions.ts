@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { SessionUpdateParams } from '~/lib/agent';
 import type { SessionStatus } from '~/server/session/store';
 import { archiveSession, createSession, deleteSession, updateSession } from '~/server/commands/session-commands';
-import { Bool, CommonQuery, Limit, List, Page, parseInput, queryObject } from '~/server/rest/query';
+import { Bool, CommonQuery, CreatedAtQuery, Limit, List, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { sessionObject } from '~/server/rest/session-object';
 import { SessionId, loadSession } from '~/server/rest/session-id';
@@ -18,6 +18,7 @@ const ListQuery = z
     agent_version: z.coerce.number().int().positive().optional(),
     include_archived: Bool.optional(),
     statuses: List(z.enum(STATUSES)),
+    ...CreatedAtQuery,
     ...CommonQuery,
   })
   .strict();
@@ -33,6 +34,7 @@ async function list({ rt, query }: RestRequest) {
     ...(q.agent_version ? { agentVersion: q.agent_version } : {}),
     ...(q.statuses && q.statuses.length > 0 ? { statuses: q.statuses } : {}),
     includeArchived: q.include_archived ?? false,
+    createdAt: createdAtRange(q),
   });
   return { data: await Promise.all(page.data.map((s) => sessionObject(rt, s))), next_page: page.next_cursor, prev_page: page.prev_cursor ?? null };
 }

@@ -1,4 +1,5 @@
 import 'server-only';
+import { isoTime } from '~/lib/iso-time';
 import { type Kysely, type RawBuilder, type SelectQueryBuilder, type Transaction, sql } from 'kysely';
 import { ConflictError, InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError, isStoreUnavailable } from '~/lib/errors';
 import { EVENT_TYPES, type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
@@ -191,6 +192,11 @@ export class KyselySessionStore implements SessionStore {
     if (q.agentVersion !== undefined) query = query.where('agent_version', '=', q.agentVersion);
     if (q.statuses && q.statuses.length > 0) query = query.where('status', 'in', [...q.statuses]);
     if (q.includeArchived === false) query = query.where('archived_at', 'is', null);
+    const at = q.createdAt;
+    if (at?.gt !== undefined) query = query.where('created_at', '>', isoTime('createdAt.gt', at.gt));
+    if (at?.gte !== undefined) query = query.where('created_at', '>=', isoTime('createdAt.gte', at.gte));
+    if (at?.lt !== undefined) query = query.where('created_at', '<', isoTime('createdAt.lt', at.lt));
+    if (at?.lte !== undefined) query = query.where('created_at', '<=', isoTime('createdAt.lte', at.lte));
     // Sessions a docs widget started (from one origin, or any).
     if (q.widgetOrigin !== undefined) {
       const origin = q.widgetOrigin;
@@ -640,12 +646,6 @@ function checkNotTerminated(id: string, status: SessionStatus, events: readonly 
 }
 
 /** An ISO time as stored (`toISOString`), so that comparing the text compares the instants. */
-function isoTime(name: string, value: string): string {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new InvalidInputError(`${name}: not a time (${value.slice(0, 40)})`);
-  return new Date(ms).toISOString();
-}
-
 function validateEvent(event: unknown, index: number | null): NewEvent {
   const result = NewEventSchema.safeParse(event);
   if (result.success) return result.data;

@@ -58,6 +58,8 @@ export interface ListQuery {
   includeArchived?: boolean;
   /** Only sessions a docs widget started from this origin (`*`: from any). */
   widgetOrigin?: string;
+  /** Only sessions created within these bounds (ISO-8601 times, any offset). */
+  createdAt?: { gt?: string; gte?: string; lt?: string; lte?: string };
 }
 
 export interface Page<T> {
