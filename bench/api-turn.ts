@@ -13,7 +13,7 @@ import { Rows, ms, runIfMain, type Row } from '~/bench/table';
 import { loadConfig } from '~/server/config';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { type RecordedRequest, type ScriptedResponse, startFakeMessagesApi } from '~/server/harness/testing/fake-messages-api';
 import { handleRest } from '~/server/rest/handler';
 import { serveFetch } from '~/server/rest/testing/serve-fetch';

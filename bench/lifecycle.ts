@@ -9,7 +9,7 @@ import { cmdline, descendants } from '~/server/hands/testing/processes';
 import { WarmPool } from '~/server/hands/warm-pool';
 import { Workspaces } from '~/server/hands/workspaces';
 import type { ToolUse } from '~/server/harness/core/decide';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { runToolCall } from '~/server/harness/steps/tool-call';
 import type { Row } from '~/bench/table';
 import { Rows, ms } from '~/bench/table';

@@ -29,7 +29,7 @@ import { TimingModel } from '~/bench/timing-model';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry } from '~/server/hands/registry';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import type { ModelClient, ModelTurn } from '~/server/harness/core/model-client';
 import { openPgNotifier } from '~/server/session/pg-notifier';
 import { openPostgresStore } from '~/server/session/postgres-store';

@@ -27,7 +27,7 @@ import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
 import { WarmPool } from '~/server/hands/warm-pool';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';

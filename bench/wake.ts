@@ -27,7 +27,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { SYSTEM_PROMPT } from '~/server/harness/core/context';
 import { shapeHistory } from '~/server/harness/core/context-shape';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { LogView } from '~/server/harness/log-view';
 import { SESSION_EVENTS_TOOL } from '~/server/harness/core/session-events';
 import { policyAgent } from '~/server/harness/testing/policy-agent';

@@ -24,7 +24,7 @@ import { Workspaces } from '~/server/hands/workspaces';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import type { ModelClient } from '~/server/harness/core/model-client';
 import { isDomainError, isStoreUnavailable } from '~/lib/errors';
 import { backoffMs, sleep } from '~/lib/sleep';

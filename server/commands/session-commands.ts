@@ -5,7 +5,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
 import { createSessionFor } from '~/server/agents/new-session';
-import { checkEventSize, checkFileWrite } from '~/server/api/limits';
+import { checkEventSize, checkFileWrite } from '~/server/commands/limits';
 import type { SessionDeps } from '~/server/commands/session-deps';
 import { errorFields, logger } from '~/server/log';
 import { DEFAULT_TITLE, type Session, type SessionStore, terminatedMessage } from '~/server/session/store';

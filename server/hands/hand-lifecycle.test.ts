@@ -10,7 +10,7 @@ import { cmdline, descendants, eventually, running } from '~/server/hands/testin
 import { WarmPool } from '~/server/hands/warm-pool';
 import { Workspaces } from '~/server/hands/workspaces';
 import type { ToolUse } from '~/server/harness/core/decide';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { runToolCall } from '~/server/harness/steps/tool-call';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';

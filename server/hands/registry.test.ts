@@ -9,7 +9,7 @@ import { createMemoryProvisioner, MemoryHand } from '~/server/hands/memory-hand'
 import type { Provisioner } from '~/server/hands/provisioner';
 import { type HandScope, HandRegistry } from '~/server/hands/registry';
 import { WarmPool } from '~/server/hands/warm-pool';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 

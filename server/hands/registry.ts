@@ -12,7 +12,7 @@ import type { Workspaces } from '~/server/hands/workspaces';
 import type { HandSecret, HandSecretLoader } from '~/server/hands/sandbox/hand-secret';
 import type { WarmPool } from '~/server/hands/warm-pool';
 import { BrowserHand } from '~/server/hands/browser-hand';
-import type { LiveBus } from '~/server/harness/live-bus';
+import type { LiveBus } from '~/server/session/live-bus';
 import { errorFields, logger } from '~/server/log';
 import { metrics } from '~/server/metrics/metrics';
 import type { SessionStore } from '~/server/session/store';

@@ -8,7 +8,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { type FakeMessagesApi, type RecordedRequest, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { policyAgent } from '~/server/harness/testing/policy-agent';
 import { openSqliteStore } from '~/server/session/sqlite-store';

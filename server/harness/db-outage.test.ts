@@ -15,7 +15,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import type { ModelRequest } from '~/server/harness/core/context';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import type { ModelClient, ModelTurn, TurnBlock } from '~/server/harness/core/model-client';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';

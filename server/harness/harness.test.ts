@@ -10,7 +10,7 @@ import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import type { Provisioner } from '~/server/hands/provisioner';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import {
   type FakeMessagesApi,
   type ScriptedResponse,

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { isDomainError } from '~/lib/errors';
 import type { HandRegistry } from '~/server/hands/registry';
 import type { ModelClient } from '~/server/harness/core/model-client';
-import type { LiveBus } from '~/server/harness/live-bus';
+import type { LiveBus } from '~/server/session/live-bus';
 import { runSession } from '~/server/harness/run/session-run';
 import { StoreRetry } from '~/server/harness/run/store-retry';
 import { startSweeper } from '~/server/harness/run/sweeper';

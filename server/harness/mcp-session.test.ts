@@ -11,7 +11,7 @@ import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry } from '~/server/hands/registry';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { mcpGatewayFor } from '~/server/proxy/gateway';

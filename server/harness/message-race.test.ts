@@ -8,7 +8,7 @@ import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { decide } from '~/server/harness/core/decide';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { type FakeMessagesApi, echoFallback, startFakeMessagesApi } from '~/server/harness/testing/fake-messages-api';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';

@@ -9,7 +9,7 @@ import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry } from '~/server/hands/registry';
 import type { ModelRequest } from '~/server/harness/core/context';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import type { ModelClient, ModelTurn, TurnBlock } from '~/server/harness/core/model-client';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { openPostgresStore } from '~/server/session/postgres-store';

@@ -7,7 +7,7 @@ import { HandRegistry } from '~/server/hands/registry';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import type { ModelRequest } from '~/server/harness/core/context';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import type { ModelClient, ModelTurn } from '~/server/harness/core/model-client';
 import { policyAgent } from '~/server/harness/testing/policy-agent';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';

@@ -11,7 +11,7 @@ import { expectClean, processText, readTree } from '~/server/proxy/testing/canar
 import { cmdline, descendants } from '~/server/hands/testing/processes';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { mcpGatewayFor } from '~/server/proxy/gateway';
 import { GitProxy } from '~/server/proxy/git-proxy';

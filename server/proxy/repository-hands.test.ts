@@ -10,7 +10,7 @@ import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
 import { cmdline, descendants } from '~/server/hands/testing/processes';
 import { Workspaces } from '~/server/hands/workspaces';
 import type { ToolUse } from '~/server/harness/core/decide';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import { runToolCall } from '~/server/harness/steps/tool-call';
 import { GitProxy } from '~/server/proxy/git-proxy';
 import { RepositoryHands, cloneScript, shellQuote } from '~/server/proxy/repository-hands';

@@ -4,7 +4,7 @@ import { isDomainError } from '~/lib/errors';
 import { BUDGET_SPENT, type BudgetUse, type WidgetSettings, spentBudget } from '~/lib/widget';
 import { logger } from '~/server/log';
 import { startTicker } from '~/server/ticker';
-import { accountLog } from '~/server/rest/session-object';
+import { accountLog } from '~/lib/usage';
 import type { SessionStore } from '~/server/session/store';
 import { BUDGET_CUT_KEY_PREFIX, type WidgetStore } from '~/server/widgets/widget-store';
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { HandId, SessionId, TabId, TabResult, TabSecret, ToolUseId } from '~/server/api/inputs';
-import { checkEventSize, checkFileWrite } from '~/server/api/limits';
+import { checkEventSize, checkFileWrite } from '~/server/commands/limits';
 import { handsInLog } from '~/lib/hand-log';
 import type { Caller } from '~/server/access/access';
 import { createTRPCRouter, ownerProcedure, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';

@@ -6,7 +6,7 @@ import { BUDGET_SPENT, type BudgetUse, WidgetOrigin, type WidgetSettings, spentB
 import { createSessionFor } from '~/server/agents/new-session';
 import type { Caller } from '~/server/access/access';
 import { AgentId, SessionId } from '~/server/api/inputs';
-import { checkEventSize } from '~/server/api/limits';
+import { checkEventSize } from '~/server/commands/limits';
 import { autoTitle } from '~/server/commands/session-commands';
 import { createTRPCRouter, visitorProcedure, widgetOpenProcedure } from '~/server/api/trpc';
 import { errorFields, logger } from '~/server/log';

@@ -4,7 +4,7 @@ import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
 import type { RetryPolicy } from '~/server/harness/core/retry-policy';
 import type { ModelClient } from '~/server/harness/core/model-client';
-import type { LiveBus } from '~/server/harness/live-bus';
+import type { LiveBus } from '~/server/session/live-bus';
 import type { LogView } from '~/server/harness/log-view';
 import type { StepAbort } from '~/server/harness/steps/step-abort';
 import type { McpGateway } from '~/server/proxy/mcp-gateway';

@@ -2,7 +2,7 @@ import { loadConfig } from '~/server/config';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry, type HandRegistryOptions } from '~/server/hands/registry';
 import { Harness, type HarnessOptions } from '~/server/harness/harness';
-import { LiveBus } from '~/server/harness/live-bus';
+import { LiveBus } from '~/server/session/live-bus';
 import type { ModelClient } from '~/server/harness/core/model-client';
 import { type Runtime, accessFor, agentsFor, repositoriesFor, vaultsFor } from '~/server/runtime';
 import type { SessionStore } from '~/server/session/store';
