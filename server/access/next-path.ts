@@ -10,6 +10,7 @@ const HERE = 'http://paddock.invalid';
  * Browsers drop TAB, CR and LF from a URL and read `\` as `/`, so `/<TAB>/evil.example` is
  * `//evil.example`; no control character or backslash has a place in a path we send people to.
  */
+// eslint-disable-next-line no-control-regex -- the control characters are what this refuses
 const UNSAFE = /[\u0000-\u001f\u007f\\]/;
 /** A longer `next` is no path of ours, and would only bloat the sign-in URL. */
 const MAX_NEXT = 2048;

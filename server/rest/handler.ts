@@ -2,7 +2,7 @@ import 'server-only';
 import { monotonicFactory } from 'ulid';
 import { isStoreUnavailable } from '~/lib/errors';
 import { type GuardPolicy, type Refusal, guardPolicyFromEnv, guardRequest, hasApiKeyHeader } from '~/server/access/request-guard';
-import { readCapped } from '~/server/api/http-handler';
+import { declaredLength, readCapped } from '~/server/api/http-handler';
 import { logger } from '~/server/log';
 import { agentRoutes, environmentRoutes } from '~/server/rest/agents';
 import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/rest/api-error';
@@ -31,6 +31,10 @@ function errorResponse(type: ApiErrorType, message: string, requestId: string, s
   return Response.json(errorBody(type, message), { status, headers: { 'request-id': requestId, 'cache-control': 'no-store' } });
 }
 
+function tooLarge(max: number, requestId: string): Response {
+  return errorResponse('request_too_large', `request body over the limit of ${max} bytes (PADDOCK_MAX_BODY_BYTES)`, requestId);
+}
+
 /** The request guard's refusals in the API's error shape; a program without a key is told to send one. */
 function refusalResponse(r: Refusal, headers: Headers, requestId: string): Response {
   if (r.status === 403 && headers.get('origin') === null && !hasApiKeyHeader(headers)) {
@@ -49,6 +53,9 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
   const requestId = `req_${ulid()}`;
   const refusal = guardRequest(req, deps.policy ?? guardPolicyFromEnv());
   if (refusal) return refusalResponse(refusal, req.headers, requestId);
+  // Refused from its declared length alone, before the caller is looked up or a byte is read.
+  const declared = declaredLength(req);
+  if (req.method === 'POST' && declared !== null && declared > deps.maxBodyBytes) return tooLarge(deps.maxBodyBytes, requestId);
   const url = new URL(req.url);
   const segments = url.pathname.replace(/^\/v1\/?/, '').split('/').filter(Boolean).map((s) => {
     try {
@@ -72,7 +79,7 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
     let body: unknown;
     if (req.method === 'POST') {
       const bytes = await readCapped(req, deps.maxBodyBytes);
-      if (bytes === null) return errorResponse('request_too_large', `request body over the limit of ${deps.maxBodyBytes} bytes (PADDOCK_MAX_BODY_BYTES)`, requestId);
+      if (bytes === null) return tooLarge(deps.maxBodyBytes, requestId);
       const text = Buffer.from(bytes).toString('utf8');
       if (text.trim().length > 0) {
         try {

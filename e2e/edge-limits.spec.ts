@@ -1,0 +1,144 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import { expect, test } from '@playwright/test';
+import { OwnServer } from '~/e2e/own-server';
+
+/**
+ * What a stranger can do to a real `next start` before anyone knows who they are: malformed
+ * addresses are a 400 on every route prefix with nothing in the log, and large bodies cost the
+ * server no memory (Next's proxy layer once buffered each one up to 10 MB).
+ */
+const PORT = 3226;
+const server = new OwnServer(
+  PORT,
+  {
+    PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/edge-limits`,
+    PADDOCK_DEFAULT_HAND: 'memory',
+    PADDOCK_WARM_POOL: '0',
+    ANTHROPIC_API_KEY: '',
+    ANTHROPIC_BASE_URL: '',
+  },
+  '/signin',
+  { captureLog: true },
+);
+test.beforeAll(async () => server.start());
+test.afterAll(async () => server.kill());
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/**
+ * One request over its own connection. Kept alive, so a server that answers before reading the
+ * body reads the rest and discards it rather than closing on the upload (which would lose the answer).
+ */
+function send(method: string, path: string, o: { body?: Buffer; chunked?: boolean; headers?: Record<string, string> } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const done = (a: Answer) => {
+      agent.destroy();
+      resolve(a);
+    };
+    const headers: Record<string, string> = { host: `127.0.0.1:${PORT}`, ...o.headers };
+    if (o.body && !o.chunked) headers['content-length'] = String(o.body.length);
+    let answered = false;
+    const req = http.request({ host: '127.0.0.1', port: PORT, method, path, headers, agent }, (res) => {
+      answered = true;
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        if (body.length < 20_000) body += c;
+      });
+      res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+      res.on('error', () => done({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', (e) => {
+      agent.destroy();
+      if (!answered) reject(new Error(`${method} ${path}: ${e.message}`));
+    });
+    if (o.body) {
+      // In 64 KiB pieces, as a client on a network sends it: the server may answer part-way.
+      let at = 0;
+      const pump = () => {
+        while (at < o.body!.length && !req.destroyed) {
+          const piece = o.body!.subarray(at, at + 65_536);
+          at += piece.length;
+          if (!req.write(piece)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    } else req.end();
+  });
+}
+
+function rssBytes(pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS for ${pid}`);
+  return Number(m[1]) * 1024;
+}
+
+const MB = 1024 * 1024;
+const STACK = /URIError|\n\s+at |Error: /;
+
+test('a malformed percent-escape is a 400 on every route prefix, never a 500, and leaves no stack in the log', async () => {
+  const prefixes = ['/v1', '/api/trpc', '/share', '/embed', '/s', '/auth/signin', '/agents', '/settings', ''];
+  const escapes = ['%ZZ', '%', '%E0%A4%A', '%C3%28', '%FF', 'a%2', '%80'];
+  const logBefore = server.log.join('').length;
+  const problems: string[] = [];
+  for (const prefix of prefixes) {
+    for (const bad of escapes) {
+      const path = `${prefix}/${bad}`;
+      for (const method of ['GET', 'POST']) {
+        const res = await send(method, path, method === 'POST' ? { body: Buffer.from('{}'), headers: { 'content-type': 'application/json' } } : {});
+        if (res.status !== 400) problems.push(`${method} ${path}: ${res.status} ${res.body.slice(0, 80)}`);
+        if (STACK.test(res.body)) problems.push(`${method} ${path}: a stack in the answer`);
+        // The REST API answers in its own shape.
+        if (prefix === '/v1' && res.status === 400 && !/"type":"error".*"invalid_request_error"/.test(res.body)) problems.push(`${method} ${path}: not the API's error shape: ${res.body.slice(0, 120)}`);
+      }
+    }
+  }
+  expect(problems).toEqual([]);
+  // A well-formed escape still reaches its route.
+  expect((await send('GET', '/v1/agents/agent%5Fnope')).status).toBe(401);
+  const log = server.log.join('').slice(logBefore);
+  expect(log).not.toMatch(STACK);
+});
+
+test('90 concurrent 10 MB unauthenticated POSTs are refused and leave the server RSS within 50 MB of its start', async () => {
+  test.setTimeout(180_000);
+  const pid = server.pid!;
+  const big = Buffer.alloc(10 * MB, 'a');
+  // Every edge a stranger can post to: the REST API, the web UI's API, a page, sign-out; with and without Content-Length.
+  const targets = ['/v1/sessions', '/api/trpc/sessions.create', '/', '/auth/signout', '/signin'];
+  const json = { 'content-type': 'application/json' };
+  // Warm up: each route's code is loaded before the start is read.
+  for (const path of targets) for (const chunked of [false, true]) await send('POST', path, { body: Buffer.from('{}'), chunked, headers: json });
+  const start = rssBytes(pid);
+  let peak = start;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 50);
+  let answers: Answer[];
+  try {
+    answers = await Promise.all(Array.from({ length: 90 }, (_, i) => send('POST', targets[i % targets.length]!, { body: big, chunked: i % 2 === 1, headers: json })));
+  } finally {
+    clearInterval(sampler);
+  }
+  const statuses = answers.map((a) => a.status);
+  expect(statuses.filter((s) => s < 400 || s >= 500), `answers: ${statuses.join(',')}`).toEqual([]);
+  // A body is refused in each edge's own shape.
+  const rest = answers.filter((_, i) => targets[i % targets.length] === '/v1/sessions');
+  for (const a of rest) expect(a.body).toMatch(/"type":"error"/);
+  // Memory a burst left behind may take the collector a moment to give back: wait for it, up to 10 s.
+  const deadline = Date.now() + 10_000;
+  let after = rssBytes(pid);
+  while (after - start > 50 * MB && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    after = rssBytes(pid);
+  }
+  test.info().annotations.push({ type: 'rss', description: `start ${(start / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB, after ${(after / MB).toFixed(0)} MB` });
+  console.log(`rss: start ${(start / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB, after ${(after / MB).toFixed(0)} MB`);
+  expect(after - start, `RSS start ${start} after ${after}`).toBeLessThanOrEqual(50 * MB);
+  // And the server still answers.
+  expect((await send('GET', '/signin')).status).toBe(200);
+});
