@@ -408,6 +408,9 @@ function atRest(events: readonly StoredEvent[]): StoredEvent[] {
   return end < events.length && events[end - 1]!.type === 'session.status_idle' ? events.slice(0, end) : [...events];
 }
 
+/** Percent-escapes that do not decode: not hex, cut short, or bytes that are not UTF-8. */
+const MALFORMED_ESCAPES = ['%ZZ', '%', '%2', '%C3%28', '%FF', '%E0%A4%A', '%80'];
+
 /**
  * Hostile `next` paths for sign-in: off-site spellings, every ASCII control (browsers drop TAB, CR
  * and LF and read `\\` as `/`), percent-encoded forms, and Unicode lookalikes of a slash.
@@ -483,6 +486,34 @@ describe('fuzz', () => {
     // And the server still answers a normal request.
     const ok = await send(new Request('http://localhost:3000/api/trpc/sessions.list', { headers: { ...SAME_ORIGIN, cookie: world.cookie } }));
     expect(ok).toBe(200);
+  });
+
+  it('answers a malformed percent-escape in the path of every procedure, and of sign-in and sign-out, 400 and writes nothing', async () => {
+    const before = await snapshot();
+    const deps = { runtime: () => Promise.resolve(rt), policy: { allowedHosts: [], allowedOrigins: [] } };
+    const problems: string[] = [];
+    const owner = { ...SAME_ORIGIN, cookie: world.cookie };
+    for (const [name, proc] of procedures) {
+      for (const bad of MALFORMED_ESCAPES) {
+        for (const path of [`${name}${bad}`, `${bad}.${name}`, `${name},${bad}`]) {
+          for (const headers of [owner, SAME_ORIGIN]) {
+            const url = `http://localhost:3000/api/trpc/${path}`;
+            const req = proc._def.type === 'mutation' ? new Request(url, { method: 'POST', headers, body: '{}' }) : new Request(`${url}?input=%7B%7D`, { headers });
+            const status = await send(req);
+            if (status !== 400) problems.push(`${status} ${req.method} ${path} ${headers === owner ? 'as the owner' : 'as a stranger'}`);
+          }
+        }
+      }
+    }
+    for (const bad of MALFORMED_ESCAPES) {
+      const signIn = await handleSignIn(new Request(`http://localhost:3000/auth/signin${bad}?token=x`, { headers: { host: 'localhost:3000' } }), deps);
+      if (signIn.status !== 400) problems.push(`${signIn.status} sign-in at /auth/signin${bad}`);
+      // Never the fuzz's own owner: a sign-out let through would end the session the other tests use.
+      const signOut = await handleSignOut(new Request(`http://localhost:3000/auth/signout${bad}`, { method: 'POST', headers: { ...SAME_ORIGIN, cookie: 'paddock_session_3000=forged' }, body: '{}' }), deps);
+      if (signOut.status !== 400) problems.push(`${signOut.status} sign-out at /auth/signout${bad}`);
+    }
+    expect(problems).toEqual([]);
+    expect(await snapshot()).toBe(before);
   });
 
   it('answers hostile sign-in and sign-out requests with 0 5xx, never redirects off the site, and signs in only with a good token', async () => {
