@@ -71,7 +71,11 @@ export async function readCapped(req: Request, max: number): Promise<Uint8Array 
  */
 export async function handleTrpc(req: Request, deps: HttpDeps): Promise<Response> {
   const refusal = guardRequest(req, deps.policy ?? guardPolicyFromEnv());
-  if (refusal) return refuse(refusal.status, refusal.message);
+  if (refusal) {
+    // Not read to its end: the connection stops taking the upload once the answer is out.
+    void req.body?.cancel().catch(() => undefined);
+    return refuse(refusal.status, refusal.message);
+  }
   // The caller, found once from the headers: a stranger's body is capped small before it is read.
   let identified: Promise<{ runtime: Runtime; caller: Caller }> | undefined;
   const identify = () =>

@@ -31,6 +31,14 @@ function errorResponse(type: ApiErrorType, message: string, requestId: string, s
   return Response.json(errorBody(type, message), { status, headers: { 'request-id': requestId, 'cache-control': 'no-store' } });
 }
 
+/**
+ * A body refused before it is read is cancelled, not left for the server to read to its end: the
+ * connection stops taking a stranger's upload as soon as the answer is out.
+ */
+function discardBody(req: Request): void {
+  void req.body?.cancel().catch(() => undefined);
+}
+
 function tooLarge(max: number, requestId: string): Response {
   return errorResponse('request_too_large', `request body over the limit of ${max} bytes (PADDOCK_MAX_BODY_BYTES)`, requestId);
 }
@@ -52,10 +60,16 @@ function refusalResponse(r: Refusal, headers: Headers, requestId: string): Respo
 export async function handleRest(req: Request, deps: RestDeps): Promise<Response> {
   const requestId = `req_${ulid()}`;
   const refusal = guardRequest(req, deps.policy ?? guardPolicyFromEnv());
-  if (refusal) return refusalResponse(refusal, req.headers, requestId);
+  if (refusal) {
+    discardBody(req);
+    return refusalResponse(refusal, req.headers, requestId);
+  }
   // Refused from its declared length alone, before the caller is looked up or a byte is read.
   const declared = declaredLength(req);
-  if (req.method === 'POST' && declared !== null && declared > deps.maxBodyBytes) return tooLarge(deps.maxBodyBytes, requestId);
+  if (req.method === 'POST' && declared !== null && declared > deps.maxBodyBytes) {
+    discardBody(req);
+    return tooLarge(deps.maxBodyBytes, requestId);
+  }
   const url = new URL(req.url);
   const segments = url.pathname.replace(/^\/v1\/?/, '').split('/').filter(Boolean).map((s) => {
     try {
@@ -68,7 +82,10 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
     const rt = await deps.runtime();
     const caller = await rt.access.identify(req.headers);
     // Programs only: a browser's sign-in cookie opens the UI, never this API (no cross-site reads).
-    if (caller.kind !== 'api_key') return errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId);
+    if (caller.kind !== 'api_key') {
+      discardBody(req);
+      return errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId);
+    }
     const match = matchRoute(REST_ROUTES, req.method, segments);
     if (!match.route) {
       const where = `${req.method} ${url.pathname.slice(0, 200)}`;
