@@ -1,4 +1,5 @@
 import type { NextConfig } from 'next';
+import { PROXY_MAX_BODY_BYTES } from './lib/body-limits';
 
 const config: NextConfig = {
   reactStrictMode: true,
@@ -6,6 +7,11 @@ const config: NextConfig = {
   serverExternalPackages: ['better-sqlite3'],
   allowedDevOrigins: ['127.0.0.1'],
   poweredByHeader: false,
+  experimental: {
+    // Next holds a copy of each body the proxy runs on (10 MB by default) before anyone is known;
+    // proxy.ts refuses a larger one, or one of unknown length, so none is ever cut short.
+    proxyClientMaxBodySize: PROXY_MAX_BODY_BYTES,
+  },
   // Type checking is its own step (`npm test` runs `tsc --noEmit` over everything, tests
   // included); the build does not repeat it.
   typescript: { ignoreBuildErrors: true },

@@ -1,7 +1,9 @@
 import { type NextRequest, NextResponse } from 'next/server';
+import { monotonicFactory } from 'ulid';
+import { PROXY_MAX_BODY_BYTES } from '~/lib/body-limits';
 import { shareTokenExpiry, shareTokenOfPath } from '~/lib/share-token';
 import { normalizeOrigin } from '~/lib/widget';
-import { guardPolicyFromEnv, guardRequest } from '~/server/access/request-guard';
+import { type Refusal, declaredBodyRefusal, guardPolicyFromEnv, guardRequest, malformedPath } from '~/server/access/request-guard';
 
 /**
  * Runs before every route: requests for another Host (DNS rebinding) and cross-site writes are
@@ -9,12 +11,17 @@ import { guardPolicyFromEnv, guardRequest } from '~/server/access/request-guard'
  * owner layout for pages, by protectedProcedure for the API.
  */
 const policy = guardPolicyFromEnv();
+const ulid = monotonicFactory();
 
 export function proxy(req: NextRequest): NextResponse {
+  // Before anything decodes the path (Next's router answers an undecodable one with a bare 500),
+  // and before a body this layer holds in memory grows past its small cap.
+  const early = malformedPath(req.url) ?? declaredBodyRefusal(req, PROXY_MAX_BODY_BYTES);
+  if (early) return refuse(req, early);
   // The REST API applies this same guard itself and answers in its own error shape.
   if (req.nextUrl.pathname.startsWith('/v1/')) return NextResponse.next();
   const refusal = guardRequest(req, policy);
-  if (refusal) return NextResponse.json({ error: { message: refusal.message, status: refusal.status } }, { status: refusal.status });
+  if (refusal) return refuse(req, refusal);
   // An expired share link is a 410 before any page runs: its expiry is in the token (a token whose
   // expiry was edited is another token, which the page answers with a 404).
   const share = req.nextUrl.pathname.startsWith('/share/') ? shareTokenOfPath(req.nextUrl.pathname) : null;
@@ -26,6 +33,14 @@ export function proxy(req: NextRequest): NextResponse {
   const res = NextResponse.next({ request: { headers } });
   if (req.nextUrl.pathname.startsWith('/embed/')) res.headers.set('content-security-policy', embedFrameAncestors(req.nextUrl.searchParams.get('origin')));
   return res;
+}
+
+/** A refusal in the shape of the edge the path belongs to: the REST API's for /v1, else the web UI's. */
+function refuse(req: NextRequest, r: Refusal): NextResponse {
+  const headers = { 'cache-control': 'no-store' };
+  if (!req.nextUrl.pathname.startsWith('/v1/')) return NextResponse.json({ error: { message: r.message, status: r.status } }, { status: r.status, headers });
+  const type = r.status === 413 ? 'request_too_large' : 'invalid_request_error';
+  return NextResponse.json({ type: 'error', error: { type, message: r.message } }, { status: r.status, headers: { ...headers, 'request-id': `req_${ulid()}` } });
 }
 
 /**
@@ -50,6 +65,13 @@ function expiredShare(): NextResponse {
 }
 
 export const config = {
-  // Everything but build assets (content-hashed, public) and the icon.
-  matcher: ['/((?!_next/static|_next/image|favicon.svg).*)'],
+  matcher: [
+    // Everything but build assets (content-hashed, public), the icon and the two APIs: Next copies
+    // the body of every request this runs on into memory, and the APIs cap theirs as they stream
+    // (each applies the same request guard itself).
+    '/((?!_next/static|_next/image|favicon.svg|v1/|api/trpc/).*)',
+    // An API path with an escape that is not plain ASCII still comes here: if it does not decode,
+    // Next's router would answer it with a bare 500 before the API's handler runs.
+    '/((?:v1|api/trpc)/.*%(?![0-7][0-9A-Fa-f]).*)',
+  ],
 };

@@ -15,10 +15,12 @@ export interface GuardPolicy {
 export interface GuardRequest {
   method: string;
   headers: Headers;
+  /** The request's address: a path that does not decode is refused before anything reads it. */
+  url?: string;
 }
 
 export interface Refusal {
-  status: 400 | 403 | 415 | 421;
+  status: 400 | 403 | 411 | 413 | 415 | 421;
   message: string;
 }
 
@@ -67,6 +69,8 @@ export function hasApiKeyHeader(headers: Headers): boolean {
 
 /** Null when the request may go on, else why not (the status and message to answer with). */
 export function guardRequest(req: GuardRequest, policy: GuardPolicy): Refusal | null {
+  const malformed = req.url === undefined ? null : malformedPath(req.url);
+  if (malformed) return malformed;
   const host = req.headers.get('host');
   if (!host) return { status: 400, message: 'missing Host header' };
   if (!isAllowedHost(host, policy)) {
@@ -102,4 +106,39 @@ function isAllowedOrigin(origin: string, host: string, policy: GuardPolicy): boo
   // Our own pages: the origin names the very host the request was sent to (itself allowed). The
   // scheme may differ behind a TLS-terminating proxy.
   return u.host === host.trim().toLowerCase();
+}
+
+/**
+ * A path with a percent-escape that does not decode (`%ZZ`, a lone `%`, bytes that are not UTF-8)
+ * is a 400 here: Next's router, a page or a handler decoding it would otherwise throw (a 500).
+ */
+export function malformedPath(url: string): Refusal | null {
+  let pathname: string;
+  try {
+    pathname = new URL(url, 'http://localhost').pathname;
+  } catch {
+    return { status: 400, message: 'malformed request URL' };
+  }
+  try {
+    decodeURIComponent(pathname);
+    return null;
+  } catch {
+    return { status: 400, message: 'malformed percent-escape in the request path' };
+  }
+}
+
+/**
+ * Refuses, from its headers alone, a body over `max` bytes, and a body of unknown length (chunked):
+ * for a layer that would buffer it whole before anyone reads it.
+ */
+export function declaredBodyRefusal(req: GuardRequest, max: number): Refusal | null {
+  // What Next's proxy layer copies: every body but a GET's or HEAD's.
+  if (['GET', 'HEAD'].includes(req.method.toUpperCase())) return null;
+  const length = req.headers.get('content-length');
+  if (length === null) {
+    return req.headers.has('transfer-encoding') ? { status: 411, message: `a request body sent here must declare its Content-Length (at most ${max} bytes)` } : null;
+  }
+  const n = Number(length);
+  if (!/^\d+$/.test(length.trim()) || !Number.isSafeInteger(n)) return { status: 400, message: 'malformed Content-Length header' };
+  return n > max ? { status: 413, message: `request body over the limit of ${max} bytes` } : null;
 }

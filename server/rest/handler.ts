@@ -2,7 +2,7 @@ import 'server-only';
 import { monotonicFactory } from 'ulid';
 import { isStoreUnavailable } from '~/lib/errors';
 import { type GuardPolicy, type Refusal, guardPolicyFromEnv, guardRequest, hasApiKeyHeader } from '~/server/access/request-guard';
-import { readCapped } from '~/server/api/http-handler';
+import { declaredLength, readCapped } from '~/server/api/http-handler';
 import { logger } from '~/server/log';
 import { agentRoutes, environmentRoutes } from '~/server/rest/agents';
 import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/rest/api-error';
@@ -31,6 +31,18 @@ function errorResponse(type: ApiErrorType, message: string, requestId: string, s
   return Response.json(errorBody(type, message), { status, headers: { 'request-id': requestId, 'cache-control': 'no-store' } });
 }
 
+/**
+ * A body refused before it is read is cancelled, not left for the server to read to its end: the
+ * connection stops taking a stranger's upload as soon as the answer is out.
+ */
+function discardBody(req: Request): void {
+  void req.body?.cancel().catch(() => undefined);
+}
+
+function tooLarge(max: number, requestId: string): Response {
+  return errorResponse('request_too_large', `request body over the limit of ${max} bytes (PADDOCK_MAX_BODY_BYTES)`, requestId);
+}
+
 /** The request guard's refusals in the API's error shape; a program without a key is told to send one. */
 function refusalResponse(r: Refusal, headers: Headers, requestId: string): Response {
   if (r.status === 403 && headers.get('origin') === null && !hasApiKeyHeader(headers)) {
@@ -48,7 +60,16 @@ function refusalResponse(r: Refusal, headers: Headers, requestId: string): Respo
 export async function handleRest(req: Request, deps: RestDeps): Promise<Response> {
   const requestId = `req_${ulid()}`;
   const refusal = guardRequest(req, deps.policy ?? guardPolicyFromEnv());
-  if (refusal) return refusalResponse(refusal, req.headers, requestId);
+  if (refusal) {
+    discardBody(req);
+    return refusalResponse(refusal, req.headers, requestId);
+  }
+  // Refused from its declared length alone, before the caller is looked up or a byte is read.
+  const declared = declaredLength(req);
+  if (req.method === 'POST' && declared !== null && declared > deps.maxBodyBytes) {
+    discardBody(req);
+    return tooLarge(deps.maxBodyBytes, requestId);
+  }
   const url = new URL(req.url);
   const segments = url.pathname.replace(/^\/v1\/?/, '').split('/').filter(Boolean).map((s) => {
     try {
@@ -61,7 +82,10 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
     const rt = await deps.runtime();
     const caller = await rt.access.identify(req.headers);
     // Programs only: a browser's sign-in cookie opens the UI, never this API (no cross-site reads).
-    if (caller.kind !== 'api_key') return errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId);
+    if (caller.kind !== 'api_key') {
+      discardBody(req);
+      return errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId);
+    }
     const match = matchRoute(REST_ROUTES, req.method, segments);
     if (!match.route) {
       const where = `${req.method} ${url.pathname.slice(0, 200)}`;
@@ -72,7 +96,7 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
     let body: unknown;
     if (req.method === 'POST') {
       const bytes = await readCapped(req, deps.maxBodyBytes);
-      if (bytes === null) return errorResponse('request_too_large', `request body over the limit of ${deps.maxBodyBytes} bytes (PADDOCK_MAX_BODY_BYTES)`, requestId);
+      if (bytes === null) return tooLarge(deps.maxBodyBytes, requestId);
       const text = Buffer.from(bytes).toString('utf8');
       if (text.trim().length > 0) {
         try {

@@ -175,6 +175,8 @@ function mutate(r: Rand, body: unknown): unknown {
 }
 
 const HOST = { host: 'localhost:3000' };
+/** Percent-escapes that do not decode: not hex, cut short, or bytes that are not UTF-8. */
+const MALFORMED_ESCAPES = ['%ZZ', '%', '%2', '%C3%28', '%FF', '%E0%A4%A', '%80'];
 function headersFor(r: Rand): { headers: Record<string, string>; refuse: boolean } {
   const json = { 'content-type': 'application/json' };
   return pick(r, [
@@ -234,6 +236,28 @@ const url = (route: Route, id: string) => {
 };
 
 describe('the /v1 API under attack', () => {
+  it("answers a malformed percent-escape in any segment of every route 400 in the API's shape, with a key or without, and writes nothing", async () => {
+    const before = await snapshot();
+    const problems: string[] = [];
+    for (const route of REST_ROUTES) {
+      const segments = new URL(url(route, pick(Math.random, world.sessions))).pathname.split('/').slice(2);
+      for (const bad of MALFORMED_ESCAPES) {
+        // Each segment in turn carries the bad escape (appended, so the route would otherwise match).
+        for (let at = 0; at < segments.length; at++) {
+          const path = segments.map((seg, i) => (i === at ? `${seg}${bad}` : seg)).join('/');
+          for (const key of [world.apiKey, undefined]) {
+            const headers = { ...HOST, 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
+            const res = await send(new Request(`http://localhost:3000/v1/${path}`, { method: route.method, headers, ...(route.method === 'POST' ? { body: '{}' } : {}) }));
+            const b = res.body as { type?: string; error?: { type?: string } } | null;
+            if (res.status !== 400 || b?.type !== 'error' || b.error?.type !== 'invalid_request_error' || !res.requestId) problems.push(`${route.method} /v1/${path} ${key ? 'with a key' : 'without'}: ${res.status} ${JSON.stringify(res.body).slice(0, 120)}`);
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(await snapshot()).toBe(before);
+  });
+
   it('refuses every route to a caller without credentials, with the API error shape and a request-id (a new unprotected route fails here)', async () => {
     expect(REST_ROUTES.length).toBeGreaterThan(20);
     const before = await snapshot();
