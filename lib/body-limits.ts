@@ -5,3 +5,10 @@
  * what still passes through it (pages, sign-out) sends small bodies or none.
  */
 export const PROXY_MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * The largest body read before the caller is known to be someone (an owner, a key, a share
+ * viewer, a widget visitor): what a stranger may send (opening a widget) is small, and a stranger
+ * must not make the server hold PADDOCK_MAX_BODY_BYTES per connection.
+ */
+export const ANONYMOUS_MAX_BODY_BYTES = 64 * 1024;

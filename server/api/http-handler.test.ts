@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleTrpc, readCapped } from '~/server/api/http-handler';
-import { ANONYMOUS_MAX_BODY_BYTES } from '~/server/api/limits';
+import { ANONYMOUS_MAX_BODY_BYTES } from '~/lib/body-limits';
 import { countedBody, postWith } from '~/server/api/testing/counted-body';
 import { SAME_ORIGIN } from '~/server/api/testing/http';
 import { createDemoBrain } from '~/server/harness/demo-brain';

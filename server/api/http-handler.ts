@@ -4,7 +4,7 @@ import { isDomainError } from '~/lib/errors';
 import type { Caller } from '~/server/access/access';
 import { clientIp } from '~/server/access/client-ip';
 import { type GuardPolicy, guardPolicyFromEnv, guardRequest } from '~/server/access/request-guard';
-import { ANONYMOUS_MAX_BODY_BYTES } from '~/server/api/limits';
+import { ANONYMOUS_MAX_BODY_BYTES } from '~/lib/body-limits';
 import { appRouter } from '~/server/api/root';
 import { domainToTRPC } from '~/server/api/trpc';
 import { logger } from '~/server/log';

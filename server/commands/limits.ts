@@ -2,13 +2,6 @@ import 'server-only';
 import { TooLargeError } from '~/lib/errors';
 import type { Config } from '~/server/config';
 
-/**
- * The largest body read before the caller is known to be someone (an owner, a key, a share
- * viewer, a widget visitor): what a stranger may send (opening a widget) is small, and a stranger
- * must not make the server hold PADDOCK_MAX_BODY_BYTES per connection.
- */
-export const ANONYMOUS_MAX_BODY_BYTES = 64 * 1024;
-
 type Limits = Pick<Config, 'PADDOCK_MAX_MESSAGE_CHARS' | 'PADDOCK_MAX_EVENT_BYTES' | 'PADDOCK_MAX_FILE_WRITE_BYTES'>;
 
 /**
