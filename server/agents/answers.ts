@@ -2,7 +2,7 @@ import 'server-only';
 import { ConflictError, InvalidInputError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { foldLog } from '~/server/harness/core/decide';
-import type { SessionStore } from '~/server/session/store';
+import type { EventLog } from '~/server/session/store';
 
 /** The events whose order decides whether a call still waits for its answer (see foldLog). */
 const ANSWER_TYPES = ['user.message', 'user.interrupt', 'agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result'] as const;
@@ -22,7 +22,7 @@ const keyOf = (a: Answer) => `${a.type === 'user.custom_tool_result' ? 'custom' 
  * Returns the idempotency key to store the batch under: a batch answering one call is keyed by
  * it, so of two racing answers exactly one is stored (see `storedAnswerWon`).
  */
-export async function checkAnswers(store: Pick<SessionStore, 'getEvents'>, sessionId: string, events: readonly NewEvent[], where: (i: number) => string): Promise<string | undefined> {
+export async function checkAnswers(store: Pick<EventLog, 'getEvents'>, sessionId: string, events: readonly NewEvent[], where: (i: number) => string): Promise<string | undefined> {
   const answers = events.map((e, i) => ({ e, i })).filter((x): x is { e: Answer; i: number } => isAnswer(x.e));
   if (answers.length === 0) return undefined;
   const log = await store.getEvents(sessionId, { types: [...ANSWER_TYPES] });

@@ -3,10 +3,11 @@ import type { StoredEvent } from '~/lib/events';
 import { type ExecuteContext, type Hand, type ToolSpec, ToolError } from '~/lib/hand';
 import { BRAIN_TOOLS, isHandTool } from '~/lib/tools';
 import { sleep } from '~/lib/sleep';
-import type { SessionStore } from '~/server/session/store';
+import type { EventLog, SessionRows, TabClaims } from '~/server/session/store';
 
 export interface BrowserHandOptions {
-  store: SessionStore;
+  /** A browser hand needs the log and the tab claims, not leases. */
+  store: EventLog & TabClaims & Pick<SessionRows, 'getSession'>;
   sessionId: string;
   /** No heartbeat from any tab for this long: the hand is lost. */
   heartbeatTimeoutMs?: number;

@@ -6,13 +6,13 @@ import { type Provisioner, isSuspendable } from '~/server/hands/provisioner';
 import type { HandEntry, HandScope } from '~/server/hands/hand-entry';
 import type { Workspaces } from '~/server/hands/workspaces';
 import { errorFields, logger } from '~/server/log';
-import type { SessionStore } from '~/server/session/store';
+import type { EventLog } from '~/server/session/store';
 
 const log = logger('hands');
 
 /** What suspending and resuming a registry entry needs from the registry. */
 export interface SuspendDeps {
-  store: SessionStore;
+  store: Pick<EventLog, 'emitEvent'>;
   provisioners: Partial<Record<HandKind, Provisioner>>;
   workspaces: Workspaces | undefined;
   /** Watches a resumed hand for its loss. */

@@ -2,7 +2,7 @@ import type { ContextPolicy } from '~/lib/context-policy';
 import type { StoredEvent } from '~/lib/events';
 import type { McpServerListing } from '~/lib/mcp-tools';
 import { LogFold, contextReads, inContext } from '~/server/harness/core/log-fold';
-import type { SessionStore } from '~/server/session/store';
+import type { Checkpoints, EventLog } from '~/server/session/store';
 
 /** How many events a run folds between two checkpoints it stores (a crash then re-reads at most this many). */
 export const CHECKPOINT_EVERY = 500;
@@ -23,7 +23,7 @@ export class LogView {
   ) {}
 
   /** From a checkpoint (if any) and the events after it, plus the parts of the log a request may show. */
-  static async load(store: Pick<SessionStore, 'readCheckpoint' | 'getEvents'>, sessionId: string, policyRead: ContextPolicy | Promise<ContextPolicy>): Promise<LogView> {
+  static async load(store: Pick<Checkpoints, 'readCheckpoint'> & Pick<EventLog, 'getEvents'>, sessionId: string, policyRead: ContextPolicy | Promise<ContextPolicy>): Promise<LogView> {
     // The policy comes with the session's agent: read beside the checkpoint, not after it.
     const [stored, policy] = await Promise.all([store.readCheckpoint(sessionId), policyRead]);
     const fold = (stored && LogFold.restore(stored.body)) ?? new LogFold();

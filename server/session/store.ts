@@ -108,14 +108,24 @@ export interface WorkWaiting {
   leaseExpired: boolean;
 }
 
-export interface SessionStore {
-  /** Carries live deltas to and from other server instances (PostgreSQL); absent for one instance. */
-  readonly liveRelay?: LiveRelay | undefined;
+/** The session rows: what a session is (its agent, title, status, metadata), not what happened in it. */
+export interface SessionRows {
   createSession(init: SessionInit): Promise<Session>;
   getSession(id: string): Promise<Session | null>;
   /** Changes metadata only (the log is append-only); unknown id → NotFoundError. */
   updateSession(id: string, patch: SessionPatch): Promise<Session>;
   listSessions(q: ListQuery): Promise<Page<Session>>;
+  /**
+   * Deletes a session and everything stored for it (events, idempotency keys, tabs, claims).
+   * The one exception to append-only: the user asked for it. Unknown id → NotFoundError.
+   */
+  deleteSession(id: string): Promise<void>;
+}
+
+/** The append-only log: reads, appends (fenced, keyed, expected-seq) and following it live. */
+export interface EventLog {
+  /** Carries live deltas to and from other server instances (PostgreSQL); absent for one instance. */
+  readonly liveRelay?: LiveRelay | undefined;
   getEvents(id: string, slice?: EventSlice): Promise<StoredEvent[]>;
   emitEvent(id: string, event: NewEvent, opts?: EmitOptions): Promise<StoredEvent>;
   /**
@@ -125,6 +135,10 @@ export interface SessionStore {
   emitEvents(id: string, events: readonly NewEvent[], opts?: EmitOptions): Promise<StoredEvent[]>;
   /** Events after `afterSeq`, then live ones, in order, without gap or duplicate, until aborted. */
   follow(id: string, afterSeq: number, signal: AbortSignal): AsyncIterable<StoredEvent>;
+}
+
+/** Who runs a session: leases with their fencing epochs, and the queue of sessions that need a harness. */
+export interface Leases {
   acquireLease(id: string, owner: string, ttlMs: number): Promise<Fence | null>;
   renewLease(fence: Fence, ttlMs: number): Promise<boolean>;
   /**
@@ -138,6 +152,10 @@ export interface SessionStore {
    * no harness holds it since it was released (the instance that stored the work is about to).
    */
   sessionsNeedingWork(limit: number): Promise<WorkWaiting[]>;
+}
+
+/** Browser hands' rows: which tabs are alive, and which tab claimed a call (exactly one). */
+export interface TabClaims {
   /** A browser tab serving a session's browser hand says it is alive (on the lease clock). */
   touchTab(sessionId: string, hand: string, tabId: string): Promise<void>;
   /** The tabs of a browser hand seen within the last `withinMs`. */
@@ -147,15 +165,14 @@ export interface SessionStore {
   /** The tab holding a call's claim, or null while nobody has claimed it. */
   callClaim(sessionId: string, callId: string): Promise<string | null>;
   /**
-   * Deletes a session and everything stored for it (events, idempotency keys, tabs, claims).
-   * The one exception to append-only: the user asked for it. Unknown id → NotFoundError.
-   */
-  deleteSession(id: string): Promise<void>;
-  /**
    * Drops rows nobody will read again: tabs of browser hands that were released or lost, and
    * claims of calls that have their result. Returns how many rows went.
    */
   pruneHandRows(): Promise<{ tabs: number; claims: number }>;
+}
+
+/** The harness's stored folds of a log (derived data: a wake reads from the newest). */
+export interface Checkpoints {
   /** The harness's newest stored fold of a session's log (opaque JSON text) and the seq it covers; null if none. */
   readCheckpoint(id: string): Promise<Checkpoint | null>;
   /**
@@ -164,6 +181,10 @@ export interface SessionStore {
    * For a session that does not exist, nothing is stored.
    */
   writeCheckpoint(id: string, checkpoint: Checkpoint): Promise<void>;
+}
+
+/** The whole store: the sum of its roles. A part takes only the roles it uses. */
+export interface SessionStore extends SessionRows, EventLog, Leases, TabClaims, Checkpoints {
   close(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import { isDomainError } from '~/lib/errors';
 import type { StepWriter } from '~/server/harness/steps/step-context';
 import type { Run } from '~/server/harness/steps/step-abort';
 import type { StoreRetry } from '~/server/harness/run/store-retry';
-import type { Fence, SessionStore } from '~/server/session/store';
+import type { EventLog, Fence } from '~/server/session/store';
 
 /**
  * The one way a run writes its session's log. Every write carries the run's fence (a harness
@@ -14,7 +14,7 @@ import type { Fence, SessionStore } from '~/server/session/store';
  */
 export class SessionWriter implements StepWriter {
   constructor(
-    private readonly store: Pick<SessionStore, 'emitEvent' | 'emitEvents'>,
+    private readonly store: Pick<EventLog, 'emitEvent' | 'emitEvents'>,
     readonly sessionId: string,
     readonly fence: Fence,
     private readonly retry: StoreRetry,

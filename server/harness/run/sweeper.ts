@@ -1,7 +1,7 @@
 import 'server-only';
 import { logger } from '~/server/log';
 import { metrics } from '~/server/metrics/metrics';
-import type { SessionStore } from '~/server/session/store';
+import type { Leases, TabClaims } from '~/server/session/store';
 import { startTicker } from '~/server/ticker';
 
 const log = logger('harness');
@@ -9,7 +9,7 @@ const log = logger('harness');
 const PRUNE_EVERY_MS = 60_000;
 
 export interface SweeperHost {
-  store: SessionStore;
+  store: Pick<Leases, 'sessionsNeedingWork'> & Pick<TabClaims, 'pruneHandRows'>;
   /** Whether this instance runs the session now. */
   isRunning(sessionId: string): boolean;
   wake(sessionId: string): void;
