@@ -59,6 +59,8 @@ const Env = z.object({
    * The cap on the warm pool, which follows the measured arrival rate up to it (PADDOCK_WARM_POOL
    * is its floor). Beyond the floor it starts one hand at a time and only while the event loop is
    * calm, so a refill takes no CPU from a running turn. Unset: PADDOCK_WARM_POOL_MAX (its older name).
+   * At 8 on 2 shared cores (`PADDOCK_BENCH_PARTS=api`, two runs each): 20 sessions at once p95
+   * 14.2 / 15.0 s → 6.3 / 8.2 s; 20 back to back p50 488 / 528 → 1,049 / 557 ms (noisy): off by default.
    */
   PADDOCK_POOL_MAX: z.coerce.number().int().min(0).max(64).optional(),
   /**
