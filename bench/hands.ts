@@ -1,18 +1,39 @@
 /**
- * Sandbox hands: cold start without a pool (provision → first tool answer) and the memory an idle
- * live hand holds (its whole process tree: launcher, proxy bridges, bubblewrap, paddock-hand).
+ * Sandbox hands: cold start without a pool (provision → first tool answer), the memory an idle
+ * live hand holds (its whole process tree: launcher, proxy bridges, bubblewrap, paddock-hand),
+ * what a hand taken from the warm pool costs, and what a launcher killed outright leaves behind.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Hand } from '~/lib/hand';
 import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
+import { WarmPool } from '~/server/hands/warm-pool';
 import { percentile } from '~/bench/stats';
 import { Rows, ms, runIfMain, type Row } from '~/bench/table';
 
 const STARTS = 20;
 const IDLE_HANDS = 4;
 const IDLE_MS = 3_000;
+const POOL_TAKES = 5;
+const KILLED_LAUNCHERS = 3;
+
+function cmdlineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
 
 function parentOf(pid: number): number | null {
   try {
@@ -107,6 +128,44 @@ export async function runHandsBench(): Promise<Row[]> {
       table.add(`  of which ${name} ×${e.count / IDLE_HANDS}`, `${mb(e.rss)} RSS, ${mb(e.pss)} PSS`);
     }
     await Promise.all(hands.map((h) => h.close()));
+
+    // A hand taken from the warm pool: already connected, so the take itself is all the wait.
+    const pool = new WarmPool(provisioner, { kind: 'sandbox', allowedDomains: [] }, 1).start();
+    const takes: number[] = [];
+    for (let i = 0; i < POOL_TAKES; i++) {
+      await until(() => pool.available > 0, 30_000);
+      const t0 = performance.now();
+      const hand = await pool.take({ kind: 'sandbox', allowedDomains: [] });
+      takes.push(performance.now() - t0);
+      await hand?.close();
+    }
+    await pool.close();
+    const takeP95 = percentile(takes, 95);
+    table.add(`hand taken from the warm pool (ready), p95 of ${POOL_TAKES}`, ms(takeP95), '≤ 5 ms', takeP95 <= 5);
+
+    // A launcher SIGKILLed (OOM killer, crash): its proxy bridges must not outlive it.
+    let left = 0;
+    let bridges = 0;
+    for (let i = 0; i < KILLED_LAUNCHERS; i++) {
+      const known = new Set(descendants(process.pid));
+      const hand = await start();
+      const tree = descendants(process.pid).filter((p) => !known.has(p));
+      const launcher = tree.find((p) => cmdlineOf(p).includes('sandbox-launcher'));
+      const socats = tree.filter((p) => /socat UNIX-LISTEN:/.test(cmdlineOf(p)));
+      bridges += socats.length;
+      if (launcher) process.kill(launcher, 'SIGKILL');
+      await until(() => socats.every((p) => cmdlineOf(p) === ''), 3_000);
+      left += socats.filter((p) => cmdlineOf(p) !== '').length;
+      for (const p of socats) {
+        try {
+          process.kill(p, 'SIGKILL'); // the bench leaves nothing behind either way
+        } catch {
+          // gone, as it should be
+        }
+      }
+      await hand.close();
+    }
+    table.add(`host socat bridges alive 3 s after their launcher's SIGKILL (of ${bridges}, ${KILLED_LAUNCHERS} hands)`, String(left), '0', left === 0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

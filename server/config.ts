@@ -56,6 +56,14 @@ const Env = z.object({
    */
   PADDOCK_WARM_POOL_MAX: z.coerce.number().int().min(0).max(64).default(0),
   /**
+   * The cap on the warm pool, which follows the measured arrival rate up to it (PADDOCK_WARM_POOL
+   * is its floor). Beyond the floor it starts one hand at a time and only while the event loop is
+   * calm, so a refill takes no CPU from a running turn. Unset: PADDOCK_WARM_POOL_MAX (its older name).
+   * At 8 on 2 shared cores (`PADDOCK_BENCH_PARTS=api`, two runs each): 20 sessions at once p95
+   * 14.2 / 15.0 s → 6.3 / 8.2 s; 20 back to back p50 488 / 528 → 1,049 / 557 ms (noisy): off by default.
+   */
+  PADDOCK_POOL_MAX: z.coerce.number().int().min(0).max(64).optional(),
+  /**
    * Local hands starting at once (a start is mostly CPU); the rest wait their turn, sessions before
    * warm-pool refills. Default: the machine's cores.
    */
@@ -154,6 +162,8 @@ export type Config = z.infer<typeof Env> & {
   handLimits: HandLimits;
   /** 'anthropic' when a key (or an Anthropic-compatible base URL) is configured, else the demo brain. */
   brain: 'anthropic' | 'demo';
+  /** The warm pool's cap: PADDOCK_POOL_MAX (or PADDOCK_WARM_POOL_MAX), never below PADDOCK_WARM_POOL. */
+  poolMax: number;
 };
 
 export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
@@ -177,5 +187,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     fileSizeMb: c.PADDOCK_HAND_FILE_SIZE_MB,
     cpuSeconds: c.PADDOCK_HAND_CPU_SECONDS,
   };
-  return { ...c, dataDir, workspacesDir, handLimits, brain };
+  const poolMax = Math.max(c.PADDOCK_WARM_POOL, c.PADDOCK_POOL_MAX ?? c.PADDOCK_WARM_POOL_MAX);
+  return { ...c, dataDir, workspacesDir, handLimits, brain, poolMax };
 }

@@ -152,7 +152,7 @@ export function createHands(
   const defaultKind: HandKind = config.PADDOCK_DEFAULT_HAND === 'local' && !config.PADDOCK_ALLOW_UNSANDBOXED ? 'sandbox' : config.PADDOCK_DEFAULT_HAND;
   const pool =
     defaultKind === 'sandbox' && config.PADDOCK_WARM_POOL > 0
-      ? new WarmPool(local, { kind: 'sandbox', allowedDomains: config.PADDOCK_HAND_ALLOWED_DOMAINS }, config.PADDOCK_WARM_POOL, Math.max(config.PADDOCK_WARM_POOL, config.PADDOCK_WARM_POOL_MAX)).start()
+      ? new WarmPool(local, { kind: 'sandbox', allowedDomains: config.PADDOCK_HAND_ALLOWED_DOMAINS }, config.PADDOCK_WARM_POOL, config.poolMax).start()
       : null;
   return new HandRegistry({
     store,

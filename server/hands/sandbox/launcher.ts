@@ -20,6 +20,7 @@ import { SandboxManager } from '@anthropic-ai/sandbox-runtime';
 import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/sandbox/cgroup';
 import { applySeccompShim, bwrapShim, giveToHand, handIdentity } from '~/server/hands/sandbox/hand-identity';
 import { type HandSecret, PASS_ENV_ENV, SECRETS_ON_STDIN_ENV, parseSecretsLine } from '~/server/hands/sandbox/hand-secret';
+import { socatShim } from '~/server/hands/sandbox/socat-shim';
 import { scrubPairs, scrubProxyResponses } from '~/server/hands/sandbox/response-scrub';
 import { hostAndPort, injectionRules } from '~/server/hands/sandbox/secret-injection';
 import { type RuntimeTools, askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
@@ -46,7 +47,7 @@ const INSTALL_HINTS: Record<string, string> = {
   bwrap: 'bubblewrap (bwrap) not found; install it with apt-get install bubblewrap',
   socat: 'socat not found; install it with apt-get install socat',
   rg: 'ripgrep (rg) not found; install it with apt-get install ripgrep',
-  setpriv: 'setpriv not found (a root server needs it to run hands as their own uid); install it with apt-get install util-linux',
+  setpriv: 'setpriv not found (it ties the proxy bridges to their hand, and a root server runs hands as their own uid with it); install it with apt-get install util-linux',
 };
 
 class LauncherError extends Error {
@@ -75,8 +76,8 @@ async function findOnPath(bin: string): Promise<string | undefined> {
   return undefined;
 }
 
-/** `setpriv` only when we are root (hands then drop to their own uid with it). */
-type Tools = RuntimeTools & { setpriv?: string };
+/** `setpriv`: every bridge dies with its launcher (socat-shim.ts); as root, hands drop to their own uid with it. */
+type Tools = RuntimeTools & { setpriv: string };
 
 /** Root on the host: a hand would be root too, so it runs as a uid of its own (hand-identity.ts). */
 const asRoot = () => process.geteuid?.() === 0;
@@ -92,7 +93,7 @@ async function checkDependencies(): Promise<Tools> {
     bwrap: await findOnPath('bwrap'),
     socat: await findOnPath('socat'),
     rg: await findOnPath('rg'),
-    ...(asRoot() ? { setpriv: await findOnPath('setpriv') } : {}),
+    setpriv: await findOnPath('setpriv'),
   };
   const missing = (Object.keys(found) as (keyof typeof found)[]).filter((k) => !found[k]);
   if (missing.length > 0) throw unavailable(missing.map((k) => INSTALL_HINTS[k]).join('; '));
@@ -282,14 +283,16 @@ async function removeCaKeyFile(dir: string): Promise<void> {
 }
 
 /**
+ * The runtime gets a socat that dies with this launcher (socat-shim.ts).
  * As root: the hand's writable folders become its own, and the runtime gets a bubblewrap and a
  * seccomp helper that start the command as the hand's uid, with no capability (hand-identity.ts).
  * The shims live in the launcher's runtime dir (root's, read-only inside the sandbox, the shims
  * root's alone), which the hand must read: its CA certificate is there.
  */
 async function handTools(policy: SandboxPolicy, tools: Tools, dir: string): Promise<Tools> {
-  if (!asRoot()) return tools;
-  if (!tools.setpriv) throw unavailable(INSTALL_HINTS.setpriv!);
+  const socat = path.join(dir, 'socat');
+  await fs.writeFile(socat, socatShim(tools.setpriv, tools.socat), { mode: 0o700 });
+  if (!asRoot()) return { ...tools, socat };
   const id = handIdentity(policy.workspace);
   for (const d of [...policy.allowWrite, sandboxHome(policy)]) await giveToHand(d, id);
   await fs.chmod(dir, 0o755);
@@ -299,7 +302,7 @@ async function handTools(policy: SandboxPolicy, tools: Tools, dir: string): Prom
   const applySeccomp = path.join(dir, 'apply-seccomp');
   await fs.writeFile(bwrap, bwrapShim(tools.bwrap), { mode: 0o700 });
   await fs.writeFile(applySeccomp, applySeccompShim(id, tools.setpriv, apply, sandboxHome(policy)), { mode: 0o700 });
-  return { ...tools, bwrap, applySeccomp };
+  return { ...tools, socat, bwrap, applySeccomp };
 }
 
 async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = false): Promise<void> {
