@@ -22,7 +22,13 @@ export interface HttpDeps {
 /** A 413 without reading what is left of the body. */
 function tooLarge(req: Request, max: number, why: string): Response {
   void req.body?.cancel().catch(() => undefined);
-  return refuse(413, `request body over the limit of ${max} bytes (${why})`);
+  return closing(refuse(413, `request body over the limit of ${max} bytes (${why})`), req);
+}
+
+/** The answer to a request whose body was not read ends its connection: the server then reads no more of the upload (it would drain it to reuse the connection). */
+export function closing(res: Response, req: Request): Response {
+  if (req.body !== null) res.headers.set('connection', 'close');
+  return res;
 }
 
 /** A JSON error answer for requests refused before they reach a procedure. */
@@ -74,7 +80,7 @@ export async function handleTrpc(req: Request, deps: HttpDeps): Promise<Response
   if (refusal) {
     // Not read to its end: the connection stops taking the upload once the answer is out.
     void req.body?.cancel().catch(() => undefined);
-    return refuse(refusal.status, refusal.message);
+    return closing(refuse(refusal.status, refusal.message), req);
   }
   // The caller, found once from the headers: a stranger's body is capped small before it is read.
   let identified: Promise<{ runtime: Runtime; caller: Caller }> | undefined;

@@ -2,7 +2,7 @@ import 'server-only';
 import { monotonicFactory } from 'ulid';
 import { isStoreUnavailable } from '~/lib/errors';
 import { type GuardPolicy, type Refusal, guardPolicyFromEnv, guardRequest, hasApiKeyHeader } from '~/server/access/request-guard';
-import { declaredLength, readCapped } from '~/server/api/http-handler';
+import { closing, declaredLength, readCapped } from '~/server/api/http-handler';
 import { logger } from '~/server/log';
 import { agentRoutes, environmentRoutes } from '~/server/rest/agents';
 import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/rest/api-error';
@@ -62,13 +62,13 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
   const refusal = guardRequest(req, deps.policy ?? guardPolicyFromEnv());
   if (refusal) {
     discardBody(req);
-    return refusalResponse(refusal, req.headers, requestId);
+    return closing(refusalResponse(refusal, req.headers, requestId), req);
   }
   // Refused from its declared length alone, before the caller is looked up or a byte is read.
   const declared = declaredLength(req);
   if (req.method === 'POST' && declared !== null && declared > deps.maxBodyBytes) {
     discardBody(req);
-    return tooLarge(deps.maxBodyBytes, requestId);
+    return closing(tooLarge(deps.maxBodyBytes, requestId), req);
   }
   const url = new URL(req.url);
   const segments = url.pathname.replace(/^\/v1\/?/, '').split('/').filter(Boolean).map((s) => {
@@ -84,7 +84,7 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
     // Programs only: a browser's sign-in cookie opens the UI, never this API (no cross-site reads).
     if (caller.kind !== 'api_key') {
       discardBody(req);
-      return errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId);
+      return closing(errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId), req);
     }
     const match = matchRoute(REST_ROUTES, req.method, segments);
     if (!match.route) {
@@ -96,7 +96,7 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
     let body: unknown;
     if (req.method === 'POST') {
       const bytes = await readCapped(req, deps.maxBodyBytes);
-      if (bytes === null) return tooLarge(deps.maxBodyBytes, requestId);
+      if (bytes === null) return closing(tooLarge(deps.maxBodyBytes, requestId), req);
       const text = Buffer.from(bytes).toString('utf8');
       if (text.trim().length > 0) {
         try {
