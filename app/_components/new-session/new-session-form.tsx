@@ -7,11 +7,14 @@ import { type RepositoryRow, plainCreateError, repositoryResources } from '~/app
 import { VaultPicker } from '~/app/_components/new-session/vault-picker';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, unsupportedEnvironment } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
+import { useHydrated } from '~/lib/browser/use-hydrated';
 
 /** What a new session runs (agent, environment; the built-in defaults preselected), its vaults and repositories. */
 export function NewSessionForm({ disabled }: { disabled: boolean }) {
   const trpc = useTRPC();
   const router = useRouter();
+  // Disabled in the server's HTML: a click before hydration would do nothing.
+  const hydrated = useHydrated();
   // The built-in defaults work even if these lists fail.
   const agents = useQuery(trpc.agents.list.queryOptions({ limit: 100 }));
   const environments = useQuery(trpc.environments.list.queryOptions({ limit: 100 }));
@@ -64,7 +67,7 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
           </select>
         </label>
         <VaultPicker value={vaultIds} onChange={setVaultIds} />
-        <button type="button" className="primary" data-testid="new-session" disabled={disabled || create.isPending} onClick={start}>
+        <button type="button" className="primary" data-testid="new-session" disabled={!hydrated || disabled || create.isPending} onClick={start}>
           {create.isPending ? 'Starting…' : 'New session'}
         </button>
       </div>
