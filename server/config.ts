@@ -180,7 +180,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   const parsed = Env.safeParse(present);
   if (!parsed.success) {
     const settings = [...new Set(parsed.error.issues.map((i) => String(i.path[0] ?? '')))];
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}${i.message.startsWith('must') ? ' ' : ': '}${i.message}`).join('; ');
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(settings, `invalid setting: ${issues.replace(/[\r\n]+/g, ' ')}`);
   }
   const c = parsed.data;

@@ -19,7 +19,7 @@ export async function startProblem(env: Readonly<Record<string, string | undefin
     return startFailureLine(e);
   }
   const port = portOf(env.PORT);
-  if (port === null) return `paddock: invalid setting: PORT must be a whole number from 1 to 65535 (e.g. PORT=3001 npm start)`;
+  if (port === null) return `paddock: invalid setting: PORT: must be a whole number from 1 to 65535 (e.g. PORT=3001 npm start)`;
   const dir = dataDirProblem(dataDir);
   if (dir) return dir;
   return portProblem(port, env.HOST || '127.0.0.1');
@@ -71,7 +71,7 @@ export async function portProblem(port: number, host: string): Promise<string | 
   }
   if (err.code === 'EACCES') return `paddock: port ${port} needs privileges this user does not have: pick one above 1023, e.g. PORT=3000 npm start`;
   if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
-    return `paddock: invalid setting: HOST ${host} is not an address of this machine: use 127.0.0.1 (the default), 0.0.0.0 for every interface, or one of its addresses`;
+    return `paddock: invalid setting: HOST: ${host} is not an address of this machine: use 127.0.0.1 (the default), 0.0.0.0 for every interface, or one of its addresses`;
   }
   return `paddock: cannot listen on ${host}:${port} (${err.code ?? err.message})`;
 }
