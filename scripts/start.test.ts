@@ -53,7 +53,7 @@ async function start(env: Record<string, string>, watchPort: number | null): Pro
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-start-'));
   const child: ChildProcess = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, PADDOCK_DATA_DIR: path.join(dir, 'data'), ...env },
+    env: { NODE_ENV: 'production', PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, PADDOCK_DATA_DIR: path.join(dir, 'data'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so a start that hangs is killed with whatever it spawned (a build, Next).
     detached: true,
