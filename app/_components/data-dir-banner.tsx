@@ -9,11 +9,13 @@ export function DataDirBanner() {
   const problem = watch?.problem;
   if (!watch || !problem) return null;
   return (
-    <div className="offline-banner page" role="alert" data-testid="data-dir-banner">
+    <div className="page" style={{ marginBottom: 0 }}>
+      <div className="offline-banner" role="alert" data-testid="data-dir-banner">
       <strong>{DATA_DIR_SENTENCE[problem.kind]}</strong> (<span className="mono">{watch.dir}</span>). Nothing new can be saved.{' '}
       {problem.kind === 'unwritable'
         ? 'Give the server write access to it again; Paddock goes on by itself once it can write.'
         : 'Restore the folder from a backup and restart Paddock: the database this server still holds open is the only copy left (the server log says where to copy it from before stopping).'}
+      </div>
     </div>
   );
 }
