@@ -11,10 +11,10 @@ export function DataDirBanner() {
   return (
     <div className="page" style={{ marginBottom: 0 }}>
       <div className="offline-banner" role="alert" data-testid="data-dir-banner">
-      <strong>{DATA_DIR_SENTENCE[problem.kind]}</strong> (<span className="mono">{watch.dir}</span>). Nothing new can be saved.{' '}
-      {problem.kind === 'unwritable'
-        ? 'Give the server write access to it again; Paddock goes on by itself once it can write.'
-        : 'Restore the folder from a backup and restart Paddock: the database this server still holds open is the only copy left (the server log says where to copy it from before stopping).'}
+        <strong>{DATA_DIR_SENTENCE[problem.kind]}</strong> (<span className="mono">{watch.dir}</span>). Nothing new can be saved.{' '}
+        {problem.kind === 'unwritable'
+          ? 'Give the server write access to it again; Paddock goes on by itself once it can write.'
+          : 'Restore the folder from a backup and restart Paddock: the database this server still holds open is the only copy left (the server log says where to copy it from before stopping).'}
       </div>
     </div>
   );
