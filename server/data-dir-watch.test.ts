@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DataDirWatch, currentDataDirWatch, setDataDirWatch } from '~/server/data-dir-watch';
 import { healthAnswer } from '~/server/health';
 import { stopRuntime } from '~/server/shutdown';
@@ -72,7 +72,25 @@ describe('data directory watch', () => {
     expect(await health()).toMatchObject({ status: 503, body: { checks: { data_dir: 'unwritable' } } });
     expect(() => watch.assertWritable()).toThrow(/cannot be written/);
     fs.rmSync(path.join(dir, '.paddock-write-probe'), { recursive: true });
+    // The next full check (the ticker's, every 2 s) finds it writable again.
+    expect(watch.check()).toBeNull();
     expect(await health()).toMatchObject({ status: 200, body: { checks: { data_dir: 'ok' } } });
     expect(() => watch.assertWritable()).not.toThrow();
+  });
+});
+
+describe('health check', () => {
+  it('writes its probe file at most once a second however often it is asked, and still sees a deletion at once', () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-datadir-watch-'));
+    const file = path.join(dir, 'paddock.sqlite');
+    fs.writeFileSync(file, '');
+    const watch = new DataDirWatch({ dir, files: [file] });
+    setDataDirWatch(watch);
+    const writes = vi.spyOn(fs, 'writeFileSync');
+    for (let i = 0; i < 50; i++) expect(healthAnswer().status).toBe(200);
+    expect(writes.mock.calls.filter(([p]) => String(p).endsWith('.paddock-write-probe'))).toHaveLength(1);
+    writes.mockRestore();
+    fs.rmSync(file);
+    expect(healthAnswer().status).toBe(503);
   });
 });

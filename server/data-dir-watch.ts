@@ -46,6 +46,7 @@ export class DataDirWatch {
   /** A file once seen must stay that same file (device + inode). */
   readonly #seen = new Map<string, string>();
   #problem: DataDirProblem | null = null;
+  #checkedAt = 0;
 
   constructor(o: { dir: string; files: string[] }) {
     this.#dir = o.dir;
@@ -60,8 +61,17 @@ export class DataDirWatch {
     return this.#problem;
   }
 
-  /** A full check (the folder, its files, and a write of a probe file), for the ticker and health. */
-  check(): DataDirProblem | null {
+  /**
+   * A full check (the folder, its files, and a write of a probe file), for the ticker and health.
+   * `maxAgeMs`: no probe write if the last was that recent (health answers strangers: no write per request).
+   */
+  check(maxAgeMs = 0): DataDirProblem | null {
+    const now = Date.now();
+    if (maxAgeMs > 0 && now - this.#checkedAt < maxAgeMs) {
+      // Stats only (a deletion still shows at once); an unwritable folder stays so until the next probe.
+      return this.#set(this.#inspect(false) ?? (this.#problem?.kind === 'unwritable' ? 'unwritable' : null));
+    }
+    this.#checkedAt = now;
     return this.#set(this.#inspect(true));
   }
 
