@@ -60,6 +60,11 @@ anonymous('the one-time URL printed at start signs the owner in once and returns
   await p2.goto(here);
   await expect(p2.getByTestId('signin-error')).toBeVisible();
   await other.close();
+
+  // The owner opening the used link again (clicked twice in the terminal, a bookmark) goes home, still signed in.
+  await page.goto(here);
+  await expect(page).toHaveURL(`${server.url}/`);
+  await expect(page.getByTestId('signin-error')).toHaveCount(0);
 });
 
 test('the owner makes an API key shown once, a program uses it, and it stops working once revoked', async ({ page }) => {

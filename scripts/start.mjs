@@ -1,4 +1,4 @@
-// `npm start`: build when the build is missing or older than the sources, then serve on :3000.
+// `npm start`: check the settings and the port, build when the build is missing or older than the sources, then serve on :3000.
 import { spawnSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +10,11 @@ const root = path.resolve(import.meta.dirname, '..');
 const buildId = path.join(root, '.next', 'BUILD_ID');
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
 const next = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
+
+// Settings, data dir and port, before building or listening: each mistake is one line and a non-zero exit
+// (Next binds the port before it loads instrumentation.ts, so a bad setting found there comes after "Ready").
+const check = spawnSync(process.execPath, ['--conditions=react-server', '--import', 'tsx', path.join(root, 'scripts', 'check-start.ts')], { cwd: root, env, stdio: 'inherit' });
+if (check.status !== 0) process.exit(check.status ?? 1);
 
 function newestMtime(p) {
   let st;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '~/server/config';
+import { ConfigError, loadConfig } from '~/server/config';
 
 describe('config', () => {
   it('runs the labelled demo brain when no key and no base URL are set', () => {
@@ -54,6 +54,23 @@ describe('config', () => {
     expect(loadConfig({ PADDOCK_OUTBOUND_ALLOW: '127.0.0.1, localhost:8080,[::1]:3000,*.corp.example,::1' }).PADDOCK_OUTBOUND_ALLOW).toEqual(['127.0.0.1', 'localhost:8080', '[::1]:3000', '*.corp.example', '::1']);
     for (const bad of ['*', '10.0.0.0/8', 'http://localhost', 'localhost:0', 'localhost:70000', 'a b', '[::1', 'user@host']) {
       expect(() => loadConfig({ PADDOCK_OUTBOUND_ALLOW: bad }), bad).toThrow(/PADDOCK_OUTBOUND_ALLOW: must be comma-separated hosts or IP addresses/);
+    }
+  });
+});
+
+describe('config errors', () => {
+  it('is one line naming the variable and its rule, and never its value', () => {
+    expect(() => loadConfig({ PADDOCK_API_KEY: 'short-secret' })).toThrow(new ConfigError(['PADDOCK_API_KEY'], 'invalid setting: PADDOCK_API_KEY: must be at least 16 characters'));
+    for (const bad of ['{"box":{"url":"http://h/mcp","token":"tok-SECRET-1234"', '{"box":{"url":"nope","token":"tok-SECRET-1234"}}']) {
+      let message = '';
+      try {
+        loadConfig({ PADDOCK_REMOTE_HANDS: bad });
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message, bad).toMatch(/^invalid setting: PADDOCK_REMOTE_HANDS: must be JSON like/);
+      expect(message, bad).not.toContain('SECRET');
+      expect(message).not.toContain('\n');
     }
   });
 });

@@ -105,12 +105,19 @@ const Env = z.object({
     .string()
     .default('{}')
     .transform((v, ctx) => {
+      // Not the parser's message: it quotes the text around the mistake, which may be a token.
+      let json: unknown;
       try {
-        return RemoteHands.parse(JSON.parse(v));
-      } catch (e) {
-        ctx.addIssue({ code: 'custom', message: `must be JSON like {"name":{"url":"http://host/mcp","token":"…"}}: ${(e as Error).message}` });
+        json = JSON.parse(v);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON like {"name":{"url":"http://host/mcp","token":"…"}} (it is not valid JSON)' });
         return z.NEVER;
       }
+      const hands = RemoteHands.safeParse(json);
+      if (hands.success) return hands.data;
+      const where = hands.error.issues.map((i) => i.path.join('.') || '(top)').join(', ');
+      ctx.addIssue({ code: 'custom', message: `must be JSON like {"name":{"url":"http://host/mcp","token":"…"}} (wrong at ${where})` });
+      return z.NEVER;
     }),
   /**
    * The git proxy's loopback port (0: an ephemeral one each start). Fixed, the remotes of
@@ -166,13 +173,25 @@ export type Config = z.infer<typeof Env> & {
   poolMax: number;
 };
 
+/**
+ * A setting that breaks a rule. Its message is one line naming each bad variable and its rule, and
+ * never the value (it may be a key): what a start prints before it stops.
+ */
+export class ConfigError extends Error {
+  constructor(readonly settings: string[], message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
 export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
   // An empty variable means unset (`ANTHROPIC_API_KEY= npm start` runs the demo brain).
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = Env.safeParse(present);
   if (!parsed.success) {
+    const settings = [...new Set(parsed.error.issues.map((i) => String(i.path[0] ?? '')))];
     const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid environment: ${issues}`);
+    throw new ConfigError(settings, `invalid setting: ${issues.replace(/[\r\n]+/g, ' ')}`);
   }
   const c = parsed.data;
   const hasKey = Boolean(c.ANTHROPIC_API_KEY ?? c.ANTHROPIC_AUTH_TOKEN);

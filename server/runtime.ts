@@ -2,6 +2,7 @@ import 'server-only';
 import path from 'node:path';
 import { type Config, loadConfig } from '~/server/config';
 import { prepareDataDir } from '~/server/data-dir';
+import { DataDirWatch, setDataDirWatch } from '~/server/data-dir-watch';
 import { Access } from '~/server/access/access';
 import { AgentStore } from '~/server/agents/agent-store';
 import { SYSTEM_PROMPT } from '~/server/harness/core/context';
@@ -34,7 +35,7 @@ import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
 import { installGracefulStop } from '~/server/shutdown';
-import { loadMasterKey } from '~/server/vault/master-key';
+import { MASTER_KEY_FILE, loadMasterKey } from '~/server/vault/master-key';
 import type { McpSecretSource } from '~/server/vault/mcp-secret';
 import { VaultSecrets } from '~/server/vault/secrets';
 import { VaultStore } from '~/server/vault/vault-store';
@@ -121,6 +122,8 @@ export async function startRuntimeAtBoot(): Promise<void> {
 }
 
 const BOOT_RETRY_BASE_MS = 250;
+/** How often the data dir is checked in full (a write probe); every SQLite write stats it besides. */
+const DATA_DIR_CHECK_MS = 2_000;
 const BOOT_RETRY_MAX_MS = 5_000;
 
 export function modelFromConfig(config: Config): ModelClient {
@@ -220,9 +223,13 @@ export function repositoriesFor(store: SessionStore, master: MasterKey): Reposit
 async function startRuntime(): Promise<Runtime> {
   const config = loadConfig();
   prepareDataDir(config.dataDir);
+  // The data dir deleted or unwritable while running: health and the owner's pages say so, and
+  // SQLite writes are refused instead of going into a deleted file (data-dir-watch.ts).
+  const sqliteFile = path.join(config.dataDir, 'paddock.sqlite');
+  const dataDir = new DataDirWatch({ dir: config.dataDir, files: [...(config.DATABASE_URL ? [] : [sqliteFile]), path.join(config.dataDir, MASTER_KEY_FILE)] });
   const store = config.DATABASE_URL
     ? await openPostgresStore({ url: config.DATABASE_URL })
-    : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
+    : await openSqliteStore({ file: sqliteFile, beforeWrite: () => dataDir.assertWritable() });
   const live = new LiveBus(store.liveRelay);
   const agents = agentsFor(config, store);
   const { vaults, vaultSecrets, masterKey } = vaultsFor(config, store);
@@ -255,7 +262,13 @@ async function startRuntime(): Promise<Runtime> {
   startTracing();
   // The metrics' live gauges read the hands and the running sessions when scraped.
   setLiveSources({ hands: () => hands.liveHandCounts(), sessions: () => harness.runningSessions });
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, stopBackground: stopBudgetWatch };
+  setDataDirWatch(dataDir);
+  const stopDataDirWatch = dataDir.start(DATA_DIR_CHECK_MS);
+  const stopBackground = () => {
+    stopBudgetWatch();
+    stopDataDirWatch();
+  };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, stopBackground };
 }
 
 /**

@@ -1,5 +1,6 @@
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { DataDirBanner } from '~/app/_components/data-dir-banner';
 import { ServiceWorker } from '~/app/_components/service-worker';
 import { requireOwnerPage } from '~/server/access/page-guard';
 
@@ -21,6 +22,7 @@ export default async function OwnerLayout({ children }: { children: ReactNode })
           <Link href="/settings">Settings</Link>
         </nav>
       </header>
+      <DataDirBanner />
       {children}
       {/* Only the owner's pages register the offline worker: a signed-out browser keeps nothing. */}
       <ServiceWorker />

@@ -24,7 +24,12 @@ export async function handleSignIn(req: Request, deps: AuthRouteDeps): Promise<R
   const next = safeNext(url.searchParams.get('next'));
   const signed = await withStore(async () => (await deps.runtime()).access.signIn(token, { host: req.headers.get('host'), secure: isHttps(req.url, req.headers) }));
   if (signed instanceof Response) return signed;
-  if (!signed) return redirect(`/signin?error=invalid${next === '/' ? '' : `&next=${encodeURIComponent(next)}`}`);
+  if (!signed) {
+    // A used (or expired) link opened again in a browser already signed in: nothing to refuse, go on.
+    const caller = await withStore(async () => (await deps.runtime()).access.identify(req.headers));
+    if (!(caller instanceof Response) && caller.kind === 'owner') return redirect(next);
+    return redirect(`/signin?error=invalid${next === '/' ? '' : `&next=${encodeURIComponent(next)}`}`);
+  }
   return redirect(next, signed.setCookie);
 }
 

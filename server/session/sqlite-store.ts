@@ -7,10 +7,16 @@ import {
   type DatabaseConnection,
   type Driver,
   Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
   type TransactionSettings,
+  type UnknownRow,
 } from 'kysely';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
 import { migrateToLatest } from '~/server/session/migrations';
@@ -22,6 +28,8 @@ export interface SqliteStoreOptions {
   file: string;
   /** Share one notifier between stores of the same process; by default each store has its own. */
   notifier?: Notifier;
+  /** Runs before every write (insert, update, delete, write transaction); throws to refuse it (the data dir watch). */
+  beforeWrite?: () => void;
 }
 
 /**
@@ -43,7 +51,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     sqlite.close();
     throw e;
   }
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
+  const { beforeWrite } = options;
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }, beforeWrite), plugins: beforeWrite ? [new BeforeWritePlugin(beforeWrite)] : [] });
   try {
     await migrateToLatest(db);
   } catch (e) {
@@ -87,19 +96,42 @@ export class SqliteSessionStore extends KyselySessionStore {
  * deferred so they never block writers (WAL).
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly beforeWrite?: () => void,
+  ) {
+    super(config);
+  }
   override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
+    if (settings?.accessMode !== 'read only') this.beforeWrite?.();
     await connection.executeQuery(CompiledQuery.raw(settings?.accessMode === 'read only' ? 'begin deferred' : 'begin immediate'));
   }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  constructor(config: SqliteDialectConfig) {
+  readonly #beforeWrite: (() => void) | undefined;
+  constructor(config: SqliteDialectConfig, beforeWrite?: () => void) {
     super(config);
     this.#config = config;
+    this.#beforeWrite = beforeWrite;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.#beforeWrite);
+  }
+}
+
+/** Statements that write, outside a write transaction too (which `beginTransaction` checks). */
+const WRITES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode', 'MergeQueryNode']);
+
+class BeforeWritePlugin implements KyselyPlugin {
+  constructor(private readonly beforeWrite: () => void) {}
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (WRITES.has(args.node.kind)) this.beforeWrite();
+    return args.node;
+  }
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(args.result);
   }
 }
 
