@@ -31,7 +31,6 @@ import { LiveBus } from '~/server/session/live-bus';
 import { LogView } from '~/server/harness/log-view';
 import { SESSION_EVENTS_TOOL } from '~/server/harness/core/session-events';
 import { policyAgent } from '~/server/harness/testing/policy-agent';
-import { forgetParsedPayloads } from '~/server/session/kysely-queries';
 import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
@@ -99,7 +98,8 @@ async function timeWakes(store: SessionStore, id: string, dropCheckpoint?: () =>
   for (let i = 0; i < WAKES; i++) {
     await store.emitEvent(id, userMessage(`One more thing (${i}): also add a regression test for the EOF case.`));
     await dropCheckpoint?.();
-    forgetParsedPayloads();
+    // The store's own cache of parsed payloads, emptied: a wake as a process that just started reads.
+    (store as SessionStore & { forgetParsedPayloads?: () => void }).forgetParsedPayloads?.();
     const harness = harnessOn(store, model);
     samples.push(await timeWake(harness, model, store, id));
     await harness.close();

@@ -1,13 +1,15 @@
 import 'server-only';
 import { isoTime } from '~/lib/iso-time';
-import { type Kysely, type RawBuilder, type SelectQueryBuilder, type Transaction, sql } from 'kysely';
-import { ConflictError, InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError, isStoreUnavailable } from '~/lib/errors';
-import { EVENT_TYPES, type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { InvalidInputError, NotFoundError, isStoreUnavailable } from '~/lib/errors';
+import type { NewEvent, StoredEvent } from '~/lib/events';
 import { ID_PATTERN, newId } from '~/lib/ids';
 import { GroupCommit, type Settled } from '~/server/session/group-commit';
 import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier';
-import type { SessionAgent } from '~/lib/agent';
-import type { Database, EventRow, NewEventRow, SessionRow } from '~/server/session/schema';
+import type { Database, SessionRow, Tx } from '~/server/session/schema';
+import { type AppendOutcome, type AppendRequest, appendAll, validateEvent } from '~/server/session/append-batch';
+import { PayloadCache, readEvents } from '~/server/session/payload-cache';
+import { decodeCursor, encodeCursor, integer, nonNegativeInt, positiveInt, toSession, ttl } from '~/server/session/session-rows';
 import {
   type Checkpoint,
   DEFAULT_TITLE,
@@ -19,10 +21,8 @@ import {
   type Session,
   type SessionInit,
   type SessionPatch,
-  type SessionStatus,
   type SessionStore,
   type WorkWaiting,
-  terminatedMessage,
 } from '~/server/session/store';
 
 /**
@@ -34,21 +34,10 @@ import {
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
 const FOLLOW_BATCH = 500;
-/** Rows per INSERT: keeps big batches far below SQLite's bound-parameter limit (and PostgreSQL's). */
-const INSERT_CHUNK = 500;
-
-/** The log's status events, and the session status each one leaves behind. */
-const STATUS_OF: Partial<Record<NewEvent['type'], SessionStatus>> = {
-  'session.status_running': 'running',
-  'session.status_idle': 'idle',
-  'session.status_rescheduled': 'rescheduling',
-  'session.status_terminated': 'terminated',
-};
-
 /** A log ending in one of these needs nothing from the harness. */
 const SETTLED_TYPES = ['session.status_idle', 'session.status_terminated'];
 
-export type Tx = Transaction<Database>;
+export type { Tx } from '~/server/session/schema';
 
 /** What a database contributes to the shared store: how its transactions run. */
 export interface StoreBackend {
@@ -78,6 +67,8 @@ export class KyselySessionStore implements SessionStore {
   /** Ends every follow() when the store closes, instead of leaving them to fail on a closed db. */
   readonly #closing = new AbortController();
   readonly #backend: StoreBackend;
+  /** Parsed payloads of this store's events (see payload-cache.ts). */
+  readonly #payloads = new PayloadCache();
 
   /** Appends of any sessions that arrive together share one transaction (see group-commit.ts). */
   readonly #appends: GroupCommit<AppendRequest, AppendOutcome>;
@@ -102,7 +93,7 @@ export class KyselySessionStore implements SessionStore {
     let sharedWriteFailed = false;
     try {
       return await this.#backend.appendTransaction((trx) =>
-        appendAll(trx, batch, this.#backend.lockSessionRow, () => {
+        appendAll(trx, this.#payloads, batch, this.#backend.lockSessionRow, () => {
           sharedWriteFailed = true;
         }),
       );
@@ -242,7 +233,7 @@ export class KyselySessionStore implements SessionStore {
       if (at?.lte !== undefined) query = query.where('processed_at', '<=', isoTime('processedAt.lte', at.lte));
       query = query.orderBy('seq', slice.order === 'desc' ? 'desc' : 'asc');
       if (limit !== undefined) query = query.limit(limit);
-      return readEvents(id, query);
+      return readEvents(this.#payloads, id, query);
     });
   }
 
@@ -271,7 +262,7 @@ export class KyselySessionStore implements SessionStore {
 
     // Committed: what was just validated is what a read would parse (the process that writes a
     // session's events usually reads them next, for its next step or a follower).
-    if (outcome.appended) for (const e of outcome.events) rememberPayload(e);
+    if (outcome.appended) for (const e of outcome.events) this.#payloads.rememberStored(e);
     const last = outcome.events.at(-1);
     // Only after the commit: a follower woken earlier could read before the rows are visible.
     if (outcome.appended && last) this.notifier.notify(id, last.seq);
@@ -287,7 +278,7 @@ export class KyselySessionStore implements SessionStore {
     try {
       if (!(await this.getSession(id))) throw new NotFoundError('session', id);
       while (!stop.aborted) {
-        const rows = await readEvents(id, this.db.selectFrom('events').where('session_id', '=', id).where('seq', '>', cursor).orderBy('seq', 'asc').limit(FOLLOW_BATCH));
+        const rows = await readEvents(this.#payloads, id, this.db.selectFrom('events').where('session_id', '=', id).where('seq', '>', cursor).orderBy('seq', 'asc').limit(FOLLOW_BATCH));
         for (const event of rows) {
           if (stop.aborted) return;
           cursor = event.seq;
@@ -472,6 +463,11 @@ export class KyselySessionStore implements SessionStore {
     return { tabs: Number(tabs.numDeletedRows), claims: Number(claims.numDeletedRows) };
   }
 
+  /** Forgets every parsed payload: a bench times reads as a process that just started would. */
+  forgetParsedPayloads(): void {
+    this.#payloads.forget();
+  }
+
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort();
@@ -480,326 +476,3 @@ export class KyselySessionStore implements SessionStore {
   }
 }
 
-interface AppendRequest {
-  sessionId: string;
-  /** Validated. */
-  events: readonly NewEvent[];
-  key: string | undefined;
-  expectLastSeq: number | undefined;
-  fence: Fence | undefined;
-  ids: readonly (string | undefined)[] | undefined;
-}
-
-interface AppendOutcome {
-  /** False for a repeated idempotency key: `events` is what the first request stored. */
-  appended: boolean;
-  events: StoredEvent[];
-}
-
-type SessionState = Pick<SessionRow, 'id' | 'last_seq' | 'status' | 'last_event_type' | 'lease_owner' | 'lease_epoch'> & { touched: boolean };
-
-/** Sessions per UPDATE: four parameters each stay far below the parameter limits. */
-const UPDATE_CHUNK = 100;
-
-const keyOf = (sessionId: string, key: string) => `${sessionId}\n${key}`;
-
-/**
- * The appends of one batch, in order, as set operations: one read of every session row involved
- * (locked, in id order, where the database needs it: batches of several instances then never
- * deadlock), one lookup of their idempotency keys, the checks and seqs in memory, then one insert
- * of all events, one of the keys and one update of the session rows. A request refused by the
- * checks fails alone, leaving the state the next request of its session sees untouched.
- */
-async function appendAll(trx: Tx, batch: readonly AppendRequest[], lockRows: boolean, onSharedWriteFailure: () => void): Promise<Settled<AppendOutcome>[]> {
-  const ids = [...new Set(batch.map((r) => r.sessionId))].sort();
-  let read = trx.selectFrom('sessions').select(['id', 'last_seq', 'status', 'last_event_type', 'lease_owner', 'lease_epoch']).where('id', 'in', ids).orderBy('id');
-  if (lockRows) read = read.forUpdate();
-  const sessions = new Map<string, SessionState>();
-  for (const row of await read.execute()) sessions.set(row.id, { ...row, touched: false });
-
-  const keyed = batch.filter((r) => r.key !== undefined && sessions.has(r.sessionId));
-  const seen = new Map<string, { first_seq: number; count: number }>();
-  if (keyed.length > 0) {
-    const rows = await trx
-      .selectFrom('idempotency')
-      .select(['session_id', 'key', 'first_seq', 'count'])
-      .where((eb) => eb(eb.refTuple('session_id', 'key'), 'in', keyed.map((r) => eb.tuple(r.sessionId, r.key!))))
-      .execute();
-    for (const row of rows) seen.set(keyOf(row.session_id, row.key), row);
-  }
-
-  const processedAt = new Date().toISOString();
-  const outcomes: Settled<AppendOutcome>[] = [];
-  const eventRows: NewEventRow[] = [];
-  const keyRows: Array<{ session_id: string; key: string; first_seq: number; count: number }> = [];
-  /** Keys stored by this batch: a repeat within it gets the first request's events. */
-  const storedNow = new Map<string, StoredEvent[]>();
-  const replays: Array<{ at: number; sessionId: string; first: number; count: number }> = [];
-  for (const [at, r] of batch.entries()) {
-    try {
-      const session = sessions.get(r.sessionId);
-      if (!session) throw new NotFoundError('session', r.sessionId);
-      // A retried request returns what its first attempt stored, whatever happened since.
-      if (r.key !== undefined) {
-        const mine = storedNow.get(keyOf(r.sessionId, r.key));
-        if (mine) {
-          outcomes.push({ ok: true, value: { appended: false, events: mine.map((e) => ({ ...e })) } });
-          continue;
-        }
-        const old = seen.get(keyOf(r.sessionId, r.key));
-        if (old) {
-          replays.push({ at, sessionId: r.sessionId, first: old.first_seq, count: old.count });
-          outcomes.push({ ok: true, value: { appended: false, events: [] } });
-          continue;
-        }
-      }
-      if (r.fence) checkFence(r.sessionId, r.fence, session);
-      if (r.expectLastSeq !== undefined && r.expectLastSeq !== session.last_seq) {
-        throw new SeqConflictError(r.sessionId, r.expectLastSeq, session.last_seq);
-      }
-      checkNotTerminated(r.sessionId, session.status, r.events);
-      const stored: StoredEvent[] = r.events.map((e, i) => ({
-        ...e,
-        id: r.ids?.[i] ?? newId('sevt'),
-        session_id: r.sessionId,
-        seq: session.last_seq + 1 + i,
-        processed_at: processedAt,
-      }));
-      stored.forEach((e, i) => eventRows.push({ session_id: r.sessionId, seq: e.seq, id: e.id, type: e.type, processed_at: processedAt, payload: JSON.stringify(r.events[i]) }));
-      if (r.key !== undefined) {
-        keyRows.push({ session_id: r.sessionId, key: r.key, first_seq: session.last_seq + 1, count: stored.length });
-        storedNow.set(keyOf(r.sessionId, r.key), stored);
-      }
-      session.last_seq += stored.length;
-      // Side events (a hand attached to an idle session) leave the session's work state as it was.
-      session.last_event_type = r.events.findLast((e) => !SIDE_EVENT_TYPES.has(e.type))?.type ?? session.last_event_type;
-      // Terminated is final: no later status event (a harness finishing a step) revives the session.
-      session.status = r.events.reduce<SessionStatus>((status, e) => (status === 'terminated' ? status : (STATUS_OF[e.type] ?? status)), session.status);
-      session.touched = true;
-      outcomes.push({ ok: true, value: { appended: true, events: stored } });
-    } catch (error) {
-      outcomes.push({ ok: false, error });
-    }
-  }
-
-  for (const p of replays) {
-    const events = await readEvents(
-      p.sessionId,
-      trx.selectFrom('events').where('session_id', '=', p.sessionId).where('seq', '>=', p.first).where('seq', '<', p.first + p.count).orderBy('seq', 'asc'),
-    );
-    outcomes[p.at] = { ok: true, value: { appended: false, events } };
-  }
-
-  try {
-    for (let i = 0; i < eventRows.length; i += INSERT_CHUNK) await trx.insertInto('events').values(eventRows.slice(i, i + INSERT_CHUNK)).execute();
-    // The primary key (session_id, key) backs the lookup above: a key stored meanwhile by a
-    // writer that did not hold the session fails here and rolls back rather than being stored twice.
-    for (let i = 0; i < keyRows.length; i += INSERT_CHUNK) await trx.insertInto('idempotency').values(keyRows.slice(i, i + INSERT_CHUNK)).execute();
-    const touched = [...sessions.values()].filter((s) => s.touched);
-    for (let i = 0; i < touched.length; i += UPDATE_CHUNK) {
-      const chunk = touched.slice(i, i + UPDATE_CHUNK);
-      const one = chunk.length === 1 ? chunk[0] : undefined;
-      if (one) {
-        await trx
-          .updateTable('sessions')
-          .set({ last_seq: one.last_seq, last_event_type: one.last_event_type, status: one.status, updated_at: processedAt })
-          .where('id', '=', one.id)
-          .execute();
-        continue;
-      }
-      // One statement for many rows, joined to a table of their new values (SQLite ≥ 3.33 and
-      // PostgreSQL both have UPDATE … FROM; the casts type PostgreSQL's parameters).
-      const values = sql.join(chunk.map((s) => sql`(${s.id}, ${s.last_seq}, ${s.last_event_type}, ${s.status})`));
-      await sql`with v(id, last_seq, last_event_type, status) as (values ${values})
-        update sessions set last_seq = cast(v.last_seq as integer), last_event_type = cast(v.last_event_type as text),
-          status = cast(v.status as text), updated_at = ${processedAt}
-        from v where sessions.id = v.id`.execute(trx);
-    }
-  } catch (error) {
-    onSharedWriteFailure();
-    throw error;
-  }
-  return outcomes;
-}
-
-/**
- * The writer must hold the session's current lease: same epoch and (unless released since) same
- * owner. An expired lease nobody has taken over is still accepted: no one else can have written.
- */
-function checkFence(id: string, fence: Fence, session: Pick<SessionRow, 'lease_owner' | 'lease_epoch'>): void {
-  const sameEpoch = fence.epoch === session.lease_epoch;
-  const sameOwner = session.lease_owner === null || session.lease_owner === fence.owner;
-  if (!sameEpoch || !sameOwner) throw new StaleFenceError(id, fence.epoch, session.lease_epoch);
-}
-
-/**
- * A terminated session takes no more input: no `user.*` event after its `session.status_terminated`
- * (checked in the append's transaction, so an edge that read the session just before it ended
- * still cannot slip a message in). What the harness or a hand stores about itself is still taken.
- */
-function checkNotTerminated(id: string, status: SessionStatus, events: readonly NewEvent[]): void {
-  let ended = status === 'terminated';
-  for (const e of events) {
-    if (ended && e.type.startsWith('user.')) throw new ConflictError(terminatedMessage(id));
-    if (e.type === 'session.status_terminated') ended = true;
-  }
-}
-
-/** An ISO time as stored (`toISOString`), so that comparing the text compares the instants. */
-function validateEvent(event: unknown, index: number | null): NewEvent {
-  const result = NewEventSchema.safeParse(event);
-  if (result.success) return result.data;
-  const where = index === null ? 'event' : `events[${index}]`;
-  throw new InvalidInputError(`invalid ${where}: ${describeZodError(result.error)}`);
-}
-
-/**
- * Parsed payloads by event id. A stored event never changes (the log is append-only; a deleted
- * session's ids are never reused), so each is parsed once per process rather than on every read:
- * a 10k-event log is read for every step of its session and by every page that follows it.
- * Frozen, since every reader shares them; bounded by their size, the oldest going first.
- */
-const PARSED_CACHE_BYTES = 64 * 1024 * 1024;
-const parsedPayloads = new Map<string, { payload: NewEvent; bytes: number }>();
-let parsedBytes = 0;
-
-function deepFreeze<T>(x: T): T {
-  if (typeof x === 'object' && x !== null && !Object.isFrozen(x)) {
-    Object.freeze(x);
-    for (const v of Object.values(x)) deepFreeze(v);
-  }
-  return x;
-}
-
-function remember(id: string, payload: NewEvent, bytes: number): void {
-  parsedPayloads.set(id, { payload, bytes });
-  parsedBytes += bytes;
-  for (const [old, e] of parsedPayloads) {
-    if (parsedBytes <= PARSED_CACHE_BYTES) break;
-    parsedPayloads.delete(old);
-    parsedBytes -= e.bytes;
-  }
-}
-
-/** An event just stored: its payload (a copy, frozen) as a later read would parse it. */
-function rememberPayload(e: StoredEvent): void {
-  const { id, session_id: _s, seq: _q, processed_at: _p, ...payload } = e;
-  const json = JSON.stringify(payload);
-  remember(id, deepFreeze(JSON.parse(json) as NewEvent), json.length);
-}
-
-/** Event types read back without a second schema parse: every known type but those whose schema fills a default. */
-export const TRUSTED_ON_READ: ReadonlySet<string> = new Set(EVENT_TYPES.filter((t) => t !== 'session.status_idle'));
-
-function parsePayload(row: Pick<EventRow, 'id' | 'payload'>): NewEvent {
-  const hit = parsedPayloads.get(row.id);
-  if (hit) return hit.payload;
-  // The payload was validated (and its defaults filled) on the way in: read back, only its type is
-  // checked. A type this version does not know, or one whose schema fills a default (a row an older
-  // version wrote may lack it), gets the full parse: a cold 1,500-event window reads ~3 ms faster.
-  const raw = JSON.parse(row.payload) as { type?: unknown };
-  const payload = deepFreeze(typeof raw.type === 'string' && TRUSTED_ON_READ.has(raw.type) ? (raw as NewEvent) : NewEventSchema.parse(raw));
-  remember(row.id, payload, row.payload.length);
-  return payload;
-}
-
-/**
- * Runs a query over one session's events (filtered, ordered, limited: anything but its columns)
- * and returns them stored. The payload text, most of a row's bytes, is fetched only for events this
- * process has not parsed yet: by a second query over the span of those, with the same filters,
- * which therefore matches no more rows than the first (run both in one snapshot, or over
- * committed seqs only, which never change).
- */
-async function readEvents(sessionId: string, query: SelectQueryBuilder<Database, 'events', object>): Promise<StoredEvent[]> {
-  const rows = await query.select(['id', 'seq', 'processed_at']).execute();
-  const payloads = new Array<NewEvent | undefined>(rows.length);
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    payloads[i] = parsedPayloads.get(r.id)?.payload;
-    if (payloads[i] !== undefined) continue;
-    if (r.seq < lo) lo = r.seq;
-    if (r.seq > hi) hi = r.seq;
-  }
-  if (lo <= hi) {
-    const texts = await query.select(['id', 'seq', 'payload']).where('seq', '>=', lo).where('seq', '<=', hi).execute();
-    const fetched = new Map<number, NewEvent>();
-    for (const t of texts) fetched.set(t.seq, parsePayload(t));
-    for (let i = 0; i < rows.length; i++) payloads[i] ??= fetched.get(rows[i]!.seq);
-  }
-  const out = new Array<StoredEvent>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    const payload = payloads[i];
-    // Only a session deleted between the two queries (follow() reads outside a snapshot).
-    if (!payload) throw new NotFoundError('session', sessionId);
-    // A fresh object per read: callers may own what they get.
-    out[i] = { ...payload, id: r.id, session_id: sessionId, seq: r.seq, processed_at: r.processed_at };
-  }
-  return out;
-}
-
-function toSession(row: SessionRow): Session {
-  const extra = JSON.parse(row.extra) as { vault_ids?: string[]; resources?: unknown[] };
-  return {
-    id: row.id,
-    title: row.title,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    status: row.status,
-    last_seq: row.last_seq,
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
-    agent: row.agent ? (JSON.parse(row.agent) as SessionAgent) : null,
-    environment_id: row.environment_id,
-    archived_at: row.archived_at,
-    vault_ids: extra.vault_ids ?? [],
-    resources: extra.resources ?? [],
-  };
-}
-
-type CursorDir = 'next' | 'prev';
-
-/** Opaque to clients: the ordering it belongs to, the row's key, and which way to walk from it. */
-function encodeCursor(by: string, key: string, id: string, dir: CursorDir): string {
-  return Buffer.from(JSON.stringify([by, key, id, dir])).toString('base64url');
-}
-
-function decodeCursor(cursor: string, by: string): { key: string; id: string; dir: CursorDir } {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 4) {
-      const [b, key, id, dir] = v as unknown[];
-      if (b === by && typeof key === 'string' && typeof id === 'string' && (dir === 'next' || dir === 'prev')) return { key, id, dir };
-    }
-  } catch {
-    // Fall through: any undecodable cursor gets the same message.
-  }
-  throw new InvalidInputError('page: not a cursor returned by this list');
-}
-
-function integer(name: string, n: number): number {
-  if (!Number.isInteger(n)) throw new InvalidInputError(`${name}: must be an integer`);
-  return n;
-}
-
-function positiveInt(name: string, n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new InvalidInputError(`${name}: must be a positive integer`);
-  return n;
-}
-
-function nonNegativeInt(name: string, n: number): number {
-  if (!Number.isInteger(n) || n < 0) throw new InvalidInputError(`${name}: must be a non-negative integer`);
-  return n;
-}
-
-function ttl(ttlMs: number): number {
-  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new InvalidInputError('ttlMs: must be a positive number');
-  return Math.ceil(ttlMs);
-}
-
-/** Forgets every parsed payload: a bench times reads as a process that just started would. */
-export function forgetParsedPayloads(): void {
-  parsedPayloads.clear();
-  parsedBytes = 0;
-}

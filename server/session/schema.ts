@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Transaction } from 'kysely';
 import type { SessionStatus } from '~/server/session/store';
 
 /**
@@ -249,3 +249,6 @@ export interface SessionCheckpointsTable {
   seq: number;
   body: string;
 }
+
+/** A transaction over the store's tables. */
+export type Tx = Transaction<Database>;
