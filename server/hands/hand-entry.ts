@@ -1,5 +1,6 @@
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { Hand, HandKind } from '~/lib/hand';
+import type { HandRecord } from '~/lib/hand-log';
 import type { ProvisionSpec } from '~/server/hands/provisioner';
 
 /** How a harness step lets the registry append (with its lease fence) and when to give up. */
@@ -38,4 +39,24 @@ export interface HandEntry {
   reason?: string;
   /** A remote hand's configured endpoint name (what it is re-attached by). */
   endpoint?: string;
+}
+
+export function newEntry(id: string, kind: HandKind, status: HandEntry['status']): HandEntry {
+  const now = Date.now();
+  return { id, kind, status, hand: null, startedAt: now, lastUsed: now, inFlight: 0 };
+}
+
+/** Takes calls now, or after a resume. */
+export function usable(e: HandEntry): boolean {
+  return (e.status === 'ready' && e.hand !== null) || e.status === 'suspended';
+}
+
+export function fromRecord(r: HandRecord): HandEntry {
+  return {
+    ...newEntry(r.id, r.kind as HandKind, r.status),
+    startedAt: Date.parse(r.since),
+    provisionedSeq: r.seq,
+    ...(r.reason ? { reason: r.reason } : {}),
+    ...(r.endpoint ? { endpoint: r.endpoint } : {}),
+  };
 }

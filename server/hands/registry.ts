@@ -3,13 +3,14 @@ import { randomUUID } from 'node:crypto';
 import type { EnvironmentConfig } from '~/lib/agent';
 import { type Hand, type HandKind, ToolError, lostHandText } from '~/lib/hand';
 import { type HandRecord, handsInLog } from '~/lib/hand-log';
-import { type NetworkPolicy, sessionNetworkPolicy } from '~/lib/network-policy';
-import type { HandEntry, HandScope } from '~/server/hands/hand-entry';
-import { type HandResources, type ProvisionSpec, type Provisioner, isSuspendable } from '~/server/hands/provisioner';
+import type { NetworkPolicy } from '~/lib/network-policy';
+import { type HandEntry, type HandScope, fromRecord, newEntry, usable } from '~/server/hands/hand-entry';
+import { type ProvisionRequest, networkPolicyOf, provisionSpec } from '~/server/hands/provision-spec';
+import { type ProvisionSpec, type Provisioner, isSuspendable } from '~/server/hands/provisioner';
 import { IdleReaper, type LiveHand, type ReaperLimits, type SuspendReason } from '~/server/hands/idle-reaper';
 import { type SuspendDeps, resumeEntry, suspendEntry } from '~/server/hands/suspend';
 import type { Workspaces } from '~/server/hands/workspaces';
-import type { HandSecret, HandSecretLoader } from '~/server/hands/sandbox/hand-secret';
+import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import type { WarmPool } from '~/server/hands/warm-pool';
 import { BrowserHand } from '~/server/hands/browser-hand';
 import type { LiveBus } from '~/server/session/live-bus';
@@ -22,11 +23,7 @@ const log = logger('hands');
 
 export type { HandEntry, HandScope } from '~/server/hands/hand-entry';
 
-export interface ProvisionRequest {
-  kind: HandKind;
-  endpoint?: string;
-  resources?: HandResources;
-}
+export type { ProvisionRequest } from '~/server/hands/provision-spec';
 
 interface SessionHands {
   sessionId: string;
@@ -538,84 +535,13 @@ export class HandRegistry {
    * What a session may reach over the network (read fresh: its environment may have changed): the
    * one answer its sandbox hands and the web_fetch tool both go by.
    */
-  async networkPolicy(sessionId: string): Promise<NetworkPolicy> {
-    const session = await this.o.store.getSession(sessionId);
-    const environment = session?.environment_id && this.o.environment ? await this.o.environment(session.environment_id) : null;
-    return sessionNetworkPolicy({
-      serverHosts: this.o.allowedDomains ?? [],
-      sessionMetadata: session?.metadata,
-      environment,
-      allowUnrestricted: this.o.allowUnrestrictedNetwork ?? false,
-    });
+  networkPolicy(sessionId: string): Promise<NetworkPolicy> {
+    return networkPolicyOf(this.o, sessionId);
   }
 
-  /**
-   * Loads the session's secrets at each start of one of its sandbox hands, when it has any now
-   * (else the hand may come from the warm pool). A local hand has no egress proxy: it gets none.
-   */
-  private async secretLoader(sessionId: string): Promise<HandSecretLoader | undefined> {
-    const load = this.o.handSecrets;
-    let first = load ? await load(sessionId) : [];
-    if (!load || first.length === 0) return undefined;
-    // The start that follows uses what was just read; a later one (a resume) reads afresh.
-    return () => {
-      const now = first;
-      first = [];
-      return now.length > 0 ? Promise.resolve(now) : load(sessionId);
-    };
+  private specFor(sessionId: string, request: ProvisionRequest): Promise<ProvisionSpec> {
+    return provisionSpec(this.o, sessionId, request);
   }
-
-  private async specFor(sessionId: string, request: ProvisionRequest): Promise<ProvisionSpec> {
-    switch (request.kind) {
-      case 'memory':
-        return { kind: 'memory' };
-      case 'sandbox':
-      case 'local': {
-        const network = await this.networkPolicy(sessionId);
-        // The git proxy only for hands (web_fetch never gets it), only when there are repositories.
-        const git = (await this.o.repositories?.hosts(sessionId)) ?? [];
-        const secrets = request.kind === 'sandbox' ? await this.secretLoader(sessionId) : undefined;
-        return {
-          kind: request.kind,
-          allowedDomains: [...network.hosts, ...git],
-          ...(secrets ? { secrets } : {}),
-          ...(network.type === 'unrestricted' ? { network: 'unrestricted' as const } : {}),
-          ...(request.resources ? { resources: request.resources } : {}),
-        };
-      }
-      case 'remote': {
-        const name = request.endpoint;
-        const endpoint = name ? this.o.remoteEndpoints?.[name] : undefined;
-        if (!name || !endpoint) {
-          const known = Object.keys(this.o.remoteEndpoints ?? {});
-          throw new ToolError(`a remote hand needs "endpoint", one of the configured endpoints: ${known.length > 0 ? known.join(', ') : 'none configured (PADDOCK_REMOTE_HANDS)'}`);
-        }
-        return { kind: 'remote', transport: 'http', url: endpoint.url, ...(endpoint.token ? { token: endpoint.token } : {}) };
-      }
-      case 'browser':
-        throw new ToolError('browser hands are registered by a browser tab, not provisioned');
-    }
-  }
-}
-
-function newEntry(id: string, kind: HandKind, status: HandEntry['status']): HandEntry {
-  const now = Date.now();
-  return { id, kind, status, hand: null, startedAt: now, lastUsed: now, inFlight: 0 };
-}
-
-/** Takes calls now, or after a resume. */
-function usable(e: HandEntry): boolean {
-  return (e.status === 'ready' && e.hand !== null) || e.status === 'suspended';
-}
-
-function fromRecord(r: HandRecord): HandEntry {
-  return {
-    ...newEntry(r.id, r.kind as HandKind, r.status),
-    startedAt: Date.parse(r.since),
-    provisionedSeq: r.seq,
-    ...(r.reason ? { reason: r.reason } : {}),
-    ...(r.endpoint ? { endpoint: r.endpoint } : {}),
-  };
 }
 
 function describe(s: SessionHands): string {
