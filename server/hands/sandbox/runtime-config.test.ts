@@ -2,6 +2,7 @@ import { SandboxRuntimeConfigSchema } from '@anthropic-ai/sandbox-runtime';
 import { describe, expect, it } from 'vitest';
 import { sandboxPolicy } from '~/server/hands/sandbox/policy';
 import { askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
+import { hostAddresses } from '~/server/net/address-policy';
 
 const tools = { bwrap: '/usr/bin/bwrap', socat: '/usr/bin/socat', rg: '/usr/bin/rg' };
 const policy = (network?: 'limited' | 'unrestricted') => sandboxPolicy({ workspace: '/tmp/w', dataDir: '/tmp/d', allowedDomains: ['api.example.com', '127.0.0.1'], ...(network ? { network } : {}) });
@@ -32,5 +33,17 @@ describe("a hand's policy as the sandbox runtime's config", () => {
     for (const host of ['2130706433', '127.1', '0x7f.0.0.1', '[::ffff:127.0.0.1]', '0:0:0:0:0:0:0:1']) expect(await ask({ host, port: 80 })).toMatchObject({ allow: false });
     // The runtime lets loopback names resolve to loopback: refused unless listed.
     for (const host of ['localhost', 'LOCALHOST.', 'app.localhost']) expect(await ask({ host, port: 80 })).toMatchObject({ allow: false, reason: expect.stringMatching(/^a loopback name/) as unknown });
+  });
+
+  it("refuses an unrestricted hand this host's own interface addresses, as web_fetch and the proxies do", async () => {
+    const own = hostAddresses().filter((a) => !a.startsWith('127.') && a !== '::1' && !a.startsWith('fe80'));
+    if (own.length === 0) return; // a machine with loopback only has nothing more to refuse
+    const ask = askCallbackFor(policy('unrestricted'))!;
+    for (const a of own) {
+      const host = a.includes(':') ? `[${a}]` : a;
+      // Refused whatever else it is (a unique-local one already was; a public-looking one, such as a
+      // TEST-NET address here, was let through before).
+      expect(await ask({ host, port: 80 }), host).toMatchObject({ allow: false });
+    }
   });
 });

@@ -1,5 +1,6 @@
 import type { SandboxAskCallback, SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
-import { DENIED_RANGES, deniedAddressClass, isIpLiteral } from '~/lib/ip-address';
+import { DENIED_RANGES, isIpLiteral } from '~/lib/ip-address';
+import { refusedAddressClass } from '~/server/net/address-policy';
 import type { SandboxPolicy } from '~/server/hands/sandbox/policy';
 
 /**
@@ -76,7 +77,8 @@ export function askCallbackFor(policy: SandboxPolicy): SandboxAskCallback | unde
     if (h === null) return refuse('a malformed host');
     if (h === 'localhost' || h.endsWith('.localhost')) return refuse('a loopback name');
     if (!isIpLiteral(h)) return Promise.resolve(true);
-    const why = deniedAddressClass(h);
+    // This host's own interface addresses too, as for every connection made on a user's behalf (server/net).
+    const why = refusedAddressClass(h);
     return why === null ? Promise.resolve(true) : refuse(why);
   };
 }
