@@ -1,8 +1,10 @@
 import 'server-only';
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import os from 'node:os';
-import { deniedAddressClass, parseIPv4, parseIPv6, sameAddress } from '~/lib/ip-address';
+import { parseIPv4, parseIPv6 } from '~/lib/ip-address';
+import { hostAddresses, refusedAddressClass } from '~/server/net/host-addresses';
+
+export { hostAddresses, refusedAddressClass };
 
 /**
  * The one address policy for every connection the server makes on someone's behalf (web_fetch,
@@ -23,16 +25,6 @@ export type Resolve = (host: string) => Promise<Address[]>;
 
 export const systemResolve: Resolve = async (host) =>
   (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-
-/** This machine's interface addresses (read each time: an address may come and go with DHCP or a VPN). */
-export function hostAddresses(): string[] {
-  return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
-}
-
-/** Why no connection on someone's behalf may go to this address, or null when it may. */
-export function refusedAddressClass(address: string, own: readonly string[] = hostAddresses()): string | null {
-  return deniedAddressClass(address) ?? (own.some((a) => sameAddress(a, address)) ? 'an address of this host' : null);
-}
 
 /** An IP literal as an address to connect to, or null for a name. */
 export function literalAddress(host: string): Address | null {

@@ -1,6 +1,6 @@
 import type { SandboxAskCallback, SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
 import { DENIED_RANGES, isIpLiteral } from '~/lib/ip-address';
-import { refusedAddressClass } from '~/server/net/address-policy';
+import { refusedAddressClass } from '~/server/net/host-addresses';
 import type { SandboxPolicy } from '~/server/hands/sandbox/policy';
 
 /**
