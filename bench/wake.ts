@@ -33,6 +33,7 @@ import { SESSION_EVENTS_TOOL } from '~/server/harness/core/session-events';
 import { policyAgent } from '~/server/harness/testing/policy-agent';
 import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import type { KyselySessionStore } from '~/server/session/kysely-queries';
 import type { SessionStore } from '~/server/session/store';
 import { createTestDatabase } from '~/server/session/testing/pg-test-db';
 
@@ -92,14 +93,14 @@ function harnessOn(store: SessionStore, model: TimingModel): Harness {
 }
 
 /** p50 and max of `WAKES` timed wakes of one session (cold parse cache each time); `dropCheckpoint` deletes it before each. */
-async function timeWakes(store: SessionStore, id: string, dropCheckpoint?: () => Promise<void>): Promise<{ p50: number; max: number }> {
+async function timeWakes(store: KyselySessionStore, id: string, dropCheckpoint?: () => Promise<void>): Promise<{ p50: number; max: number }> {
   const model = new TimingModel();
   const samples: number[] = [];
   for (let i = 0; i < WAKES; i++) {
     await store.emitEvent(id, userMessage(`One more thing (${i}): also add a regression test for the EOF case.`));
     await dropCheckpoint?.();
     // The store's own cache of parsed payloads, emptied: a wake as a process that just started reads.
-    (store as SessionStore & { forgetParsedPayloads?: () => void }).forgetParsedPayloads?.();
+    store.forgetParsedPayloads();
     const harness = harnessOn(store, model);
     samples.push(await timeWake(harness, model, store, id));
     await harness.close();
@@ -111,7 +112,7 @@ export async function runWakeBench(): Promise<Row[]> {
   const table = new Rows();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-bench-wake-'));
   const db = await createTestDatabase('paddock_bench_wake');
-  const stores: Array<{ name: string; store: SessionStore; drop: (id: string) => Promise<void> }> = [];
+  const stores: Array<{ name: string; store: KyselySessionStore; drop: (id: string) => Promise<void> }> = [];
   try {
     const sqlite = await openSqliteStore({ file: path.join(dir, 'wake.sqlite') });
     stores.push({ name: 'SQLite', store: sqlite, drop: (id) => sqlite.db.deleteFrom('session_checkpoints').where('session_id', '=', id).execute().then(() => undefined) });

@@ -6,7 +6,7 @@ import type { StoredEvent } from '~/lib/events';
 import { sleep } from '~/lib/sleep';
 import { type HttpHand, startHttpHandServer } from '~/server/hands/paddock-hand/server';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
-import { type FakeMessagesApi, type RecordedRequest, type ScriptedResponse, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
+import { type FakeMessagesApi, type RecordedRequest, type ScriptedResponse, startFakeMessagesApi, textResponse, toolResultCount, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { WorkerProcess } from '~/server/harness/testing/worker-process';
 import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
@@ -24,15 +24,6 @@ import { cmdline, descendants, running } from '~/server/hands/testing/processes'
  * hand does not linger as an orphan when only the server process is killed (as by the OOM killer).
  */
 
-/** How many tool results the request carries: the step the scripted brain is at. */
-function toolResults(req: RecordedRequest): number {
-  let n = 0;
-  for (const m of req.body?.messages ?? []) {
-    const content = (m as { content?: unknown }).content;
-    if (Array.isArray(content)) n += content.filter((b) => (b as { type?: string }).type === 'tool_result').length;
-  }
-  return n;
-}
 
 const TOKEN = 'outlive-token-0123456789';
 const LONG_COMMAND = 'echo run >> runs.txt; sleep 2; echo finished';
@@ -40,7 +31,7 @@ const LONG_COMMAND = 'echo run >> runs.txt; sleep 2; echo finished';
 let brain = remoteScript;
 
 function remoteScript(req: RecordedRequest): ScriptedResponse {
-  switch (toolResults(req)) {
+  switch (toolResultCount(req)) {
     case 0:
       return toolUseResponse('bash', { command: 'echo local > here.txt' });
     case 1:
@@ -201,7 +192,7 @@ describe('hands outlive brains', () => {
   it('a sandbox hand ends with its server even on a lone SIGKILL, is reported lost, and the next call gets a fresh one', async ({ annotate }) => {
     brain = (req) => {
       const asks = JSON.stringify(req.body?.messages ?? []);
-      const n = toolResults(req);
+      const n = toolResultCount(req);
       if (n === 0) return toolUseResponse('bash', { command: 'echo one' });
       if (n === 1 && !asks.includes('again')) return textResponse('first done');
       if (n === 1) return toolUseResponse('bash', { command: 'echo two' });
@@ -259,7 +250,7 @@ describe('hands outlive brains', () => {
     const script = [...(at === 1 ? ['echo one'] : []), APPEND, 'cat runs.txt; echo checked'];
     brain = (req) => {
       requests.push(JSON.stringify(req.body?.messages ?? []));
-      const command = script[toolResults(req)];
+      const command = script[toolResultCount(req)];
       return command ? toolUseResponse('bash', { command }) : textResponse('told');
     };
     const data = path.join(dir, `fail-loudly-data-${at}`);

@@ -10,6 +10,7 @@ import { decide } from '~/server/harness/core/decide';
 import { Harness } from '~/server/harness/harness';
 import { LiveBus } from '~/server/session/live-bus';
 import { type FakeMessagesApi, echoFallback, startFakeMessagesApi } from '~/server/harness/testing/fake-messages-api';
+import { mulberry32 } from '~/lib/prng';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 
@@ -127,11 +128,10 @@ describe('a message sent while the next request is being prepared', () => {
       const wakes: Promise<void>[] = [];
       let next = 1;
       const harness: Harness = makeHarness(
-        racingStore(async (method, args) => {
+        racingStore(async (_method, args) => {
           if (args[0] !== s.id || next > 4 || random() > 0.3) return;
           await raw.emitEvent(s.id, message(`s${seed} m${next++}`));
           wakes.push(harness.wake(s.id));
-          void method;
         }),
       );
       wakes.push(harness.wake(s.id));
@@ -145,14 +145,3 @@ describe('a message sent while the next request is being prepared', () => {
     }
   });
 });
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -7,7 +7,7 @@ import { createSessionFor } from '~/server/agents/new-session';
 import type { Caller } from '~/server/access/access';
 import { AgentId, SessionId } from '~/server/api/inputs';
 import { checkEventSize } from '~/server/commands/limits';
-import { autoTitle } from '~/server/commands/session-commands';
+import { sendEvents } from '~/server/commands/session-commands';
 import { createTRPCRouter, visitorProcedure, widgetOpenProcedure } from '~/server/api/trpc';
 import { errorFields, logger } from '~/server/log';
 import type { Runtime } from '~/server/runtime';
@@ -150,12 +150,9 @@ export const widgetRouter = createTRPCRouter({
         throw new TRPCError({ code: 'PRECONDITION_FAILED', message: BUDGET_SPENT });
       }
       limitAction(rt, v, ctx.ip ?? 'unknown', settings);
-      const stored = await rt.store.emitEvent(input.sessionId, event, input.idempotencyKey ? { idempotencyKey: `send:${input.idempotencyKey}` } : {});
-      void rt.harness.wake(input.sessionId);
-      if (stored.type === 'user.message') {
-        await autoTitle(rt.store, input.sessionId, stored).catch((e: unknown) => log.warn('auto-title failed', { session: input.sessionId, ...errorFields(e) }));
-      }
-      return stored;
+      // Stored, woken and named as any send is (the commands layer).
+      const [stored] = await sendEvents(rt, input.sessionId, [event], { where: () => 'event', ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}) });
+      return stored!;
     }),
 
   /**

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '~/lib/sleep';
-import { type FakeMessagesApi, type RecordedRequest, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
+import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolResultCount, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { WorkerProcess } from '~/server/harness/testing/worker-process';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import { cmdline, descendants, running } from '~/server/hands/testing/processes';
@@ -15,14 +15,6 @@ import { cmdline, descendants, running } from '~/server/hands/testing/processes'
  * a few seconds no process it started for the hand is left, socat bridges included.
  */
 
-function toolResults(req: RecordedRequest): number {
-  let n = 0;
-  for (const m of req.body?.messages ?? []) {
-    const content = (m as { content?: unknown }).content;
-    if (Array.isArray(content)) n += content.filter((b) => (b as { type?: string }).type === 'tool_result').length;
-  }
-  return n;
-}
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -62,7 +54,7 @@ describe('nothing outlives its server', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-no-orphans-'));
     fake = await startFakeMessagesApi({
-      fallback: (req) => (toolResults(req) === 0 ? toolUseResponse('bash', { command: 'echo up' }) : textResponse('done')),
+      fallback: (req) => (toolResultCount(req) === 0 ? toolUseResponse('bash', { command: 'echo up' }) : textResponse('done')),
     });
   });
 

@@ -131,6 +131,16 @@ export function errorResponse(status: ErrorStatus, message?: string): ScriptedRe
   return { kind: 'error', status, ...(message === undefined ? {} : { message }) };
 }
 
+/** How many tool results a request carries: the step a scripted brain is at. */
+export function toolResultCount(req: RecordedRequest): number {
+  let n = 0;
+  for (const m of req.body?.messages ?? []) {
+    const content = (m as { content?: unknown }).content;
+    if (Array.isArray(content)) n += content.filter((b) => (b as { type?: string }).type === 'tool_result').length;
+  }
+  return n;
+}
+
 /** Deterministic reply for unscripted traffic: "echo: <last user message text>". */
 export function echoFallback(req: RecordedRequest): ScriptedResponse {
   return textResponse(`echo: ${lastUserText(req.body)}`);
