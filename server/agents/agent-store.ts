@@ -1,8 +1,7 @@
 import 'server-only';
-import { isoTime } from '~/lib/iso-time';
 import type { Kysely } from 'kysely';
 import { monotonicFactory } from 'ulid';
-import { type z } from 'zod';
+import { z } from 'zod';
 import {
   type Agent,
   AgentCreateParams,
@@ -21,7 +20,8 @@ import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import { normalizeContextPolicy } from '~/lib/context-policy';
 import type { Database } from '~/server/session/schema';
-import { decodePage, encodePage } from '~/lib/page-cursor';
+import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
+import { keysetWalk, newestFirst, pageOf, whereTimeRange, type TimeRange } from '~/server/session/keyset-page';
 
 const ulid = monotonicFactory();
 const MAX_PAGE = 100;
@@ -134,40 +134,28 @@ export class AgentStore {
     return this.getAgent(id);
   }
 
-  async listAgents(q: { limit?: number; page?: string | null; includeArchived?: boolean; createdAt?: { gt?: string; gte?: string; lt?: string; lte?: string } }): Promise<ListPage<Agent>> {
+  async listAgents(q: { limit?: number; page?: string | null; includeArchived?: boolean; createdAt?: TimeRange }): Promise<ListPage<Agent>> {
     const limit = Math.min(q.limit ?? 20, MAX_PAGE);
-    let query = this.db.selectFrom('agents').selectAll();
-    const at = q.createdAt;
-    if (at?.gt !== undefined) query = query.where('created_at', '>', isoTime('createdAt.gt', at.gt));
-    if (at?.gte !== undefined) query = query.where('created_at', '>=', isoTime('createdAt.gte', at.gte));
-    if (at?.lt !== undefined) query = query.where('created_at', '<', isoTime('createdAt.lt', at.lt));
-    if (at?.lte !== undefined) query = query.where('created_at', '<=', isoTime('createdAt.lte', at.lte));
-    const after = q.page ? decodePage(q.page) : null;
-    if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.key), eb.and([eb('created_at', '=', after.key), eb('id', '<', after.id)])]));
+    let query = whereTimeRange(this.db.selectFrom('agents').selectAll(), 'created_at', 'createdAt', q.createdAt);
     if (!q.includeArchived) query = query.where('archived_at', 'is', null);
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-    const page = rows.slice(0, limit);
-    const data = await Promise.all(page.map((r) => this.getAgent(r.id)));
-    const last = page.at(-1);
-    return { data, next_page: rows.length > limit && last ? encodePage(last.created_at, last.id) : null };
+    const page = await newestFirst(query, 'agents', q.page, limit);
+    return { data: await Promise.all(page.data.map((r) => this.getAgent(r.id))), next_page: page.next_page };
   }
 
   async listAgentVersions(id: string, q: { limit?: number; page?: string | null }): Promise<ListPage<Agent>> {
     const row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('agent', id);
     const limit = Math.min(q.limit ?? 20, MAX_PAGE);
-    let query = this.db.selectFrom('agent_versions').select(['version', 'body']).where('agent_id', '=', id);
-    const after = q.page ? decodePage(q.page) : null;
-    if (after) query = query.where('version', '<', Number(after.key));
-    const rows = await query.orderBy('version', 'desc').limit(limit + 1).execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const after = q.page ? decodeCursor(q.page, `agent_versions:${id}`, [z.number().int()]) : null;
+    const query = this.db.selectFrom('agent_versions').select(['version', 'body']).where('agent_id', '=', id);
+    const rows = await keysetWalk(query, { key: 'version', walk: 'desc', after: after && { key: after[0] }, limit }).execute();
+    const page = pageOf(rows, limit, (last) => encodeCursor(`agent_versions:${id}`, [last.version]));
     return {
-      data: page.map((v) => {
+      data: page.data.map((v) => {
         const agent = JSON.parse(v.body) as Agent;
         return { ...agent, context_policy: normalizeContextPolicy(agent.context_policy), archived_at: row.archived_at };
       }),
-      next_page: rows.length > limit && last ? encodePage(String(last.version), id) : null,
+      next_page: page.next_page,
     };
   }
 
@@ -247,17 +235,11 @@ export class AgentStore {
   async listEnvironments(q: { limit?: number; page?: string | null; includeArchived?: boolean }): Promise<ListPage<Environment>> {
     const limit = Math.min(q.limit ?? 20, MAX_PAGE);
     let query = this.db.selectFrom('environments').selectAll();
-    const after = q.page ? decodePage(q.page) : null;
-    if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.key), eb.and([eb('created_at', '=', after.key), eb('id', '<', after.id)])]));
     if (!q.includeArchived) query = query.where('archived_at', 'is', null);
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return {
-      data: page.map((r) => ({ ...(JSON.parse(r.body) as Environment), archived_at: r.archived_at })),
-      next_page: rows.length > limit && last ? encodePage(last.created_at, last.id) : null,
-    };
+    const page = await newestFirst(query, 'environments', q.page, limit);
+    return { data: page.data.map((r) => ({ ...(JSON.parse(r.body) as Environment), archived_at: r.archived_at })), next_page: page.next_page };
   }
+
 
   #environmentFrom(id: string, createdAt: string, updatedAt: string, p: z.output<typeof EnvironmentCreateParams>): Environment {
     return {

@@ -2,12 +2,13 @@ import 'server-only';
 import { z } from 'zod';
 import { EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
 import { ID_PATTERN } from '~/lib/ids';
-import { ApiError } from '~/server/rest/api-error';
 import { CommonQuery, CreatedAtQuery, Limit, List, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
 import { sendEvents } from '~/server/commands/session-commands';
 import { streamEvents } from '~/server/rest/event-stream';
+import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
+import { pageOf } from '~/server/session/keyset-page';
 
 const EventId = z.string().regex(ID_PATTERN.event, 'must be an event id (sevt_…)');
 const results = { content: z.array(ToolResultContent).max(100).optional(), is_error: z.boolean().nullish() };
@@ -30,18 +31,6 @@ async function send({ rt, params, body }: RestRequest) {
   return { data: await sendEvents(rt, session.id, events.map((e) => (e.type === 'user.interrupt' ? { type: e.type } : e))) };
 }
 
-const Cursor = z.object({ s: z.number().int().nonnegative(), o: z.enum(['asc', 'desc']) });
-const encodeCursor = (seq: number, order: 'asc' | 'desc') => Buffer.from(JSON.stringify({ s: seq, o: order })).toString('base64url');
-function decodeCursor(page: string, order: 'asc' | 'desc'): number {
-  try {
-    const c = Cursor.parse(JSON.parse(Buffer.from(page, 'base64url').toString('utf8')));
-    if (c.o === order) return c.s;
-  } catch {
-    // answered below
-  }
-  throw new ApiError('invalid_request_error', 'page: not a cursor returned by this list (with this order)');
-}
-
 const ListQuery = z
   .object({
     limit: Limit(1000, 100),
@@ -56,7 +45,8 @@ const ListQuery = z
 async function list({ rt, params, query }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const q = parseInput(ListQuery, queryObject(query), 'query');
-  const after = q.page ? decodeCursor(q.page, q.order) : null;
+  const scope = `events:${session.id}:${q.order}`;
+  const after = q.page ? decodeCursor(q.page, scope, [z.number().int().nonnegative()])[0] : null;
   const events = await rt.store.getEvents(session.id, {
     order: q.order,
     limit: q.limit + 1,
@@ -64,9 +54,7 @@ async function list({ rt, params, query }: RestRequest) {
     ...(q.types && q.types.length > 0 ? { types: q.types } : {}),
     processedAt: createdAtRange(q),
   });
-  const data = events.slice(0, q.limit);
-  const last = data.at(-1);
-  return { data, next_page: events.length > q.limit && last ? encodeCursor(last.seq, q.order) : null };
+  return pageOf(events, q.limit, (last) => encodeCursor(scope, [last.seq]));
 }
 
 /** /v1/sessions/{id}/events. */

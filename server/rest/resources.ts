@@ -5,6 +5,8 @@ import { ApiError } from '~/server/rest/api-error';
 import { CommonQuery, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
+import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
+import { pageOf } from '~/server/session/keyset-page';
 
 /** As many as a session may be created with. */
 const MAX_RESOURCES = 20;
@@ -27,9 +29,10 @@ async function list({ rt, params, query }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const q = parseInput(ListQuery, queryObject(query), 'query');
   // Ids sort by creation (ULIDs): the page cursor is the last id served.
-  const all = (await rt.repositories.list(session.id)).filter((r) => q.page === undefined || r.id > q.page);
-  const data = all.slice(0, q.limit);
-  return { data, next_page: all.length > q.limit ? data.at(-1)!.id : null };
+  const scope = `resources:${session.id}`;
+  const after = q.page === undefined ? null : decodeCursor(q.page, scope, [z.string()])[0];
+  const all = (await rt.repositories.list(session.id)).filter((r) => after === null || r.id > after);
+  return pageOf(all, q.limit, (last) => encodeCursor(scope, [last.id]));
 }
 
 async function retrieve({ rt, params }: RestRequest) {

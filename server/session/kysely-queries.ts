@@ -1,5 +1,7 @@
 import 'server-only';
-import { isoTime } from '~/lib/iso-time';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
+import { keysetWalk, whereTimeRange } from '~/server/session/keyset-page';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { InvalidInputError, NotFoundError, isStoreUnavailable } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
@@ -9,7 +11,7 @@ import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier
 import type { Database, SessionRow, Tx } from '~/server/session/schema';
 import { type AppendOutcome, type AppendRequest, appendAll, validateEvent } from '~/server/session/append-batch';
 import { PayloadCache, readEvents } from '~/server/session/payload-cache';
-import { decodeCursor, encodeCursor, integer, nonNegativeInt, positiveInt, toSession, ttl } from '~/server/session/session-rows';
+import { integer, nonNegativeInt, positiveInt, toSession, ttl } from '~/server/session/session-rows';
 import {
   type Checkpoint,
   DEFAULT_TITLE,
@@ -170,24 +172,17 @@ export class KyselySessionStore implements SessionStore {
     const limit = Math.min(positiveInt('limit', q.limit ?? DEFAULT_PAGE), MAX_PAGE);
     const by = q.by ?? 'updated_at';
     const order = q.order ?? 'desc';
-    const cursor = q.cursor ? decodeCursor(q.cursor, by) : null;
+    const scope = `sessions:${by}`;
+    const cursor = q.cursor ? decodeCursor(q.cursor, scope, [z.string(), z.string(), z.enum(['next', 'prev'])]) : null;
     // A "previous page" cursor walks the other way from its row; the page is turned back after.
-    const backwards = cursor?.dir === 'prev';
+    const backwards = cursor?.[2] === 'prev';
     const walk = backwards ? (order === 'asc' ? 'desc' : 'asc') : order;
     let query = this.db.selectFrom('sessions').selectAll();
-    if (cursor) {
-      const cmp = walk === 'asc' ? '>' : '<';
-      query = query.where((eb) => eb.or([eb(by, cmp, cursor.key), eb.and([eb(by, '=', cursor.key), eb('id', cmp, cursor.id)])]));
-    }
     if (q.agentId !== undefined) query = query.where('agent_id', '=', q.agentId);
     if (q.agentVersion !== undefined) query = query.where('agent_version', '=', q.agentVersion);
     if (q.statuses && q.statuses.length > 0) query = query.where('status', 'in', [...q.statuses]);
     if (q.includeArchived === false) query = query.where('archived_at', 'is', null);
-    const at = q.createdAt;
-    if (at?.gt !== undefined) query = query.where('created_at', '>', isoTime('createdAt.gt', at.gt));
-    if (at?.gte !== undefined) query = query.where('created_at', '>=', isoTime('createdAt.gte', at.gte));
-    if (at?.lt !== undefined) query = query.where('created_at', '<', isoTime('createdAt.lt', at.lt));
-    if (at?.lte !== undefined) query = query.where('created_at', '<=', isoTime('createdAt.lte', at.lte));
+    query = whereTimeRange(query, 'created_at', 'createdAt', q.createdAt);
     // Sessions a docs widget started (from one origin, or any).
     if (q.widgetOrigin !== undefined) {
       const origin = q.widgetOrigin;
@@ -198,7 +193,7 @@ export class KyselySessionStore implements SessionStore {
     }
     // One extra row tells whether another page exists. Both keys are fixed-format ASCII (ISO-8601,
     // prefixed ULIDs), which sort the same under byte order and the usual PostgreSQL collations (C, en_US…).
-    const rows = await query.orderBy(by, walk).orderBy('id', walk).limit(limit + 1).execute();
+    const rows = await keysetWalk(query, { key: by, id: 'id', walk, after: cursor && { key: cursor[0], id: cursor[1] }, limit }).execute();
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     if (backwards) page.reverse();
@@ -208,8 +203,8 @@ export class KyselySessionStore implements SessionStore {
     const hasPrev = backwards ? more : cursor !== null;
     return {
       data: page.map(toSession),
-      next_cursor: hasNext && last ? encodeCursor(by, last[by], last.id, 'next') : null,
-      prev_cursor: hasPrev && first ? encodeCursor(by, first[by], first.id, 'prev') : null,
+      next_cursor: hasNext && last ? encodeCursor(scope, [last[by], last.id, 'next']) : null,
+      prev_cursor: hasPrev && first ? encodeCursor(scope, [first[by], first.id, 'prev']) : null,
     };
   }
 
@@ -226,11 +221,7 @@ export class KyselySessionStore implements SessionStore {
       if (to !== undefined) query = query.where('seq', '<=', to);
       // An empty list means "no filter": it is what an absent query parameter parses to.
       if (slice.types && slice.types.length > 0) query = query.where('type', 'in', [...slice.types]);
-      const at = slice.processedAt;
-      if (at?.gt !== undefined) query = query.where('processed_at', '>', isoTime('processedAt.gt', at.gt));
-      if (at?.gte !== undefined) query = query.where('processed_at', '>=', isoTime('processedAt.gte', at.gte));
-      if (at?.lt !== undefined) query = query.where('processed_at', '<', isoTime('processedAt.lt', at.lt));
-      if (at?.lte !== undefined) query = query.where('processed_at', '<=', isoTime('processedAt.lte', at.lte));
+      query = whereTimeRange(query, 'processed_at', 'processedAt', slice.processedAt);
       query = query.orderBy('seq', slice.order === 'desc' ? 'desc' : 'asc');
       if (limit !== undefined) query = query.limit(limit);
       return readEvents(this.#payloads, id, query);

@@ -23,26 +23,6 @@ export function toSession(row: SessionRow): Session {
   };
 }
 
-export type CursorDir = 'next' | 'prev';
-
-/** Opaque to clients: the ordering it belongs to, the row's key, and which way to walk from it. */
-export function encodeCursor(by: string, key: string, id: string, dir: CursorDir): string {
-  return Buffer.from(JSON.stringify([by, key, id, dir])).toString('base64url');
-}
-
-export function decodeCursor(cursor: string, by: string): { key: string; id: string; dir: CursorDir } {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 4) {
-      const [b, key, id, dir] = v as unknown[];
-      if (b === by && typeof key === 'string' && typeof id === 'string' && (dir === 'next' || dir === 'prev')) return { key, id, dir };
-    }
-  } catch {
-    // Fall through: any undecodable cursor gets the same message.
-  }
-  throw new InvalidInputError('page: not a cursor returned by this list');
-}
-
 export function integer(name: string, n: number): number {
   if (!Number.isInteger(n)) throw new InvalidInputError(`${name}: must be an integer`);
   return n;

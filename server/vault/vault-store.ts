@@ -21,7 +21,7 @@ import type { ListPage } from '~/server/agents/agent-store';
 import { logger } from '~/server/log';
 import type { Database, VaultCredentialsTable, VaultsTable } from '~/server/session/schema';
 import { type MasterKey, type Sealed, seal } from '~/server/vault/envelope';
-import { decodePage, encodePage } from '~/lib/page-cursor';
+import { newestFirst } from '~/server/session/keyset-page';
 
 const ulid = monotonicFactory();
 // An audit trail of ids and types only: never a value, a URL's query or a request body.
@@ -139,13 +139,9 @@ export class VaultStore {
   async listVaults(q: { limit?: number; page?: string | null; includeArchived?: boolean }): Promise<ListPage<Vault>> {
     const limit = Math.min(q.limit ?? 20, MAX_PAGE);
     let query = this.db.selectFrom('vaults').selectAll();
-    const after = q.page ? decodePage(q.page) : null;
-    if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.key), eb.and([eb('created_at', '=', after.key), eb('id', '<', after.id)])]));
     if (!q.includeArchived) query = query.where('archived_at', 'is', null);
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return { data: page.map(vaultOf), next_page: rows.length > limit && last ? encodePage(last.created_at, last.id) : null };
+    const page = await newestFirst(query, 'vaults', q.page, limit);
+    return { data: page.data.map(vaultOf), next_page: page.next_page };
   }
 
   /** Read-only from now on, with its credentials: sessions can no longer use them. */
@@ -246,13 +242,9 @@ export class VaultStore {
     await this.getVault(vaultId);
     const limit = Math.min(q.limit ?? 20, MAX_PAGE);
     let query = this.db.selectFrom('vault_credentials').selectAll().where('vault_id', '=', vaultId);
-    const after = q.page ? decodePage(q.page) : null;
-    if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.key), eb.and([eb('created_at', '=', after.key), eb('id', '<', after.id)])]));
     if (!q.includeArchived) query = query.where('archived_at', 'is', null);
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return { data: page.map(credentialOf), next_page: rows.length > limit && last ? encodePage(last.created_at, last.id) : null };
+    const page = await newestFirst(query, `credentials:${vaultId}`, q.page, limit);
+    return { data: page.data.map(credentialOf), next_page: page.next_page };
   }
 
   async archiveCredential(vaultId: string, id: string): Promise<Credential> {
