@@ -2,7 +2,9 @@ import 'client-only';
 import type { WebContainer } from '@webcontainer/api';
 import { ToolError } from '~/lib/hand';
 import type { BrowserEngine, EngineExecuteOptions, EngineTool, StartEngineOptions } from '~/lib/browser/engine/types';
-import { bashCall, formatBashResult, WorkspaceTools, type BashEnd, type EntryKind, type ToolFs } from '~/lib/browser/engine/workspace-tools';
+import { bashCall, formatBashResult, type BashEnd } from '~/lib/workspace-tools/bash-rules';
+import { WorkspaceTools } from '~/lib/workspace-tools/file-tools';
+import type { EntryKind, ToolFs } from '~/lib/workspace-tools/tool-fs';
 import { Listeners } from '~/lib/browser/engine/listeners';
 
 /**
@@ -116,22 +118,7 @@ class WebContainerEngine implements BrowserEngine {
 
   async execute(tool: EngineTool, input: Record<string, unknown>, opts: EngineExecuteOptions): Promise<string> {
     try {
-      switch (tool) {
-        case 'bash':
-          return await this.bash(input, opts);
-        case 'read':
-          return await this.tools.read(input);
-        case 'write':
-          return await this.tools.write(input);
-        case 'edit':
-          return await this.tools.edit(input);
-        case 'glob':
-          return await this.tools.glob(input);
-        case 'grep':
-          return await this.tools.grep(input);
-        default:
-          throw new ToolError(`unknown tool ${String(tool)}`);
-      }
+      return await (tool === 'bash' ? this.bash(input, opts) : this.tools.run(tool, input));
     } finally {
       if (tool === 'bash' || tool === 'write' || tool === 'edit') this.changed.emit();
     }

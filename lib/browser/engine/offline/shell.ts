@@ -3,8 +3,10 @@ import { Bash, InMemoryFs } from 'just-bash/browser';
 import { ToolError } from '~/lib/hand';
 import { createNodeCommand, loadQuickJS } from '~/lib/browser/engine/offline/node/node-command';
 import { loadEntries, saveEntries, type StoredEntry } from '~/lib/browser/engine/offline/persist';
-import { relativeInside } from '~/lib/browser/engine/posix-path';
-import { bashCall, formatBashResult, WorkspaceTools, type BashEnd, type EntryKind, type ToolFs } from '~/lib/browser/engine/workspace-tools';
+import { relativeInside } from '~/lib/posix-path';
+import { bashCall, formatBashResult, type BashEnd } from '~/lib/workspace-tools/bash-rules';
+import { WorkspaceTools } from '~/lib/workspace-tools/file-tools';
+import type { EntryKind, ToolFs } from '~/lib/workspace-tools/tool-fs';
 
 /**
  * The offline engine's shell, inside the worker: just-bash with an in-memory filesystem, the

@@ -26,15 +26,11 @@ async function runOp(s: OfflineShell, id: number, op: WorkerOp, input: Record<st
       return text;
     }
     case 'read':
-      return s.tools.read(input);
     case 'write':
-      return s.tools.write(input);
     case 'edit':
-      return s.tools.edit(input);
     case 'glob':
-      return s.tools.glob(input);
     case 'grep':
-      return s.tools.grep(input);
+      return s.tools.run(op, input);
     case 'listFiles':
       return s.tools.listFiles();
     case 'readFile':

@@ -3,7 +3,7 @@ import { defineCommand, type Command } from 'just-bash/browser';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { NODE_HELP, NODE_VERSION, parseNodeArgs } from '~/lib/browser/engine/offline/node/node-cli';
 import { runNode, type NodeEntry } from '~/lib/browser/engine/offline/node/node-run';
-import { resolvePosix } from '~/lib/browser/engine/posix-path';
+import { resolvePosix } from '~/lib/posix-path';
 
 /**
  * The shell's `node` command: QuickJS (sync single-file build, wasm embedded) loaded on first

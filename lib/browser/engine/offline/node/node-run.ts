@@ -6,7 +6,7 @@ import { NODE_VERSION } from '~/lib/browser/engine/offline/node/node-cli';
 import { cjsExportNames, looksLikeEsm, Resolver, ResolveError } from '~/lib/browser/engine/offline/node/resolve';
 import { installHostFunctions, type NodeHostEnv } from '~/lib/browser/engine/offline/node/node-host';
 import { Vfs } from '~/lib/browser/engine/offline/node/vfs';
-import { dirnamePosix, resolvePosix } from '~/lib/browser/engine/posix-path';
+import { dirnamePosix, resolvePosix } from '~/lib/posix-path';
 
 /**
  * One `node` process: a fresh QuickJS runtime per run (nothing leaks between runs), the Node

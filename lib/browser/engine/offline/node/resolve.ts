@@ -1,7 +1,7 @@
 import 'client-only';
 import { NODE_BUILTINS, UNSUPPORTED_BUILTINS } from '~/lib/browser/engine/offline/node/bootstrap';
 import type { Vfs } from '~/lib/browser/engine/offline/node/vfs';
-import { basenamePosix, dirnamePosix, joinPosix, resolvePosix } from '~/lib/browser/engine/posix-path';
+import { basenamePosix, dirnamePosix, joinPosix, resolvePosix } from '~/lib/posix-path';
 
 /**
  * Node's module resolution over the run's file copy: relative and absolute paths, extensions,

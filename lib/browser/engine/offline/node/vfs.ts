@@ -1,6 +1,6 @@
 import 'client-only';
 import type { IFileSystem } from 'just-bash/browser';
-import { dirnamePosix, joinPosix, resolvePosix } from '~/lib/browser/engine/posix-path';
+import { dirnamePosix, joinPosix, resolvePosix } from '~/lib/posix-path';
 
 /**
  * A synchronous copy of the shell's filesystem for one `node` run. QuickJS's sync build cannot

@@ -1,7 +1,6 @@
-import 'client-only';
 /**
- * POSIX path helpers for the browser engines' virtual filesystems (Node's `path` is not in the
- * browser bundle). Used by the page and by the offline engine's worker.
+ * POSIX path helpers for workspaces (Node's `path` is not in the browser bundle): the browser
+ * engines' virtual filesystems and the file tools' rules every hand shares.
  */
 
 /** Resolves `p` against `base` (an absolute path) and removes `.`, `..` and repeated slashes. */
