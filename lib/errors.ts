@@ -2,7 +2,7 @@
  * Domain errors: thrown by the store and harness, mapped to HTTP/tRPC codes only at the edge.
  * Each carries a stable `code` so callers can branch without instanceof across module copies.
  */
-export type DomainErrorCode = 'not_found' | 'invalid_input' | 'stale_fence' | 'seq_conflict' | 'conflict' | 'too_large' | 'store_unavailable';
+export type DomainErrorCode = 'not_found' | 'invalid_input' | 'forbidden' | 'precondition_failed' | 'stale_fence' | 'seq_conflict' | 'conflict' | 'too_large' | 'store_unavailable';
 
 export class DomainError extends Error {
   constructor(
@@ -23,6 +23,20 @@ export class NotFoundError extends DomainError {
 export class InvalidInputError extends DomainError {
   constructor(message: string) {
     super('invalid_input', message);
+  }
+}
+
+/** A caller who may see the session but not do or see this (a share link's viewer, say). */
+export class ForbiddenError extends DomainError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
+/** Right request, wrong moment: what it needs is not there now (a hand that is not running). */
+export class PreconditionError extends DomainError {
+  constructor(message: string) {
+    super('precondition_failed', message);
   }
 }
 

@@ -149,4 +149,15 @@ describe('tRPC API', () => {
     expect(await api().hands.readFile({ sessionId: s.id, hand: 'memory-1', path: 'src/a.js' })).toEqual({ content: 'let x = 1;' });
     expect(await api().events.list({ sessionId: s.id, types: ['user.file_edit'] })).toEqual([]);
   });
+
+  it('refuses an IDE edit to an archived session, as a send is refused, before writing it', async () => {
+    const s = await api().sessions.create({});
+    await api().events.send({ sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 'write src/a.js: let x = 1;' }] } });
+    await runtime().harness.wake(s.id);
+    await runtime().store.updateSession(s.id, { archived: true });
+    const e = await rejection(api().hands.writeFile({ sessionId: s.id, hand: 'memory-1', path: 'src/a.js', content: 'let x = 2;' }));
+    expect(e.code).toBe('BAD_REQUEST');
+    expect(e.message).toBe(`session ${s.id} is archived and takes no more events`);
+    expect(await api().hands.readFile({ sessionId: s.id, hand: 'memory-1', path: 'src/a.js' })).toEqual({ content: 'let x = 1;' });
+  });
 });

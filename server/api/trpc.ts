@@ -34,6 +34,10 @@ function codeOf(e: DomainError): TRPCError['code'] {
       return 'NOT_FOUND';
     case 'invalid_input':
       return 'BAD_REQUEST';
+    case 'forbidden':
+      return 'FORBIDDEN';
+    case 'precondition_failed':
+      return 'PRECONDITION_FAILED';
     case 'stale_fence':
     case 'seq_conflict':
     case 'conflict':

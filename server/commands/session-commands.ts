@@ -66,12 +66,11 @@ export interface SendOptions {
 }
 
 /**
- * Stores what a caller sends to a session, all at once or none: never to a terminated session
- * (final: 409, as the store answers one that ends meanwhile) or an archived one; within the
- * size caps; an answer to a call that asks is keyed by its call (one verdict, whoever races).
- * Then the harness is woken, and an untitled session is named after its first message.
+ * The session, when it takes these events: it exists, is neither terminated (final: 409, as the
+ * store answers one that ends meanwhile) nor archived, and each event is within the size caps.
+ * Checked before anything is done for them (a file written to a hand, an append).
  */
-export async function sendEvents(d: SessionDeps, id: string, events: readonly NewEvent[], opts: SendOptions = {}): Promise<StoredEvent[]> {
+export async function sendableSession(d: Pick<SessionDeps, 'store' | 'config'>, id: string, events: readonly NewEvent[]): Promise<Session> {
   const session = await sessionOrThrow(d.store, id);
   for (const e of events) {
     checkEventSize(d.config, e);
@@ -79,6 +78,17 @@ export async function sendEvents(d: SessionDeps, id: string, events: readonly Ne
   }
   if (session.status === 'terminated') throw new ConflictError(terminatedMessage(session.id));
   if (session.archived_at !== null) throw new InvalidInputError(`session ${session.id} is archived and takes no more events`);
+  return session;
+}
+
+/**
+ * Stores what a caller sends to a session, all at once or none: never to a terminated session
+ * (final: 409, as the store answers one that ends meanwhile) or an archived one; within the
+ * size caps; an answer to a call that asks is keyed by its call (one verdict, whoever races).
+ * Then the harness is woken, and an untitled session is named after its first message.
+ */
+export async function sendEvents(d: SessionDeps, id: string, events: readonly NewEvent[], opts: SendOptions = {}): Promise<StoredEvent[]> {
+  const session = await sendableSession(d, id, events);
   const answerKey = await checkAnswers(d.store, session.id, events, opts.where ?? ((i) => `events[${i}]`));
   const key = answerKey ?? (opts.idempotencyKey ? `send:${opts.idempotencyKey}` : undefined);
   const stored = await d.store.emitEvents(session.id, events, key ? { idempotencyKey: key } : {});

@@ -34,7 +34,10 @@ function typeOf(e: DomainError): ApiErrorType {
     case 'not_found':
       return 'not_found_error';
     case 'invalid_input':
+    case 'precondition_failed':
       return 'invalid_request_error';
+    case 'forbidden':
+      return 'permission_error';
     case 'conflict':
     case 'seq_conflict':
     case 'stale_fence':
