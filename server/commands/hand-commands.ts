@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ForbiddenError, InvalidInputError, NotFoundError, PreconditionError } from '~/lib/errors';
 import type { StoredEvent } from '~/lib/events';
 import { handsInLog } from '~/lib/hand-log';
+import { HAND_EVENT_TYPES } from '~/server/hands/log-reconcile';
 import type { Caller } from '~/server/access/access';
 import { sendableSession } from '~/server/commands/session-commands';
 import type { Config } from '~/server/config';
@@ -68,7 +69,7 @@ async function readOnHand(d: HandDeps, caller: Caller, sessionId: string, handId
   if (caller.kind !== 'viewer') return runOnHand(d, sessionId, handId, tool, input);
   if (caller.hideFiles) throw new ForbiddenError("the owner does not share the hands' files through this link");
   const notLive = () => new PreconditionError(`no hand is live: ${handId}'s files can be read while it runs`);
-  const record = handsInLog(await d.store.getEvents(sessionId, { types: ['hand.provisioned', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed'] })).find((h) => h.id === handId);
+  const record = handsInLog(await d.store.getEvents(sessionId, { types: [...HAND_EVENT_TYPES] })).find((h) => h.id === handId);
   if (!record || record.kind === 'browser' || record.status !== 'ready' || record.suspended) throw notLive();
   const entry = await d.hands.resolve(await userScope(d, sessionId), handId);
   if (entry.status !== 'ready' || !entry.hand) throw notLive();
