@@ -2,7 +2,7 @@ import 'server-only';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
 import { keysetWalk, whereTimeRange } from '~/server/session/keyset-page';
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, type RawBuilder } from 'kysely';
 import { InvalidInputError, NotFoundError, isStoreUnavailable } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { ID_PATTERN, newId } from '~/lib/ids';
@@ -11,7 +11,10 @@ import { type LiveRelay, type Notifier, WakeUp } from '~/server/session/notifier
 import type { Database, SessionRow, Tx } from '~/server/session/schema';
 import { type AppendOutcome, type AppendRequest, appendAll, validateEvent } from '~/server/session/append-batch';
 import { PayloadCache, readEvents } from '~/server/session/payload-cache';
-import { integer, nonNegativeInt, positiveInt, toSession, ttl } from '~/server/session/session-rows';
+import { LeaseQueries } from '~/server/session/lease-queries';
+import { TabClaimQueries } from '~/server/session/tab-claim-queries';
+import { CheckpointQueries } from '~/server/session/checkpoint-queries';
+import { integer, positiveInt, toSession } from '~/server/session/session-rows';
 import {
   type Checkpoint,
   DEFAULT_TITLE,
@@ -36,8 +39,6 @@ import {
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
 const FOLLOW_BATCH = 500;
-/** A log ending in one of these needs nothing from the harness. */
-const SETTLED_TYPES = ['session.status_idle', 'session.status_terminated'];
 
 export type { Tx } from '~/server/session/schema';
 
@@ -74,6 +75,9 @@ export class KyselySessionStore implements SessionStore {
 
   /** Appends of any sessions that arrive together share one transaction (see group-commit.ts). */
   readonly #appends: GroupCommit<AppendRequest, AppendOutcome>;
+  readonly #leases: LeaseQueries;
+  readonly #tabs: TabClaimQueries;
+  readonly #checkpoints: CheckpointQueries;
 
   constructor(
     /** Exposed for backend-specific checks (pragmas, migrations); go through the methods otherwise. */
@@ -83,6 +87,9 @@ export class KyselySessionStore implements SessionStore {
   ) {
     this.#backend = backend;
     this.#appends = new GroupCommit((batch) => this.#appendBatch(batch), { concurrency: backend.appendConcurrency ?? 1 });
+    this.#leases = new LeaseQueries(db, backend.leaseClock);
+    this.#tabs = new TabClaimQueries(db, backend.leaseClock);
+    this.#checkpoints = new CheckpointQueries(db);
   }
 
   /**
@@ -284,119 +291,49 @@ export class KyselySessionStore implements SessionStore {
   }
 
   /** Now, on the lease clock. */
-  #now(): RawBuilder<number> {
-    return this.#backend.leaseClock?.() ?? sql<number>`${Date.now()}`;
+  // The roles kept in their own files; the store is their sum.
+  acquireLease(id: string, owner: string, ttlMs: number): Promise<Fence | null> {
+    return this.#leases.acquireLease(id, owner, ttlMs);
   }
 
-  #expiresIn(ttlMs: number): RawBuilder<number> {
-    const clock = this.#backend.leaseClock;
-    return clock ? sql<number>`${clock()} + cast(${ttl(ttlMs)} as bigint)` : sql<number>`${Date.now() + ttl(ttlMs)}`;
+  renewLease(fence: Fence, ttlMs: number): Promise<boolean> {
+    return this.#leases.renewLease(fence, ttlMs);
   }
 
-  async acquireLease(id: string, owner: string, ttlMs: number): Promise<Fence | null> {
-    if (owner.length === 0) throw new InvalidInputError('owner: must not be empty');
-    const now = this.#now();
-    const row = await this.db
-      .updateTable('sessions')
-      .set((eb) => ({ lease_owner: owner, lease_epoch: eb('lease_epoch', '+', 1), lease_expires_at: this.#expiresIn(ttlMs) }))
-      .where('id', '=', id)
-      // Free or expired only: even the current owner must not re-acquire a live lease, so two
-      // workers sharing an owner name still exclude each other.
-      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<', now)]))
-      .returning('lease_epoch')
-      .executeTakeFirst();
-    if (row) return { sessionId: id, owner, epoch: row.lease_epoch };
-    if (!(await this.getSession(id))) throw new NotFoundError('session', id);
-    return null;
+  releaseLease(fence: Fence, settledSeq?: number): Promise<void> {
+    return this.#leases.releaseLease(fence, settledSeq);
   }
 
-  async renewLease(fence: Fence, ttlMs: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('sessions')
-      .set({ lease_expires_at: this.#expiresIn(ttlMs) })
-      .where('id', '=', fence.sessionId)
-      .where('lease_owner', '=', fence.owner)
-      .where('lease_epoch', '=', fence.epoch)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  sessionsNeedingWork(limit: number): Promise<WorkWaiting[]> {
+    return this.#leases.sessionsNeedingWork(limit);
   }
 
-  async releaseLease(fence: Fence, settledSeq?: number): Promise<void> {
-    const settled =
-      settledSeq === undefined
-        ? {}
-        : // Only if nothing was appended after what the harness read.
-          { settled_seq: sql<number>`case when last_seq = ${nonNegativeInt('settledSeq', settledSeq)} then last_seq else settled_seq end` };
-    // The epoch stays: fences handed out before stay older than any future acquire.
-    await this.db
-      .updateTable('sessions')
-      .set({ lease_owner: null, lease_expires_at: null, ...settled })
-      .where('id', '=', fence.sessionId)
-      .where('lease_owner', '=', fence.owner)
-      .where('lease_epoch', '=', fence.epoch)
-      .execute();
+  touchTab(sessionId: string, hand: string, tabId: string): Promise<void> {
+    return this.#tabs.touchTab(sessionId, hand, tabId);
   }
 
-  async sessionsNeedingWork(limit: number): Promise<WorkWaiting[]> {
-    const now = this.#now();
-    const rows = await this.db
-      .selectFrom('sessions')
-      .select(['id', 'lease_owner'])
-      .where('status', '!=', 'terminated')
-      .where('last_event_type', 'is not', null)
-      .where('last_event_type', 'not in', SETTLED_TYPES)
-      .whereRef('last_seq', '>', 'settled_seq')
-      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<', now)]))
-      .orderBy('updated_at', 'asc')
-      .orderBy('id', 'asc')
-      .limit(positiveInt('limit', limit))
-      .execute();
-    return rows.map((r) => ({ id: r.id, leaseExpired: r.lease_owner !== null }));
+  liveTabs(sessionId: string, hand: string, withinMs: number): Promise<string[]> {
+    return this.#tabs.liveTabs(sessionId, hand, withinMs);
   }
 
-  async touchTab(sessionId: string, hand: string, tabId: string): Promise<void> {
-    const seen = this.#now();
-    await this.db
-      .insertInto('hand_tabs')
-      .values({ session_id: sessionId, hand, tab_id: tabId, seen_at: seen })
-      .onConflict((oc) => oc.columns(['session_id', 'hand', 'tab_id']).doUpdateSet({ seen_at: seen }))
-      .execute()
-      .catch(async (e: unknown) => {
-        if (!(await this.getSession(sessionId))) throw new NotFoundError('session', sessionId);
-        throw e;
-      });
+  claimCall(sessionId: string, callId: string, tabId: string): Promise<string> {
+    return this.#tabs.claimCall(sessionId, callId, tabId);
   }
 
-  async liveTabs(sessionId: string, hand: string, withinMs: number): Promise<string[]> {
-    const clock = this.#backend.leaseClock;
-    const since = clock ? sql<number>`${clock()} - cast(${positiveInt('withinMs', withinMs)} as bigint)` : sql<number>`${Date.now() - positiveInt('withinMs', withinMs)}`;
-    const rows = await this.db
-      .selectFrom('hand_tabs')
-      .select('tab_id')
-      .where('session_id', '=', sessionId)
-      .where('hand', '=', hand)
-      .where('seen_at', '>', since)
-      .orderBy('tab_id')
-      .execute();
-    return rows.map((r) => r.tab_id);
+  callClaim(sessionId: string, callId: string): Promise<string | null> {
+    return this.#tabs.callClaim(sessionId, callId);
   }
 
-  async claimCall(sessionId: string, callId: string, tabId: string): Promise<string> {
-    await this.db
-      .insertInto('call_claims')
-      .values({ session_id: sessionId, call_id: callId, tab_id: tabId })
-      .onConflict((oc) => oc.columns(['session_id', 'call_id']).doNothing())
-      .execute()
-      .catch(async (e: unknown) => {
-        if (!(await this.getSession(sessionId))) throw new NotFoundError('session', sessionId);
-        throw e;
-      });
-    return (await this.callClaim(sessionId, callId)) ?? tabId;
+  pruneHandRows(): Promise<{ tabs: number; claims: number }> {
+    return this.#tabs.pruneHandRows();
   }
 
-  async callClaim(sessionId: string, callId: string): Promise<string | null> {
-    const row = await this.db.selectFrom('call_claims').select('tab_id').where('session_id', '=', sessionId).where('call_id', '=', callId).executeTakeFirst();
-    return row?.tab_id ?? null;
+  readCheckpoint(id: string): Promise<Checkpoint | null> {
+    return this.#checkpoints.readCheckpoint(id);
+  }
+
+  writeCheckpoint(id: string, checkpoint: Checkpoint): Promise<void> {
+    return this.#checkpoints.writeCheckpoint(id, checkpoint);
   }
 
   async deleteSession(id: string): Promise<void> {
@@ -407,51 +344,6 @@ export class KyselySessionStore implements SessionStore {
       return Number(r.numDeletedRows);
     });
     if (deleted === 0) throw new NotFoundError('session', id);
-  }
-
-  async readCheckpoint(id: string): Promise<Checkpoint | null> {
-    const row = await this.db.selectFrom('session_checkpoints').select(['seq', 'body']).where('session_id', '=', id).executeTakeFirst();
-    return row ? { seq: Number(row.seq), body: row.body } : null;
-  }
-
-  async writeCheckpoint(id: string, checkpoint: Checkpoint): Promise<void> {
-    const seq = nonNegativeInt('seq', checkpoint.seq);
-    await this.db
-      .insertInto('session_checkpoints')
-      .columns(['session_id', 'seq', 'body'])
-      // Only for a session that exists: a harness finishing after a delete leaves nothing behind.
-      .expression((eb) => eb.selectFrom('sessions').select([eb.val(id).as('session_id'), eb.val(seq).as('seq'), eb.val(checkpoint.body).as('body')]).where('id', '=', id))
-      .onConflict((oc) => oc.column('session_id').doUpdateSet((eb) => ({ seq: eb.ref('excluded.seq'), body: eb.ref('excluded.body') })).where('session_checkpoints.seq', '<', (eb) => eb.ref('excluded.seq')))
-      .execute();
-  }
-
-  async pruneHandRows(): Promise<{ tabs: number; claims: number }> {
-    // What is over is in the idempotency keys: a hand's end is stored under `hand:<id>:released`
-    // or `hand:<id>:lost`, a call's result under the call id. No event payload is parsed.
-    const tabs = await this.db
-      .deleteFrom('hand_tabs')
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('idempotency as i')
-            .select(sql<number>`1`.as('one'))
-            .whereRef('i.session_id', '=', 'hand_tabs.session_id')
-            .where((k) =>
-              k.or([
-                k('i.key', '=', sql<string>`'hand:' || hand_tabs.hand || ':released'`),
-                k('i.key', '=', sql<string>`'hand:' || hand_tabs.hand || ':lost'`),
-              ]),
-            ),
-        ),
-      )
-      .executeTakeFirst();
-    const claims = await this.db
-      .deleteFrom('call_claims')
-      .where((eb) =>
-        eb.exists(eb.selectFrom('idempotency as i').select(sql<number>`1`.as('one')).whereRef('i.session_id', '=', 'call_claims.session_id').whereRef('i.key', '=', 'call_claims.call_id')),
-      )
-      .executeTakeFirst();
-    return { tabs: Number(tabs.numDeletedRows), claims: Number(claims.numDeletedRows) };
   }
 
   /** Forgets every parsed payload: a bench times reads as a process that just started would. */
