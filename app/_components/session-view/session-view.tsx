@@ -71,7 +71,11 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
     localStorage.setItem(`paddock.browserHand.${sessionId}`, next ? '1' : '0');
     setBrowserEnabled(next);
   };
-  const browser = useBrowserHand(sessionId, events, !readOnly && browserEnabled && connection !== 'offline');
+  const log = useMemo(() => events ?? [], [events]);
+  const status = currentStatus(log);
+  // An ended or archived session runs nothing more: this tab is not offered as its hand.
+  const ended = status === 'terminated' || Boolean(owned.data?.archived_at);
+  const browser = useBrowserHand(sessionId, events, !readOnly && browserEnabled && !ended, connection !== 'offline');
   // Marks the first paint of the log (from the mirror) for the reload benchmark.
   const painted = events !== null;
   useEffect(() => {
@@ -84,10 +88,8 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
 
   const notFound = !readOnly && (session.error?.data?.code === 'NOT_FOUND' || session.error?.data?.code === 'BAD_REQUEST');
   const outage = storeOutage ?? (storeUnavailable(session.failureReason) ? (session.failureReason?.message ?? null) : null);
-  const log = useMemo(() => events ?? [], [events]);
   const items = useMemo(() => conversation(log), [log]);
   const asking = items.filter((i) => i.kind === 'tool' && awaitsConfirmation(i.call)).length;
-  const status = currentStatus(log);
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
 
@@ -99,6 +101,8 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
       browser={browser}
       browserEnabled={browserEnabled}
       onToggleBrowser={toggleBrowser}
+      tabHandOffered={!ended}
+      outage={connection === 'offline' ? 'server' : outage !== null ? 'database' : null}
       pane={pane}
       onFileOpened={() => setTab('editor')}
       hideFiles={share?.hideFiles ?? false}
