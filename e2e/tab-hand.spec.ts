@@ -62,32 +62,37 @@ test('New session and the session list open the session page whole (cross-origin
   expect(await isolated(page)).toBe(true);
 });
 
-test('a session page that is not isolated reloads itself once when the tab is asked to be a hand, saying why, and WebContainer is then tried', async ({ page }) => {
-  await page.goto('/');
-  const id = await startSession(page);
-  const stripped = await stripIsolation(page, { once: true });
-  await page.goto(`/s/${id}`);
-  expect(await isolated(page)).toBe(false);
-  const reloaded = page.waitForEvent('load');
-  await page.getByTestId('browser-hand-toggle').click();
-  await expect(page.getByTestId('browser-hand-status')).toContainText('Reloading this page once: WebContainer needs the page loaded whole');
-  await reloaded;
-  await expect(page.getByTestId('engine-kind')).toHaveText('offline engine', { timeout: 20_000 });
-  expect(await isolated(page)).toBe(true);
-  await expect(page.getByTestId('engine-reason')).toContainText('did not boot within');
-  expect(stripped()).toBe(1);
-});
+test.describe('a session page served without isolation', () => {
+  // The page's service worker would answer the document itself, past the route that strips the headers.
+  test.use({ serviceWorkers: 'block' });
 
-test('a page that stays unisolated after that one reload falls back to the offline engine, saying the headers did not arrive, and reloads no more', async ({ page }) => {
-  await page.goto('/');
-  const id = await startSession(page);
-  const stripped = await stripIsolation(page, { once: false });
-  await page.goto(`/s/${id}`);
-  await page.getByTestId('browser-hand-toggle').click();
-  await expect(page.getByTestId('engine-reason')).toContainText('not cross-origin isolated even loaded whole', { timeout: 20_000 });
-  await page.waitForTimeout(2_500);
-  expect(stripped()).toBe(2);
-  await expect(page.locator('[data-testid=hand][data-hand="browser-1"]')).toHaveAttribute('data-status', 'ready');
+  test('a session page that is not isolated reloads itself once when the tab is asked to be a hand, saying why, and WebContainer is then tried', async ({ page }) => {
+    await page.goto('/');
+    const id = await startSession(page);
+    const stripped = await stripIsolation(page, { once: true });
+    await page.goto(`/s/${id}`);
+    expect(await isolated(page)).toBe(false);
+    const reloaded = page.waitForEvent('load');
+    await page.getByTestId('browser-hand-toggle').click();
+    await expect(page.getByTestId('browser-hand-status')).toContainText('Reloading this page once: WebContainer needs the page loaded whole');
+    await reloaded;
+    await expect(page.getByTestId('engine-kind')).toHaveText('offline engine', { timeout: 20_000 });
+    expect(await isolated(page)).toBe(true);
+    await expect(page.getByTestId('engine-reason')).toContainText('did not boot within');
+    expect(stripped()).toBe(1);
+  });
+
+  test('a page that stays unisolated after that one reload falls back to the offline engine, saying the headers did not arrive, and reloads no more', async ({ page }) => {
+    await page.goto('/');
+    const id = await startSession(page);
+    const stripped = await stripIsolation(page, { once: false });
+    await page.goto(`/s/${id}`);
+    await page.getByTestId('browser-hand-toggle').click();
+    await expect(page.getByTestId('engine-reason')).toContainText('not cross-origin isolated even loaded whole', { timeout: 20_000 });
+    await page.waitForTimeout(2_500);
+    expect(stripped()).toBe(2);
+    await expect(page.locator('[data-testid=hand][data-hand="browser-1"]')).toHaveAttribute('data-status', 'ready');
+  });
 });
 
 test('an archived session does not offer the tab as a hand', async ({ page, baseURL }) => {
