@@ -52,7 +52,13 @@ test('New session and the session list open the session page whole (cross-origin
   await send(page, 'write a note');
   await expect(page.getByTestId('agent-message').last()).toHaveText('Written in your tab.', { timeout: 30_000 });
   await page.locator('[data-testid=file-node][data-path="notes.md"]').click();
-  await shoot(page, 'tab-hand', [1440, 390]);
+  await shoot(page, 'tab-hand', [1440]);
+  // At phone width the tab hand lives on the Files tab.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('session-tab-files').click();
+  await expect(page.getByTestId('engine-kind')).toBeVisible();
+  await shoot(page, 'tab-hand-files', [390]);
+  await page.setViewportSize({ width: 1280, height: 720 });
 
   // From the home page's list: a full load too.
   await page.goto('/');
@@ -138,7 +144,11 @@ test.describe('while the server is down', () => {
     await expect(page.locator('[data-testid=file-node][data-path="kept.txt"]')).toBeVisible();
     await expect(page.getByTestId('hands')).not.toContainText('another tab');
     await expect(page.getByTestId('engine-kind')).toHaveText('offline engine');
-    await shoot(page, 'tab-hand-outage', [1440, 390]);
+    await shoot(page, 'tab-hand-outage', [1440]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByTestId('session-tab-files').click();
+    await shoot(page, 'tab-hand-outage-files', [390]);
+    await page.setViewportSize({ width: 1280, height: 720 });
 
     await server.start();
     await expect(page.getByTestId('connection')).toHaveText('live', { timeout: 30_000 });

@@ -12,8 +12,13 @@ function unavailableText(hand: string, o: { local: boolean; remote: boolean; thi
   }
   if (!error) return null;
   if (storeUnavailable(error)) return `The database is unreachable: the files of ${hand} show again once it is back.`;
-  if (o.outage === 'server' || !(error instanceof Error && 'data' in error && error.data)) return `The server cannot be reached: the files of ${hand} show again once it answers.`;
-  return error.message;
+  if (o.outage === 'server' || outageError(error)) return `The server cannot be reached: the files of ${hand} show again once it answers.`;
+  return error instanceof Error ? error.message : `the files of ${hand} could not be listed`;
+}
+
+/** The database unreachable, or no answer at all (a tRPC error with no data never reached a procedure). */
+function outageError(error: unknown): boolean {
+  return storeUnavailable(error) || !(error instanceof Error && 'data' in error && error.data);
 }
 
 /**
@@ -45,8 +50,8 @@ export function useHandFiles(
     enabled: remote,
     retry: false,
     refetchOnWindowFocus: false,
-    // A listing that failed (an outage) is asked again until it answers.
-    refetchInterval: (q) => (q.state.status === 'error' ? 3_000 : false),
+    // A listing an outage failed is asked again until it answers (a refusal, say a lost hand's, is final).
+    refetchInterval: (q) => (q.state.status === 'error' && outageError(q.state.error) ? 3_000 : false),
     // While the next version loads, the tree keeps this hand's last listing (never another hand's).
     placeholderData: (prev, prevQuery) => (prevQuery && JSON.stringify(prevQuery.queryKey.slice(0, -1)) === sameHand ? prev : undefined),
   });
