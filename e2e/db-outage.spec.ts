@@ -116,6 +116,33 @@ test('PostgreSQL stops mid-answer: the page shows the outage, refuses a send vis
   );
 });
 
+test("with PostgreSQL down, the hands list and a server-side hand's files say they are as last recorded, and the notes go once it is back", async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/sesn_/);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'write', input: { file_path: 'kept.md', content: 'kept' } }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'Written.' }] },
+  );
+  await page.getByTestId('composer-input').fill('write a file');
+  await page.getByTestId('send').click();
+  await expect(page.getByTestId('agent-message').last()).toHaveText('Written.', { timeout: 30_000 });
+  await expect(page.locator('[data-testid=file-node][data-path="kept.md"]')).toBeVisible();
+  await expect(page.getByTestId('hands-stale')).toHaveCount(0);
+
+  await cluster.stop('fast');
+  await expect(page.getByTestId('store-outage')).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByTestId('hands-stale')).toContainText('As last recorded: the database is unreachable');
+  await expect(page.getByTestId('files-stale')).toContainText('The database is unreachable: these are the files as last listed');
+  await expect(page.locator('[data-testid=file-node][data-path="kept.md"]')).toBeVisible();
+
+  await cluster.start();
+  await expect(page.getByTestId('store-outage')).toHaveCount(0, { timeout: 15_000 });
+  await expect(page.getByTestId('hands-stale')).toHaveCount(0);
+  await expect(page.getByTestId('files-stale')).toHaveCount(0);
+});
+
 test('a server started while PostgreSQL is down comes up, answers 503 naming the database, and starts by itself once it is back', async ({ page }) => {
   // Only the server under test may hold a LISTEN connection: the count below is its own.
   await server.kill();

@@ -85,8 +85,9 @@ test('a docs page on another origin embeds the widget: a visitor chats to a tool
   await input.fill('How do I install it?');
   await input.press('Enter');
   await expect(frame.getByTestId('widget-user')).toHaveText('How do I install it?');
-  await expect(frame.getByTestId('widget-tool')).toContainText('write');
-  await expect(frame.getByTestId('widget-tool')).toContainText('done');
+  // The owner shows no tool names (the default): the visitor reads that the agent worked, not what it ran.
+  await expect(frame.getByTestId('widget-tool')).toHaveText('worked on it');
+  await expect(frame.getByTestId('widget-log')).not.toContainText('install.md');
   const answer = frame.getByTestId('widget-answer').last();
   await expect(answer.locator('strong')).toHaveText('npm i thing');
   await expect(answer.locator('pre code')).toContainText('thing --init');
@@ -192,4 +193,71 @@ test('a visitor stops a slow answer with the Stop button (from the keyboard), th
   await expect(frame.getByTestId('widget-answer')).toHaveCount(1);
   await expect(frame.getByTestId('widget-answer').locator('strong')).toHaveText('npm i thing');
   await expect(frame.getByTestId('widget-user')).toHaveText(['Tell me everything', 'The short version?']);
+});
+
+test("the owner names the widget, greets visitors and suggests questions; a click asks one; tool names show only once allowed, and the agent's unasked tools are warned of", async ({ page, browser, context }) => {
+  test.setTimeout(120_000);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: APP });
+  await page.goto('/agents');
+  const row = page.getByTestId('agent-row').filter({ hasText: AGENT });
+  await row.getByTestId('agent-widget').click();
+  const panel = row.getByTestId('widget-settings');
+  // The default agent runs its toolset without asking: any anonymous visitor could make it.
+  await expect(panel.getByTestId('widget-tools-warning')).toContainText('Anonymous visitors would run tools');
+  await expect(panel.getByTestId('widget-tools-warning')).toContainText('bash');
+  await panel.getByTestId('widget-enabled').check();
+  await panel.getByTestId('widget-origins').fill(ALLOWED.origin);
+  await panel.getByTestId('widget-display-name').fill('Docs helper');
+  await panel.getByTestId('widget-greeting').fill('Hello! I answer questions about the thing.');
+  await panel.getByTestId('widget-question').nth(0).fill('How do I install it?');
+  await panel.getByTestId('widget-question').nth(1).fill('Which ports does it use?');
+  await panel.getByTestId('widget-save').click();
+  await expect(panel.getByTestId('widget-saved')).toBeVisible();
+  // Every field's control starts in the same column.
+  const lefts = await panel.locator('.wf-control').evaluateAll((els) => [...new Set(els.map((e) => Math.round(e.getBoundingClientRect().left)))]);
+  expect(lefts).toHaveLength(1);
+  await panel.getByTestId('widget-snippet-copy').click();
+  await expect(panel.getByTestId('widget-snippet-copy')).toHaveText('Copied');
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`<script src="${APP}/embed.js" data-agent="${AGENT}" async></script>`);
+  await panel.scrollIntoViewIfNeeded();
+  await shoot(page, 'widget-settings', [1440, 390]);
+
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'bash', input: { command: 'echo INTERNAL-COMMAND' } }] },
+    { kind: 'message', steps: [{ kind: 'text', text: 'It listens on **3000**.' }] },
+  );
+  const dee = await visitor(browser, `${ALLOWED.origin}/`);
+  await dee.getByRole('button', { name: 'Ask the docs' }).click();
+  const frame = await widgetFrame(dee);
+  await expect(frame.getByRole('heading', { name: 'Docs helper' })).toBeVisible();
+  await expect(frame.getByTestId('widget-greeting')).toHaveText('Hello! I answer questions about the thing.');
+  await expect(frame.getByTestId('widget-suggestion')).toHaveText(['How do I install it?', 'Which ports does it use?']);
+  await shoot(dee, 'widget-greeting', [1440, 390]);
+  // What the browser received while tools are hidden: no name, no command, no output.
+  const received: string[] = [];
+  dee.on('response', (r) => {
+    if (r.url().includes('/api/trpc/')) void r.text().then((t) => received.push(t), () => undefined);
+  });
+  await frame.getByTestId('widget-suggestion').nth(1).click();
+  await expect(frame.getByTestId('widget-user')).toHaveText('Which ports does it use?');
+  await expect(frame.getByTestId('widget-answer').locator('strong')).toHaveText('3000');
+  await expect(frame.getByTestId('widget-tool')).toHaveText('worked on it');
+  await shoot(dee, 'widget-tool-hidden', [1440, 390]);
+  const listed = await frame.evaluate(async () => {
+    const token = localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith('paddock.widget.'))!)!;
+    const id = ((await (await fetch('/api/trpc/widget.sessions', { headers: { 'x-paddock-visitor': token } })).json()) as { result: { data: { id: string }[] } }).result.data[0]!.id;
+    return (await fetch(`/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`, { headers: { 'x-paddock-visitor': token } })).text();
+  });
+  expect(listed).toContain('agent.tool_use');
+  for (const text of [listed, ...received]) expect(text).not.toMatch(/INTERNAL-COMMAND|"bash"/);
+
+  // The owner allows tool names: the same conversation, read again, names the tool.
+  await panel.getByTestId('widget-show-tools').check();
+  await panel.getByTestId('widget-save').click();
+  await expect(panel.getByTestId('widget-saved')).toBeVisible();
+  await dee.reload();
+  await dee.getByRole('button', { name: 'Ask the docs' }).click();
+  const again = await widgetFrame(dee);
+  await expect(again.getByTestId('widget-tool')).toContainText('bash');
+  await expect(again.getByTestId('widget-tool')).toContainText('done');
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WIDGET_DEFAULTS, embedSnippet, normalizeOrigin, spentBudget, widgetAllows } from '~/lib/widget';
+import { normalizeTools } from '~/lib/toolset';
+import { WIDGET_DEFAULTS, embedSnippet, normalizeOrigin, spentBudget, toolsRunWithoutAsking, visitorDelta, widgetAllows } from '~/lib/widget';
 import { clientIp } from '~/server/access/client-ip';
 import { SlidingWindow } from '~/server/widgets/rate-limit';
 
@@ -43,5 +44,25 @@ describe('widget origins, budgets, addresses and windows', () => {
     w.take('c', 2, 1_006);
     // At most two keys kept: the oldest went.
     expect(w.allows('a', 1, 1_007)).toBe(true);
+  });
+});
+
+describe('what a widget tells its owner and sends its visitors', () => {
+  it("lists the tools an agent runs without asking, an MCP server's by server and name", () => {
+    const tools = normalizeTools([
+      { type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } }, configs: [{ name: 'grep', permission_policy: { type: 'always_allow' } }, { name: 'bash', enabled: false, permission_policy: { type: 'always_allow' } }] },
+      { type: 'mcp_toolset', mcp_server_name: 'crm', configs: [{ name: 'lookup', permission_policy: { type: 'always_allow' } }] },
+      { type: 'mcp_toolset', mcp_server_name: 'docs', default_config: { permission_policy: { type: 'always_allow' } } },
+    ]);
+    expect(toolsRunWithoutAsking(tools)).toEqual(['grep', 'crm/lookup', 'docs/*']);
+    expect(toolsRunWithoutAsking(normalizeTools([{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }]))).toEqual([]);
+  });
+
+  it('drops a streamed tool input and hand progress for a visitor of a widget that hides its tools, and keeps text', () => {
+    const text = { kind: 'text' as const, session_id: 's', model_request_start_id: 'm', index: 0, text: 'hi' };
+    const input = { kind: 'tool_input' as const, session_id: 's', model_request_start_id: 'm', index: 1, name: 'bash', partial_json: '{' };
+    expect(visitorDelta(text, false)).toBe(text);
+    expect(visitorDelta(input, false)).toBeNull();
+    expect(visitorDelta(input, true)).toBe(input);
   });
 });

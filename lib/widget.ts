@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { LiveDelta, StoredEvent } from '~/lib/events';
+import { type AgentTool, PADDOCK_TOOLS, TOOLSET_TOOLS, toolsetConfig } from '~/lib/toolset';
 
 /**
  * The docs widget (`public/embed.js` + `/embed/<agent>`): an agent's chat that other sites embed.
@@ -45,6 +47,9 @@ export const WidgetOrigin = z
     return o;
   });
 
+/** Suggested questions a widget offers at most. */
+export const MAX_SUGGESTIONS = 3;
+
 /** The owner's settings for one agent's widget. */
 export const WidgetSettingsInput = z.object({
   enabled: z.boolean(),
@@ -62,6 +67,17 @@ export const WidgetSettingsInput = z.object({
   ip_per_minute: z.number().int().min(1).max(6_000),
   /** New conversations the agent's widget starts an hour, all visitors together (a cost bound no address forgery escapes). */
   sessions_per_hour: z.number().int().min(1).max(100_000),
+  /** The name the widget's header shows (empty: the agent's own name). Defaults keep rows saved before these fields readable. */
+  display_name: z.string().trim().max(60, 'at most 60 characters').default(''),
+  /** The first thing a visitor reads, before asking anything (empty: a plain "Ask … a question."). */
+  greeting: z.string().trim().max(500, 'at most 500 characters').default(''),
+  /** Up to three questions a visitor can ask with one click. */
+  suggested_questions: z
+    .array(z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters'))
+    .max(MAX_SUGGESTIONS, `at most ${MAX_SUGGESTIONS} questions`)
+    .default([]),
+  /** Whether visitors see the names (and inputs and output) of the tools the agent runs; off: "working…" only. */
+  show_tool_names: z.boolean().default(false),
 });
 export type WidgetSettingsInput = z.infer<typeof WidgetSettingsInput>;
 
@@ -78,6 +94,10 @@ export const WIDGET_DEFAULTS: Omit<WidgetSettingsInput, 'environment_id'> = {
   visitor_per_minute: 10,
   ip_per_minute: 60,
   sessions_per_hour: 200,
+  display_name: '',
+  greeting: '',
+  suggested_questions: [],
+  show_tool_names: false,
 };
 
 /** Whether a widget with these settings may be used from `origin` (already normalized). */
@@ -101,4 +121,65 @@ export function spentBudget(s: Pick<WidgetSettings, 'max_tokens_per_session' | '
 /** The snippet a site adds (shown on the agents page, and in the README). */
 export function embedSnippet(publicOrigin: string, agentId: string): string {
   return `<script src="${publicOrigin}/embed.js" data-agent="${agentId}" async></script>`;
+}
+
+/**
+ * The agent's tools that run without asking anyone: in a widget, an anonymous visitor's message is
+ * enough to run them. Toolset tools by name, an MCP server's as `server/tool` (`server/*` for its
+ * default); custom tools are the client's (the widget runs none), so they are not listed.
+ */
+export function toolsRunWithoutAsking(tools: readonly AgentTool[]): string[] {
+  const out: string[] = [];
+  for (const name of [...TOOLSET_TOOLS, ...PADDOCK_TOOLS]) {
+    const c = toolsetConfig(tools, name);
+    if (c?.enabled && c.permission_policy.type === 'always_allow') out.push(name);
+  }
+  for (const t of tools) {
+    if (t.type !== 'mcp_toolset') continue;
+    const def = t.default_config.enabled && t.default_config.permission_policy.type === 'always_allow';
+    if (def) out.push(`${t.mcp_server_name}/*`);
+    for (const c of t.configs) if (c.enabled && c.permission_policy.type === 'always_allow' && !def) out.push(`${t.mcp_server_name}/${c.name}`);
+  }
+  return out;
+}
+
+/** What a visitor is shown in place of a hidden tool's name. */
+export const HIDDEN_TOOL = 'tool';
+
+/**
+ * An event as a visitor of a widget that hides its tools receives it: a call keeps its id and
+ * place but loses its name, server, input and hand; a result keeps whether it failed but not its
+ * output. Done on the server, so the payload itself carries none of it. Everything else as stored.
+ */
+export function visitorEvent(e: StoredEvent, showTools: boolean): StoredEvent {
+  if (showTools) return e;
+  switch (e.type) {
+    case 'agent.tool_use': {
+      const { hand: _hand, ...rest } = e;
+      return { ...rest, name: HIDDEN_TOOL, input: {} };
+    }
+    case 'agent.mcp_tool_use':
+      return { ...e, name: HIDDEN_TOOL, mcp_server_name: HIDDEN_TOOL, input: {} };
+    case 'agent.custom_tool_use':
+      return { ...e, name: HIDDEN_TOOL, input: {} };
+    case 'agent.tool_result': {
+      const { hand: _hand, ...rest } = e;
+      return { ...rest, content: [] };
+    }
+    case 'agent.mcp_tool_result':
+    case 'user.tool_result':
+    case 'user.custom_tool_result':
+      return { ...e, content: [] };
+    // A lost hand's reason is its stderr: it can name anything the tool ran.
+    case 'hand.lost':
+      return { ...e, reason: '' };
+    default:
+      return e;
+  }
+}
+
+/** A live delta as such a visitor receives it: a call's streamed input (it names the tool) and hand progress are not sent. */
+export function visitorDelta(d: LiveDelta, showTools: boolean): LiveDelta | null {
+  if (showTools) return d;
+  return d.kind === 'tool_input' || d.kind === 'hand' ? null : d;
 }

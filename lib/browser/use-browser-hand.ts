@@ -5,6 +5,7 @@ import type { StoredEvent } from '~/lib/events';
 import type { BrowserEngine } from '~/lib/browser/engine/types';
 import { useTRPCClient } from '~/lib/browser/trpc';
 import { isHandTool } from '~/lib/tools';
+import { RELOAD_NOTICE, reloadForIsolation, reloadedForIsolation, shouldReloadForIsolation } from '~/lib/browser/isolation-reload';
 
 export interface BrowserHandState {
   engine: BrowserEngine | null;
@@ -21,12 +22,16 @@ export interface BrowserHandState {
 }
 
 const HEARTBEAT_MS = 2_000;
+/** How long the reload notice shows before the page reloads (long enough to be read). */
+const RELOAD_NOTICE_MS = 1_500;
 
 /**
  * This tab as a hand: starts the engine, attaches to the session, heartbeats, and runs every
- * call addressed to its hand that it is granted, answering with `user.tool_result`.
+ * call addressed to its hand that it is granted, answering with `user.tool_result`. It starts
+ * only while the server answers (`online`); once started it keeps its engine (and files) through
+ * an outage, its heartbeat failing meanwhile, and attaches again when the server is back.
  */
-export function useBrowserHand(sessionId: string, events: readonly StoredEvent[] | null, enabled: boolean): BrowserHandState {
+export function useBrowserHand(sessionId: string, events: readonly StoredEvent[] | null, enabled: boolean, online = true): BrowserHandState {
   const client = useTRPCClient();
   const [state, setState] = useState<BrowserHandState>({ engine: null, hand: null, status: 'off', error: null, output: [], filesVersion: 0, previews: {} });
   const tabId = useRef<string>('');
@@ -34,10 +39,15 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
   /** What attach returned: every heartbeat, claim and result of this tab carries it. */
   const secret = useRef('');
   if (!tabId.current) tabId.current = `tab-${crypto.randomUUID()}`;
+  const [armed, setArmed] = useState(false);
+  useEffect(() => {
+    if (!enabled) setArmed(false);
+    else if (online) setArmed(true);
+  }, [enabled, online]);
 
   // Engine + attachment + heartbeat, for as long as the hand is enabled.
   useEffect(() => {
-    if (!enabled) return;
+    if (!armed) return;
     let cancelled = false;
     let engine: BrowserEngine | null = null;
     let beat: ReturnType<typeof setInterval> | null = null;
@@ -47,6 +57,12 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
       if (!cancelled) setState((s) => ({ ...s, hand, status: 'ready', error: null }));
       return hand;
     };
+    if (shouldReloadForIsolation()) {
+      // A page an in-app link opened: one full load makes it isolated, so WebContainer can boot.
+      setState((s) => ({ ...s, status: RELOAD_NOTICE }));
+      const t = setTimeout(reloadForIsolation, RELOAD_NOTICE_MS);
+      return () => clearTimeout(t);
+    }
     void (async () => {
       try {
         setState((s) => ({ ...s, status: 'starting engine…' }));
@@ -57,6 +73,7 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
         engine = await startBrowserEngine({
           sessionId,
           onStatus: (status) => !cancelled && setState((s) => ({ ...s, status })),
+          reloadedForIsolation: reloadedForIsolation(),
           ...(prefer === 'offline' || prefer === 'webcontainer' ? { prefer } : {}),
           ...(bootTimeout > 0 ? { bootTimeoutMs: bootTimeout } : {}),
         });
@@ -85,7 +102,7 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
       engine?.dispose();
       setState((s) => ({ ...s, engine: null, hand: null, status: 'off' }));
     };
-  }, [client, sessionId, enabled]);
+  }, [client, sessionId, armed]);
 
   // Run the calls addressed to this hand that have no result yet.
   const { engine, hand } = state;

@@ -101,6 +101,17 @@ describe('browser hands belong to their session owner', () => {
     expect(await rt.store.getEvents(s.id)).toHaveLength(0);
   });
 
+  it('refuses to attach a tab to a session that has ended or is archived', async () => {
+    const ended = await owner().sessions.create({});
+    await rt.store.emitEvent(ended.id, { type: 'session.status_terminated' });
+    const archived = await owner().sessions.create({});
+    await rt.store.updateSession(archived.id, { archived: true });
+    for (const s of [ended, archived]) {
+      expect(await code(owner().hands.attachBrowser({ sessionId: s.id, tabId: 'tab-late0001', engine: 'offline' }))).toBe('CONFLICT');
+      expect((await rt.store.getEvents(s.id)).filter((e) => e.type === 'hand.provisioned')).toHaveLength(0);
+    }
+  });
+
   it('refuses heartbeats and claims without the secret attach returned to that tab', async () => {
     fake.enqueue(toolUseResponse('read', { file_path: 'a.txt' }), textResponse('done'));
     const s = await owner().sessions.create({});

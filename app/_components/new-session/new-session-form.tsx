@@ -1,6 +1,5 @@
 'use client';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { RepositoryFields } from '~/app/_components/new-session/repository-fields';
 import { type RepositoryRow, plainCreateError, repositoryResources } from '~/app/_components/new-session/repository-rows';
@@ -12,7 +11,6 @@ import { useHydrated } from '~/lib/browser/use-hydrated';
 /** What a new session runs (agent, environment; the built-in defaults preselected), its vaults and repositories. */
 export function NewSessionForm({ disabled }: { disabled: boolean }) {
   const trpc = useTRPC();
-  const router = useRouter();
   // Disabled in the server's HTML: a click before hydration would do nothing.
   const hydrated = useHydrated();
   // The built-in defaults work even if these lists fail.
@@ -29,7 +27,8 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
       onSuccess: (s) => {
         // The tokens were sent once; nothing here keeps them.
         setRepos([]);
-        router.push(`/s/${s.id}`);
+        // A full page load: only it gets the session page's COOP/COEP (the tab hand's WebContainer needs them).
+        window.location.assign(`/s/${s.id}`);
       },
     }),
   );

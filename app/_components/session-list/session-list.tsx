@@ -1,7 +1,6 @@
 'use client';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useLiveQuery } from 'dexie-react-hooks';
-import Link from 'next/link';
 import { useEffect, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
 import { NewSessionForm } from '~/app/_components/new-session/new-session-form';
@@ -103,7 +102,8 @@ export function SessionList() {
             {sessions.map((s) => (
               <tr key={s.id}>
                 <td>
-                  <Link href={`/s/${s.id}`}>{s.title}</Link>
+                  {/* A full page load, not a client-side one: only it gets the session page's COOP/COEP, which the tab hand's WebContainer needs. */}
+                  <a href={`/s/${s.id}`}>{s.title}</a>
                   <div className="mono muted small">
                     {s.id}
                     {s.widget && <span data-testid="session-widget-origin"> · widget on {s.widget.origin}</span>}

@@ -2,6 +2,7 @@
 import { useMemo } from 'react';
 import type { StoredEvent } from '~/lib/events';
 import { estimateCost, foldUsage } from '~/lib/usage';
+import '~/app/_components/session-usage/session-usage.css';
 
 const compact = (n: number) => (n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 1_000 ? `${(n / 1_000).toFixed(1)}k` : String(n));
 
@@ -14,8 +15,12 @@ export function SessionUsage({ events, model }: { events: readonly StoredEvent[]
   const cached = input > 0 ? Math.round((usage.cache_read_input_tokens / input) * 100) : 0;
   return (
     <span className="brain usage" data-testid="session-usage" title={`${usage.requests} model requests; cost at list prices, an estimate`}>
-      tokens: in {compact(usage.input_tokens)} · out {compact(usage.output_tokens)} · cache read {compact(usage.cache_read_input_tokens)} ({cached}% of input) · cache
-      write {compact(usage.cache_creation_input_tokens)}
+      tokens: in {compact(usage.input_tokens)} · out {compact(usage.output_tokens)}
+      {/* The cache figures are the first to go on a narrow line (the title keeps the totals). */}
+      <span className="usage-cache">
+        {' '}
+        · cache read {compact(usage.cache_read_input_tokens)} ({cached}% of input) · cache write {compact(usage.cache_creation_input_tokens)}
+      </span>
       {cost !== null && <> · ≈ ${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}</>}
     </span>
   );

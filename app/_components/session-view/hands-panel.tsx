@@ -1,4 +1,5 @@
 'use client';
+import '~/app/_components/session-view/outage-note.css';
 import { useEffect, useState } from 'react';
 import type { StoredEvent } from '~/lib/events';
 import { currentHand, handsInLog, type HandRecord } from '~/lib/hand-log';
@@ -48,7 +49,7 @@ function HandRow({ h, current, now }: { h: HandRecord; current: boolean; now: nu
  * The session's hands (from the log) plus any being provisioned right now (live). Ended hands
  * (lost, released) fold into one line, so in a long session the file tree below stays in view.
  */
-export function HandsPanel({ events, progress }: { events: readonly StoredEvent[]; progress: HandProgress }) {
+export function HandsPanel({ events, progress, stale = null }: { events: readonly StoredEvent[]; progress: HandProgress; stale?: 'server' | 'database' | null }) {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 5_000);
@@ -64,6 +65,12 @@ export function HandsPanel({ events, progress }: { events: readonly StoredEvent[
     <div className="hands" data-testid="hands">
       <h2>Hands</h2>
       {hands.length === 0 && pending.length === 0 && <p className="muted small">None yet: the first tool call provisions one.</p>}
+      {stale !== null && hands.length > 0 && (
+        // The statuses are the log's: while it cannot be read, a hand may have changed unseen.
+        <p className="small outage-note" data-testid="hands-stale">
+          As last recorded: {stale === 'server' ? 'the server cannot be reached' : 'the database is unreachable'}, so a change since is not shown yet.
+        </p>
+      )}
       <ul>
         {live.map((h) => (
           <HandRow key={h.id} h={h} current={h === current} now={now} />

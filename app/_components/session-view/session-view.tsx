@@ -71,7 +71,11 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
     localStorage.setItem(`paddock.browserHand.${sessionId}`, next ? '1' : '0');
     setBrowserEnabled(next);
   };
-  const browser = useBrowserHand(sessionId, events, !readOnly && browserEnabled && connection !== 'offline');
+  const log = useMemo(() => events ?? [], [events]);
+  const status = currentStatus(log);
+  // An ended or archived session runs nothing more: this tab is not offered as its hand.
+  const ended = status === 'terminated' || Boolean(owned.data?.archived_at);
+  const browser = useBrowserHand(sessionId, events, !readOnly && browserEnabled && !ended, connection !== 'offline');
   // Marks the first paint of the log (from the mirror) for the reload benchmark.
   const painted = events !== null;
   useEffect(() => {
@@ -84,12 +88,12 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
 
   const notFound = !readOnly && (session.error?.data?.code === 'NOT_FOUND' || session.error?.data?.code === 'BAD_REQUEST');
   const outage = storeOutage ?? (storeUnavailable(session.failureReason) ? (session.failureReason?.message ?? null) : null);
-  const log = useMemo(() => events ?? [], [events]);
   const items = useMemo(() => conversation(log), [log]);
   const asking = items.filter((i) => i.kind === 'tool' && awaitsConfirmation(i.call)).length;
-  const status = currentStatus(log);
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
+  // The token line folds into the line above it (the demo notice, or the agent's).
+  const usage = <SessionUsage events={log} model={(readOnly ? shared.data?.agent?.model.id : owned.data?.agent?.model.id) ?? null} />;
 
   const workbench = (pane: 'files' | 'editor' | 'terminal' | null) => (
     <Workbench
@@ -99,6 +103,8 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
       browser={browser}
       browserEnabled={browserEnabled}
       onToggleBrowser={toggleBrowser}
+      tabHandOffered={!ended}
+      outage={connection === 'offline' ? 'server' : outage !== null ? 'database' : null}
       pane={pane}
       onFileOpened={() => setTab('editor')}
       hideFiles={share?.hideFiles ?? false}
@@ -155,25 +161,35 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
       </div>
       {readOnly ? (
         shared.data?.brain.isDemo ? (
-          <div className="demo-banner" data-testid="demo-banner">
-            <strong>Offline demo brain — not Claude.</strong> This session runs on a deterministic stand-in that shows how Paddock works.
+          <div className="demo-line" data-testid="demo-banner">
+            <strong className="demo-label">Demo brain, not Claude</strong>
+            <span className="demo-why">· a deterministic stand-in that shows how Paddock works</span>
+            <span className="demo-extra">{usage}</span>
           </div>
         ) : shared.data?.agent ? (
           <span className="brain" data-testid="session-agent">
             agent: {shared.data.agent.name} v{shared.data.agent.version} · model: {shared.data.agent.model.id}
+            <span className="usage-fold">{usage}</span>
           </span>
-        ) : null
+        ) : (
+          usage
+        )
       ) : owned.data?.agent && brain.data?.isDemo === false ? (
-        // The session's own agent (the version it was made with) says which model answers.
+        // The session's own agent (the version it was made with) says which model answers; the token line folds into it.
         <span className="brain" data-testid="session-agent">
           agent: {owned.data.agent.name} v{owned.data.agent.version} · model: {owned.data.agent.model.id}
           {owned.data.environment_id ? ` · environment: ${owned.data.environment_id}` : ''}
+          <span className="usage-fold">{usage}</span>
         </span>
+      ) : brain.data?.isDemo ? (
+        <BrainBadge extra={usage} />
       ) : (
-        <BrainBadge />
+        <>
+          <BrainBadge />
+          {usage}
+        </>
       )}
       <SessionRepositories repositories={owned.data?.resources ?? []} />
-      <SessionUsage events={log} model={(readOnly ? shared.data?.agent?.model.id : owned.data?.agent?.model.id) ?? null} />
       {asking > 0 && !readOnly && (
         // On a phone the chat may be another tab: say so at the top, and take the reader there.
         <button

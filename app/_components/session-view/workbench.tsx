@@ -1,4 +1,5 @@
 'use client';
+import '~/app/_components/session-view/outage-note.css';
 import { useEffect, useMemo, useState } from 'react';
 import { CodeEditor } from '~/app/_components/ide/code-editor';
 import { FileTree } from '~/app/_components/ide/file-tree';
@@ -12,7 +13,7 @@ import { useHandFiles } from '~/app/_components/session-view/use-hand-files';
 import type { HandProgress } from '~/app/_components/session-view/use-session-log';
 import type { StoredEvent } from '~/lib/events';
 import { terminalChunks } from '~/app/_components/session-view/terminal-chunks';
-import { forgetWebContainerFailure, rememberedWebContainerFailure } from '~/lib/browser/engine/start-engine';
+import { type Outage, TabHandControl } from '~/app/_components/session-view/tab-hand-control';
 import type { BrowserHandState } from '~/lib/browser/use-browser-hand';
 import { currentHand, handsInLog } from '~/lib/hand-log';
 
@@ -26,6 +27,8 @@ export function Workbench({
   pane = null,
   onFileOpened,
   hideFiles = false,
+  tabHandOffered = true,
+  outage = null,
 }: {
   sessionId: string;
   events: readonly StoredEvent[];
@@ -39,6 +42,9 @@ export function Workbench({
   onFileOpened?: () => void;
   /** A share link the owner made without the hands' files: the tree and editor stay empty. */
   hideFiles?: boolean;
+  /** False once the session has ended or is archived: no tab can serve it. */
+  tabHandOffered?: boolean;
+  outage?: Outage;
 }) {
   const readOnly = useReadOnly();
   const records = useMemo(() => handsInLog(events), [events]);
@@ -52,7 +58,9 @@ export function Workbench({
   const resultsCount = events.filter((e) => e.type === 'agent.tool_result' || e.type === 'user.tool_result' || e.type === 'user.file_edit').length;
   const version = resultsCount + browser.filesVersion;
   const own = browser.hand !== null && hand === browser.hand;
-  const { files, read, write, unavailable } = useHandFiles(sessionId, hideFiles ? null : hand, browser.engine, own, version);
+  const { files, read, write, unavailable } = useHandFiles(sessionId, hideFiles ? null : hand, browser.engine, own, version, { thisTabServes: browserEnabled, outage });
+  // A server-side hand's files come from the server: during an outage the tree is its last listing.
+  const staleFiles = outage !== null && hand !== null && !hand.startsWith('browser-') && !unavailable;
 
   useEffect(() => {
     setFile(null);
@@ -75,49 +83,8 @@ export function Workbench({
 
   const side = (
     <div className="wb-left">
-      {!readOnly && (
-      <div className="browser-hand" data-testid="browser-hand" data-engine={browser.engine?.kind ?? ''}>
-        <button type="button" data-testid="browser-hand-toggle" onClick={onToggleBrowser} className={browserEnabled ? '' : 'primary'}>
-          {browserEnabled ? 'Stop using this tab' : 'Use this tab as a hand'}
-        </button>
-        {browserEnabled && (
-          <div className="small muted" data-testid="browser-hand-status">
-            {browser.engine ? (
-              <>
-                <strong data-testid="engine-kind">{browser.engine.kind === 'webcontainer' ? 'WebContainer' : 'offline engine'}</strong>
-                {browser.hand ? ` · ${browser.hand}` : ''}
-                <div data-testid="engine-reason">{browser.engine.reason}</div>
-                {browser.engine.kind !== 'webcontainer' && rememberedWebContainerFailure() && (
-                  <button
-                    type="button"
-                    className="small"
-                    data-testid="retry-webcontainer"
-                    onClick={() => {
-                      forgetWebContainerFailure();
-                      window.location.reload();
-                    }}
-                  >
-                    Try WebContainer again
-                  </button>
-                )}
-              </>
-            ) : (
-              browser.status
-            )}
-            {browser.error && <div className="error">{browser.error}</div>}
-            {Object.entries(browser.previews).map(([port, url]) => (
-              <div key={port} data-testid="preview-url">
-                preview :{port}{' '}
-                <a href={url} target="_blank" rel="noreferrer">
-                  {url}
-                </a>
-              </div>
-            ))}
-          </div>
-        )}
-      </div>
-      )}
-      <HandsPanel events={events} progress={progress} />
+      {!readOnly && <TabHandControl browser={browser} enabled={browserEnabled} onToggle={onToggleBrowser} offered={tabHandOffered} outage={outage} />}
+      <HandsPanel events={events} progress={progress} stale={outage} />
       {records.length > 0 && <HandSwitcher hands={records} selected={hand} onSelect={setPicked} />}
       {hideFiles ? (
         <PanePlaceholder testId="files-hidden" title="Files not shared" hint="The owner shares this session without its hands' files." />
@@ -126,7 +93,13 @@ export function Workbench({
       ) : hand === null ? (
         <PanePlaceholder testId="files-empty" title="No files yet" hint="The workspace appears once the agent (or this tab) provides a hand." />
       ) : (
-        <FileTree
+        <>
+          {staleFiles && (
+            <p className="small outage-note" data-testid="files-stale">
+              {outage === 'server' ? 'The server cannot be reached' : 'The database is unreachable'}: these are the files as last listed; they refresh once it is back.
+            </p>
+          )}
+          <FileTree
             files={files}
             selected={file}
             onSelect={(f) => {
@@ -134,6 +107,7 @@ export function Workbench({
               onFileOpened?.();
             }}
           />
+        </>
       )}
     </div>
   );

@@ -4,7 +4,7 @@ import { type KeyboardEvent, useCallback, useEffect, useMemo, useRef, useState }
 import { Markdown } from '~/app/_components/markdown/markdown';
 import { type Item, conversation, currentStatus } from '~/app/_components/session-view/derive';
 import type { StoredEvent } from '~/lib/events';
-import { BUDGET_SPENT } from '~/lib/widget';
+import { BUDGET_SPENT, HIDDEN_TOOL } from '~/lib/widget';
 import { makeWidgetTrpcClient } from '~/lib/browser/trpc';
 import '~/app/_components/widget/widget.css';
 
@@ -62,6 +62,8 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
   const [theme, setTheme] = useState<Theme>(initialTheme);
   const [ready, setReady] = useState(false);
   const [name, setName] = useState('Assistant');
+  const [greeting, setGreeting] = useState('');
+  const [suggestions, setSuggestions] = useState<string[]>([]);
   const [unavailable, setUnavailable] = useState<string | null>(null);
   const [sessionId, setSessionId] = useState<string | null>(null);
   const [events, setEvents] = useState<StoredEvent[]>([]);
@@ -95,6 +97,8 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
         const mine = await client.widget.sessions.query();
         if (cancelled) return;
         setName(opened.agent.name || 'Assistant');
+        setGreeting(opened.greeting);
+        setSuggestions(opened.suggested_questions);
         if (mine[0]) setSessionId(mine[0].id);
         setReady(true);
       } catch (e) {
@@ -171,8 +175,8 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
     bottom.current?.scrollIntoView({ block: 'end' });
   }, [items.length, live]);
 
-  const send = useCallback(async () => {
-    const text = draft.trim();
+  const send = useCallback(async (asked?: string) => {
+    const text = (asked ?? draft).trim();
     if (!text || sending) return;
     setSending(true);
     setNotice(null);
@@ -183,7 +187,7 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
         setSessionId(id);
       }
       await client.widget.send.mutate({ sessionId: id, text, idempotencyKey: `w-${crypto.randomUUID()}` });
-      setDraft('');
+      if (asked === undefined) setDraft('');
     } catch (e) {
       setNotice(sayRefusal(e));
     } finally {
@@ -246,7 +250,27 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
         </button>
       </header>
       <section className="pw-log" aria-live="polite" aria-busy={running} data-testid="widget-log">
-        {items.length === 0 && !live && <p className="pw-note">{ready ? `Ask ${name} a question.` : 'Loading…'}</p>}
+        {items.length === 0 && !live && !ready && <p className="pw-note">Loading…</p>}
+        {items.length === 0 && !live && ready && (
+          <>
+            {greeting ? (
+              <div className="pw-msg pw-agent pw-greeting" data-testid="widget-greeting">
+                {greeting}
+              </div>
+            ) : (
+              <p className="pw-note">Ask {name} a question.</p>
+            )}
+            {suggestions.length > 0 && (
+              <div className="pw-suggestions" role="group" aria-label="Suggested questions">
+                {suggestions.map((q) => (
+                  <button key={q} type="button" className="pw-suggestion" disabled={sending} onClick={() => void send(q)} data-testid="widget-suggestion">
+                    {q}
+                  </button>
+                ))}
+              </div>
+            )}
+          </>
+        )}
         {items.map((item, i) => (
           <WidgetItem key={itemKey(item, i)} item={item} />
         ))}
@@ -321,6 +345,14 @@ function WidgetItem({ item }: { item: Item }) {
       );
     case 'tool': {
       const { use, result } = item.call;
+      // The owner hides tools: the server sent no name, input or output, only that one runs.
+      if (use.name === HIDDEN_TOOL && Object.keys(use.input).length === 0) {
+        return (
+          <p className="pw-note pw-working" data-testid="widget-tool" data-hidden="true">
+            {result ? (result.is_error ? 'a step failed' : 'worked on it') : 'working…'}
+          </p>
+        );
+      }
       const state = result ? (result.is_error ? 'failed' : 'done') : 'running…';
       const output = (result?.content ?? []).map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
       return (

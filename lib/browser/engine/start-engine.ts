@@ -13,6 +13,8 @@ export interface StartBrowserEngineOptions extends StartEngineOptions {
    * the boot timeout: on such a page boot inserts StackBlitz's iframe and waits forever.
    */
   ignoreIsolation?: boolean;
+  /** This page was already reloaded once to be isolated (the reason then says the headers did not arrive). */
+  reloadedForIsolation?: boolean;
 }
 
 /**
@@ -56,7 +58,9 @@ export async function startBrowserEngine(opts: StartBrowserEngineOptions): Promi
   const failed = opts.prefer === 'webcontainer' ? null : rememberedWebContainerFailure();
   if (opts.prefer === 'offline') why = 'offline engine: requested';
   else if (!globalThis.crossOriginIsolated && !opts.ignoreIsolation && opts.prefer !== 'webcontainer') {
-    why = 'offline engine: this page is not cross-origin isolated (WebContainer needs COOP and COEP headers)';
+    why = opts.reloadedForIsolation
+      ? 'offline engine: this page is not cross-origin isolated even loaded whole (its COOP and COEP headers did not arrive: a proxy may strip them)'
+      : 'offline engine: this page is not cross-origin isolated (WebContainer needs COOP and COEP headers)';
   } else if (failed) {
     why = `offline engine: WebContainer did not boot in this browser last time (${failed.reason}), so it is not tried again for now`;
   } else {

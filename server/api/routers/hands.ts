@@ -33,6 +33,10 @@ export const handsRouter = createTRPCRouter({
   attachBrowser: ownerProcedure
     .input(z.object({ sessionId: SessionId, tabId: TabId, engine: z.enum(['webcontainer', 'offline']) }))
     .mutation(async ({ ctx, input }) => {
+      // An ended or archived session runs nothing more: a tab offered to it would be a hand for no one.
+      const session = await ctx.runtime.store.getSession(input.sessionId);
+      if (session?.status === 'terminated') throw new TRPCError({ code: 'CONFLICT', message: `session ${input.sessionId} has ended: a tab cannot be its hand` });
+      if (session?.archived_at) throw new TRPCError({ code: 'CONFLICT', message: `session ${input.sessionId} is archived: a tab cannot be its hand` });
       const scope = await userScope(ctx.runtime, input.sessionId);
       const entry = await ctx.runtime.hands.attachBrowser(scope, input.tabId, input.engine);
       return { hand: entry.id, tabSecret: await ctx.runtime.access.tabSecret(input.sessionId, entry.id, input.tabId) };

@@ -86,7 +86,14 @@ export const widgetRouter = createTRPCRouter({
       throw e;
     }
     if (agent.archived_at !== null) throw new TRPCError({ code: 'NOT_FOUND', message: UNAVAILABLE });
-    const info = { agent: { name: agent.name }, budget: { max_tokens: settings!.max_tokens_per_session, max_minutes: settings!.max_minutes_per_session } };
+    const s = settings!;
+    const info = {
+      agent: { name: s.display_name || agent.name },
+      greeting: s.greeting,
+      suggested_questions: s.suggested_questions,
+      show_tool_names: s.show_tool_names,
+      budget: { max_tokens: s.max_tokens_per_session, max_minutes: s.max_minutes_per_session },
+    };
     const caller = ctx.caller;
     // A returning visitor keeps its token (and so its conversations).
     if (caller.kind === 'visitor' && caller.agentId === input.agentId && caller.origin === input.origin) return { ...info, token: null };

@@ -1,7 +1,7 @@
 import 'server-only';
 import { z } from 'zod';
 import { DEFAULT_ENVIRONMENT_ID } from '~/lib/agent';
-import { WIDGET_DEFAULTS, WidgetSettingsInput } from '~/lib/widget';
+import { WIDGET_DEFAULTS, WidgetSettingsInput, toolsRunWithoutAsking } from '~/lib/widget';
 import { AgentId } from '~/server/api/inputs';
 import { createTRPCRouter, ownerProcedure } from '~/server/api/trpc';
 
@@ -11,11 +11,15 @@ import { createTRPCRouter, ownerProcedure } from '~/server/api/trpc';
  * cannot open an agent to the world).
  */
 export const widgetsRouter = createTRPCRouter({
-  /** The agent's settings (never saved: the defaults, off). */
+  /**
+   * The agent's settings (never saved: the defaults, off), with the tools its latest version runs
+   * without asking: in the widget an anonymous visitor's message is enough to run those.
+   */
   get: ownerProcedure.input(z.object({ agentId: AgentId })).query(async ({ ctx, input }) => {
-    await ctx.runtime.agents.getAgent(input.agentId);
+    const agent = await ctx.runtime.agents.getAgent(input.agentId);
     const saved = await ctx.runtime.access.widgets.store.settings(input.agentId);
-    return saved ?? { ...WIDGET_DEFAULTS, environment_id: DEFAULT_ENVIRONMENT_ID, agent_id: input.agentId, updated_at: null };
+    const settings = saved ?? { ...WIDGET_DEFAULTS, environment_id: DEFAULT_ENVIRONMENT_ID, agent_id: input.agentId, updated_at: null };
+    return { ...settings, agent_name: agent.name, unasked_tools: toolsRunWithoutAsking(agent.tools) };
   }),
 
   set: ownerProcedure.input(WidgetSettingsInput.extend({ agentId: AgentId })).mutation(({ ctx, input }) => {
