@@ -37,7 +37,7 @@ export default tseslint.config(
   },
   {
     // The harness reaches MCP servers only through the McpGateway it is handed, and hands get
-    // repositories only through the RepositoryHands hook (a type here): neither runs proxy code.
+    // repositories only through their own port (server/hands/repository-port.ts): neither imports proxy code.
     files: ['server/harness/**', 'server/hands/**'],
     ignores: ['**/*.test.ts', 'server/harness/testing/**', 'server/hands/testing/**'],
     rules: {
@@ -47,7 +47,7 @@ export default tseslint.config(
           patterns: [
             RELATIVE,
             { group: ['~/server/vault/**', '!~/server/vault/mcp-secret'], message: 'server/harness and server/hands must not import the vault (no secret may reach a harness or a hand).' },
-            { group: ['~/server/proxy/*', '~/server/proxy/**', '!~/server/proxy/mcp-gateway', '!~/server/proxy/repository-hands'], message: 'The harness uses MCP servers only through McpGateway (~/server/proxy/mcp-gateway); hands only the RepositoryHands type.' },
+            { group: ['~/server/proxy/*', '~/server/proxy/**', '!~/server/proxy/mcp-gateway'], message: 'The harness uses MCP servers only through McpGateway (~/server/proxy/mcp-gateway); hands get repositories through their own port (server/hands/repository-port.ts).' },
           ],
         },
       ],
@@ -56,7 +56,6 @@ export default tseslint.config(
         {
           paths: [
             { name: '~/server/vault/mcp-secret', allowTypeImports: true, message: 'only type imports of the vault contract here.' },
-            { name: '~/server/proxy/repository-hands', allowTypeImports: true, message: 'only the RepositoryHands type here: the registry is handed one.' },
           ],
         },
       ],

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { isHostEntry } from '~/lib/network-policy';
-import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/server/hands/sandbox/limits';
-import { decodeMasterKeyText } from '~/server/vault/master-key';
+import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/lib/hand-limits';
+import { decodeMasterKeyText } from '~/lib/master-key-text';
 
 /**
  * The environment, validated once at start. A bad value stops the server with a message naming

@@ -3,12 +3,13 @@ import type { ReactNode } from 'react';
 import { DataDirBanner } from '~/app/_components/data-dir-banner';
 import { ServiceWorker } from '~/app/_components/service-worker';
 import { requireOwnerPage } from '~/server/access/page-guard';
+import { getRuntime } from '~/server/runtime';
 
 export const dynamic = 'force-dynamic';
 
 /** Every page in here is the owner's: a signed-out visitor is sent to /signin and back. */
 export default async function OwnerLayout({ children }: { children: ReactNode }) {
-  await requireOwnerPage();
+  await requireOwnerPage(getRuntime);
   return (
     <>
       <header className="topbar">

@@ -21,15 +21,11 @@ import { normalizeTools } from '~/lib/toolset';
 import { normalizeContextPolicy } from '~/lib/context-policy';
 import type { Database } from '~/server/session/schema';
 import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
-import { keysetWalk, newestFirst, pageOf, whereTimeRange, type TimeRange } from '~/server/session/keyset-page';
+import { type ListPage, keysetWalk, newestFirst, pageOf, whereTimeRange, type TimeRange } from '~/server/session/keyset-page';
 
 const ulid = monotonicFactory();
 const MAX_PAGE = 100;
 
-export interface ListPage<T> {
-  data: T[];
-  next_page: string | null;
-}
 
 function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const r = schema.safeParse(input);

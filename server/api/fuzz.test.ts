@@ -9,7 +9,7 @@ import { VISITOR_HEADER, WIDGET_DEFAULTS } from '~/lib/widget';
 import { type Rand, fakeId, pick } from '~/server/api/testing/fuzz-random';
 import { appRouter } from '~/server/api/root';
 import { SAME_ORIGIN, answeredStatus, httpApi } from '~/server/api/testing/http';
-import { handleSignIn, handleSignOut } from '~/server/access/auth-routes';
+import { handleSignIn, handleSignOut } from '~/server/api/auth-routes';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { testRuntime } from '~/server/harness/testing/test-runtime';

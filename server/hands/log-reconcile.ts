@@ -9,7 +9,7 @@ import type { ProvisionSpec, Provisioner } from '~/server/hands/provisioner';
 import type { SessionHands } from '~/server/hands/session-hands';
 import type { Workspaces } from '~/server/hands/workspaces';
 import { logger } from '~/server/log';
-import type { RepositoryHands } from '~/server/proxy/repository-hands';
+import type { HandRepositories } from '~/server/hands/repository-port';
 import type { SessionStore } from '~/server/session/store';
 
 const log = logger('hands');
@@ -26,7 +26,7 @@ export interface ReconcileDeps {
   provisioners: Partial<Record<HandKind, Provisioner>>;
   remoteEndpoints?: Record<string, { url: string; token?: string }>;
   workspaces?: Workspaces;
-  repositories?: Pick<RepositoryHands, 'revoke'>;
+  repositories?: Pick<HandRepositories, 'revoke'>;
   /** A browser hand object any process can serve (its tabs and claims are in the store). */
   browserHand(sessionId: string, id: string, engine: string): BrowserHand;
   /** Records the hand lost when it dies. */

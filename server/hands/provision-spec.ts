@@ -6,7 +6,7 @@ import type { EnvironmentConfig } from '~/lib/agent';
 import type { HandKind } from '~/lib/hand';
 import type { HandResources } from '~/server/hands/provisioner';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
-import type { RepositoryHands } from '~/server/proxy/repository-hands';
+import type { HandRepositories } from '~/server/hands/repository-port';
 import type { SessionRows } from '~/server/session/store';
 import type { HandSecretLoader } from '~/server/hands/sandbox/hand-secret';
 
@@ -28,7 +28,7 @@ export interface SpecDeps {
   /** Operator-configured remote endpoints the brain may attach by name (tokens stay here). */
   remoteEndpoints?: Record<string, { url: string; token?: string }>;
   /** A session's repositories: the git proxy on its hands' allowlist. */
-  repositories?: Pick<RepositoryHands, 'hosts'>;
+  repositories?: Pick<HandRepositories, 'hosts'>;
   /** A session's `environment_variable` secrets (decrypted by the vault, never here): for its sandbox hands' egress proxies. */
   handSecrets?: (sessionId: string) => Promise<HandSecret[]>;
 }

@@ -18,7 +18,7 @@ import type { LiveBus } from '~/server/session/live-bus';
 import { errorFields, logger } from '~/server/log';
 import { metrics } from '~/server/metrics/metrics';
 import type { SessionStore } from '~/server/session/store';
-import type { RepositoryHands } from '~/server/proxy/repository-hands';
+import type { HandRepositories } from '~/server/hands/repository-port';
 
 const log = logger('hands');
 
@@ -47,7 +47,7 @@ export interface HandRegistryOptions {
   /** Suspend idle hands and cap live ones (absent: hands run until released or lost). */
   lifecycle?: ReaperLimits;
   /** A session's repositories: the git proxy on its hands' allowlist, cloned into each new hand, capabilities revoked with the hand. */
-  repositories?: Pick<RepositoryHands, 'hosts' | 'cloneInto' | 'revoke'>;
+  repositories?: Pick<HandRepositories, 'hosts' | 'cloneInto' | 'revoke'>;
   /** A session's `environment_variable` secrets (decrypted by the vault, never here): for its sandbox hands' egress proxies. */
   handSecrets?: (sessionId: string) => Promise<HandSecret[]>;
 }

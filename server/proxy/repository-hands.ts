@@ -6,6 +6,7 @@ import { errorFields, logger } from '~/server/log';
 import type { GitProxy } from '~/server/proxy/git-proxy';
 import { repositoryErrorType } from '~/server/proxy/repository-errors';
 import type { RepositoryResource, RepositoryStore } from '~/server/proxy/repository-store';
+import type { HandRepositories } from '~/server/hands/repository-port';
 
 const log = logger('repositories');
 
@@ -58,7 +59,7 @@ export interface RepositoryScope {
  * repository type naming the URL; the session goes on without it), and the hand's capabilities
  * revoked when it is released or lost (the session's delete removes them all: `RepositoryStore.removeSession`).
  */
-export class RepositoryHands {
+export class RepositoryHands implements HandRepositories {
   constructor(
     private readonly repositories: RepositoryStore,
     private readonly proxy: GitProxy,

@@ -1,4 +1,5 @@
 import 'server-only';
+import { repositoryTokenContext } from '~/server/vault/seal-contexts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { type RepositoryResourceParams, WORKSPACE_ROOT } from '~/lib/agent';
@@ -35,7 +36,6 @@ export function defaultMountPath(url: string): string {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 /** What a repository token's envelope is bound to (the vault's key rotation re-wraps under it too). */
-export const repositoryTokenContext = (sessionId: string, resourceId: string) => `repository_token:${sessionId}:${resourceId}`;
 const context = repositoryTokenContext;
 
 /** A capability: 256 random bits, URL-safe. Only its SHA-256 is stored. */

@@ -40,8 +40,14 @@ export function keysetWalk<DB, TB extends keyof DB, O>(
   return q.limit(o.limit + 1);
 }
 
+/** A page of a list as the API answers it: its rows, and the cursor of the next page when there is one. */
+export interface ListPage<T> {
+  data: T[];
+  next_page: string | null;
+}
+
 /** The page of a walk's rows (at most `limit`) and the next page's cursor when there is one more. */
-export function pageOf<R>(rows: R[], limit: number, cursorOf: (last: R) => string): { data: R[]; next_page: string | null } {
+export function pageOf<R>(rows: R[], limit: number, cursorOf: (last: R) => string): ListPage<R> {
   const data = rows.slice(0, limit);
   const last = data.at(-1);
   return { data, next_page: rows.length > limit && last !== undefined ? cursorOf(last) : null };
@@ -75,7 +81,7 @@ export async function newestFirst<DB, TB extends keyof DB, O extends { created_a
   scope: string,
   page: string | null | undefined,
   limit: number,
-): Promise<{ data: O[]; next_page: string | null }> {
+): Promise<ListPage<O>> {
   const after = page ? decodeCursor(page, scope, [z.string(), z.string()]) : null;
   const rows = await keysetWalk(query, { key: 'created_at', id: 'id', walk: 'desc', after: after && { key: after[0], id: after[1] }, limit }).execute();
   return pageOf(rows, limit, (last) => encodeCursor(scope, [last.created_at, last.id]));

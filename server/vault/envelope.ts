@@ -1,4 +1,5 @@
 import 'server-only';
+import { MASTER_KEY_BYTES } from '~/lib/master-key-text';
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /**
@@ -8,7 +9,6 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
  * Only `server/vault` and `server/proxy` may import this module (eslint `no-restricted-imports`).
  */
 
-export const MASTER_KEY_BYTES = 32;
 
 export interface MasterKey {
   /** A short fingerprint stored beside each wrapped key, so a wrong master key is named, not guessed at. */

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '~/server/config';
-import { decodeMasterKeyText, loadMasterKey } from '~/server/vault/master-key';
+import { decodeMasterKeyText } from '~/lib/master-key-text';
+import { loadMasterKey } from '~/server/vault/master-key';
 
 let dir: string;
 beforeEach(() => {

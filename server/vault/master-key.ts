@@ -1,7 +1,8 @@
 import 'server-only';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MASTER_KEY_BYTES, type MasterKey, masterKeyFrom, newMasterKey } from '~/server/vault/envelope';
+import { decodeMasterKeyText } from '~/lib/master-key-text';
+import { type MasterKey, masterKeyFrom, newMasterKey } from '~/server/vault/envelope';
 
 /**
  * Where the vault's master key comes from: `PADDOCK_MASTER_KEY` (32 bytes as base64 or 64 hex
@@ -11,15 +12,6 @@ import { MASTER_KEY_BYTES, type MasterKey, masterKeyFrom, newMasterKey } from '~
  */
 
 export const MASTER_KEY_FILE = 'master.key';
-
-/** The 32 bytes of a key written as 64 hex characters or base64 (standard or url-safe); null otherwise. */
-export function decodeMasterKeyText(text: string): Buffer | null {
-  const t = text.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex');
-  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(t)) return null;
-  const bytes = Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-  return bytes.length === MASTER_KEY_BYTES ? bytes : null;
-}
 
 export function encodeMasterKey(key: MasterKey): string {
   return key.bytes.toString('base64');

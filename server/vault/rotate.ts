@@ -2,9 +2,9 @@ import 'server-only';
 import type { Kysely } from 'kysely';
 import type { SecretField } from '~/lib/vault';
 import type { Database } from '~/server/session/schema';
-import { repositoryTokenContext } from '~/server/proxy/repository-store';
 import { type MasterKey, type Sealed, newMasterKey, rewrap } from '~/server/vault/envelope';
-import { type SealedFields, sealContext } from '~/server/vault/vault-store';
+import type { SealedFields } from '~/server/vault/vault-store';
+import { repositoryTokenContext, sealContext } from '~/server/vault/seal-contexts';
 
 export { newMasterKey };
 

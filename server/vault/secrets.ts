@@ -5,7 +5,8 @@ import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import type { Database } from '~/server/session/schema';
 import { type MasterKey, type Sealed, open, seal } from '~/server/vault/envelope';
 import type { McpSecret, McpSecretSource } from '~/server/vault/mcp-secret';
-import { type SealedFields, sealContext } from '~/server/vault/vault-store';
+import type { SealedFields } from '~/server/vault/vault-store';
+import { sealContext } from '~/server/vault/seal-contexts';
 
 /**
  * The decrypting side of the vault: the only code that opens a sealed value. Only `server/proxy`

@@ -17,11 +17,11 @@ import {
   credentialKey,
   describeCredentialKey,
 } from '~/lib/vault';
-import type { ListPage } from '~/server/agents/agent-store';
 import { logger } from '~/server/log';
 import type { Database, VaultCredentialsTable, VaultsTable } from '~/server/session/schema';
 import { type MasterKey, type Sealed, seal } from '~/server/vault/envelope';
-import { newestFirst } from '~/server/session/keyset-page';
+import { sealContext } from '~/server/vault/seal-contexts';
+import { type ListPage, newestFirst } from '~/server/session/keyset-page';
 
 const ulid = monotonicFactory();
 // An audit trail of ids and types only: never a value, a URL's query or a request body.
@@ -34,11 +34,6 @@ function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const r = schema.safeParse(input);
   if (!r.success) throw new InvalidInputError(describeZodError(r.error));
   return r.data;
-}
-
-/** The context a value is sealed under: a ciphertext copied to another row or field does not open. */
-export function sealContext(credentialId: string, field: SecretField): string {
-  return `${credentialId}:${field}`;
 }
 
 function isUniqueViolation(e: unknown): boolean {

@@ -1,4 +1,4 @@
-import { handleSignIn } from '~/server/access/auth-routes';
+import { handleSignIn } from '~/server/api/auth-routes';
 import { guardPolicyFromEnv } from '~/server/access/request-guard';
 import { getRuntime } from '~/server/runtime';
 

@@ -1,4 +1,4 @@
-import { handleSignOut } from '~/server/access/auth-routes';
+import { handleSignOut } from '~/server/api/auth-routes';
 import { guardPolicyFromEnv } from '~/server/access/request-guard';
 import { getRuntime } from '~/server/runtime';
 

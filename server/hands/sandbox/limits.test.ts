@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hand } from '~/lib/hand';
-import { effectiveLimits, type HandLimits } from '~/server/hands/sandbox/limits';
+import type { HandLimits } from '~/lib/hand-limits';
+import { effectiveLimits } from '~/server/hands/sandbox/limits';
 import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
 import { cmdline } from '~/server/hands/testing/processes';
 

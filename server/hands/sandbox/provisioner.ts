@@ -7,7 +7,8 @@ import { buildHandBundle, handBundleDir } from '~/server/hands/paddock-hand/bund
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
 import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
-import { DEFAULT_HAND_LIMITS, effectiveLimits, type HandLimits } from '~/server/hands/sandbox/limits';
+import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/lib/hand-limits';
+import { effectiveLimits } from '~/server/hands/sandbox/limits';
 import { runtimeTmpDir, sandboxPolicy } from '~/server/hands/sandbox/policy';
 import { SecretsFirstTransport } from '~/server/hands/sandbox/secrets-first-transport';
 import { checkSandboxAvailable, launcherInvocation } from '~/server/hands/sandbox/spawn-sandboxed';

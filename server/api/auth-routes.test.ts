@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { handleSignIn } from '~/server/access/auth-routes';
+import { handleSignIn } from '~/server/api/auth-routes';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
