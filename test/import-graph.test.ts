@@ -32,6 +32,41 @@ function importsOf(file: string): string[] {
   return out;
 }
 
+/** The `~/…` files a file imports values from (`import type …` statements left out). */
+function valueImportsOf(text: string): string[] {
+  return [...text.matchAll(/^(?:import|export)(?!\s+type\s)[^;]*?from\s*'~\/([^']+)'/gms)].flatMap((m) => {
+    const base = path.join(root, m[1]!);
+    const target = [base, ...EXTENSIONS.map((e) => base + e)].find((p) => fs.existsSync(p) && fs.statSync(p).isFile());
+    return target ? [path.relative(root, target)] : [];
+  });
+}
+
+/** The floors of ARCHITECTURE.md inside server/, bottom first: a file may take values only from its floor or below. */
+const FLOORS: RegExp[] = [
+  /^server\/(log|config|ticker|data-dir[^/]*)\.ts$|^server\/metrics\//,
+  /^server\/session\//,
+  /^server\/net\//,
+  /^server\/vault\//,
+  /^server\/hands\//,
+  /^server\/proxy\//,
+  /^server\/harness\//,
+  /^server\/(agents|widgets|access)\//,
+  /^server\/commands\//,
+  /^server\/(api|rest)\//,
+  /^server\/runtime\.ts$/,
+];
+const floorOf = (file: string) => FLOORS.findIndex((re) => re.test(file));
+
+function upwardValueImports(files: string[], read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8')): string[] {
+  const wrong: string[] = [];
+  for (const file of files) {
+    const from = floorOf(file);
+    if (from < 0 || file.endsWith('.test.ts') || file.includes('/testing/')) continue;
+    for (const d of valueImportsOf(read(file))) if (floorOf(d) > from) wrong.push(`${file} → ${d}`);
+  }
+  return wrong;
+}
+
 function graph(): Map<string, string[]> {
   const g = new Map<string, string[]>();
   for (const f of FOLDERS.flatMap((d) => sourceFiles(path.join(root, d)))) g.set(path.relative(root, f), importsOf(f));
@@ -97,5 +132,18 @@ describe('the import graph', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('has no value import from a higher floor inside server/ (a type a lower floor needs lives there)', () => {
+    const files = sourceFiles(path.join(root, 'server')).map((f) => path.relative(root, f));
+    expect(files.length).toBeGreaterThan(100);
+    expect(upwardValueImports(files)).toEqual([]);
+  });
+
+  it('sees an upward value import, and lets a type import through', () => {
+    const file = 'server/session/up.ts';
+    const up = "import { getRuntime } from '~/server/runtime';\nimport type { Runtime } from '~/server/runtime';\n";
+    expect(upwardValueImports([file], () => up)).toEqual([`${file} → server/runtime.ts`]);
+    expect(upwardValueImports([file], () => "import type { Runtime } from '~/server/runtime';\n")).toEqual([]);
   });
 });
