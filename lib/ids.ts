@@ -2,7 +2,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr';
+export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file';
 
 /** Sortable, prefixed ids in the Managed Agents style (`sesn_01J…`, `sevt_01J…`). */
 export function newId(prefix: IdPrefix): string {
@@ -15,4 +15,5 @@ export const ID_PATTERN = {
   apiKey: /^apik_[0-9A-HJKMNP-TV-Z]{26}$/,
   resource: /^sesrsc_[0-9A-HJKMNP-TV-Z]{26}$/,
   share: /^shr_[0-9A-HJKMNP-TV-Z]{26}$/,
+  file: /^file_[0-9A-HJKMNP-TV-Z]{26}$/,
 } as const;

@@ -152,6 +152,8 @@ const Env = z.object({
   PADDOCK_MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).default(100_000),
   /** Largest event a user or tab may store, as JSON bytes. */
   PADDOCK_MAX_EVENT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Largest file the Files API takes in one upload (413 above it). */
+  PADDOCK_MAX_UPLOAD_BYTES: z.coerce.number().int().min(1024).default(500 * 1024 * 1024),
   /** Largest file the IDE may write into a hand. */
   PADDOCK_MAX_FILE_WRITE_BYTES: z.coerce.number().int().min(1).default(1024 * 1024),
   /** A browser tab that claimed a call must answer within this (longer than the longest bash timeout), or the call fails naming the hand. */

@@ -42,6 +42,9 @@ import { VaultStore } from '~/server/vault/vault-store';
 import { mcpGatewayFor } from '~/server/proxy/gateway';
 import { GitProxy } from '~/server/proxy/git-proxy';
 import { RepositoryHands } from '~/server/proxy/repository-hands';
+import type { BlobStore } from '~/server/files/blob-store';
+import { DirBlobStore } from '~/server/files/dir-blob-store';
+import { FileStore } from '~/server/files/file-store';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 
@@ -63,6 +66,9 @@ export interface Runtime {
   repositories: RepositoryStore;
   /** The git proxy on its own loopback port (null where no hands clone: tests). */
   gitProxy: GitProxy | null;
+  /** The Files API's files (metadata) and their bytes. */
+  files: FileStore;
+  blobs: BlobStore;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -202,6 +208,12 @@ export function accessFor(config: Config, store: SessionStore): Access {
 }
 
 /** Agents and environments live in the session database too. */
+/** Files' metadata in the session database, their bytes content-addressed under `<dataDir>/blobs`. */
+export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore } {
+  if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
+  return { files: new FileStore(store.db), blobs: new DirBlobStore(path.join(config.dataDir, 'blobs')) };
+}
+
 export function agentsFor(config: Config, store: SessionStore): AgentStore {
   if (!(store instanceof KyselySessionStore)) throw new Error('agents need a Kysely-backed session store');
   return new AgentStore(store.db, { model: config.PADDOCK_MODEL, system: SYSTEM_PROMPT });
@@ -268,7 +280,7 @@ async function startRuntime(): Promise<Runtime> {
     stopBudgetWatch();
     stopDataDirWatch();
   };
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, stopBackground };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...filesFor(config, store), stopBackground };
 }
 
 /**

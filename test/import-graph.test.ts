@@ -44,7 +44,7 @@ function valueImportsOf(text: string): string[] {
 /** The floors of ARCHITECTURE.md inside server/, bottom first: a file may take values only from its floor or below. */
 const FLOORS: RegExp[] = [
   /^server\/(log|config|ticker|data-dir[^/]*)\.ts$|^server\/metrics\//,
-  /^server\/session\//,
+  /^server\/(session|files)\//,
   /^server\/net\//,
   /^server\/vault\//,
   /^server\/hands\//,

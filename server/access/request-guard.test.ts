@@ -39,6 +39,14 @@ describe('request guard', () => {
     }
   });
 
+  it('takes a multipart upload only on an upload route and only from a program with a key: a browser form post stays refused', () => {
+    const form = { host: 'localhost:3000', 'content-type': 'multipart/form-data; boundary=x' };
+    expect(guardRequest({ ...req('POST', { ...form, 'x-api-key': 'pdk_x' }), upload: true }, none)).toBeNull();
+    expect(guardRequest({ ...req('POST', { ...form, origin: 'http://localhost:3000' }), upload: true }, none)).toMatchObject({ status: 415 });
+    expect(guardRequest({ ...req('POST', { ...form, origin: 'http://evil.example', 'x-api-key': 'pdk_x' }), upload: true }, none)).toMatchObject({ status: 403 });
+    expect(guardRequest(req('POST', { ...form, 'x-api-key': 'pdk_x' }), none)).toMatchObject({ status: 415 });
+  });
+
   it('lets a program without an Origin write only if it sends a key', () => {
     expect(guardRequest(req('POST', { host: 'localhost:3000', 'content-type': 'application/json' }), none)).toMatchObject({ status: 403 });
     expect(guardRequest(req('POST', { host: 'localhost:3000', 'content-type': 'application/json', authorization: 'Bearer pdk_x' }), none)).toBeNull();

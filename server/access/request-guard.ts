@@ -17,6 +17,11 @@ export interface GuardRequest {
   headers: Headers;
   /** The request's address: a path that does not decode is refused before anything reads it. */
   url?: string;
+  /**
+   * An upload route (the Files API): a program's multipart form is accepted there. Only with an
+   * API key header, which a cross-site page cannot attach: a browser form post stays refused.
+   */
+  upload?: boolean;
 }
 
 export interface Refusal {
@@ -89,6 +94,7 @@ export function guardRequest(req: GuardRequest, policy: GuardPolicy): Refusal | 
     return { status: 403, message: `origin "${origin.slice(0, 100)}" may not change anything here` };
   }
   const type = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'multipart/form-data' && req.upload === true && hasApiKeyHeader(req.headers)) return null;
   if (SIMPLE_CONTENT_TYPES.includes(type)) return { status: 415, message: `content-type ${type} is not accepted: send application/json` };
   return null;
 }

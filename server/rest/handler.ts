@@ -8,6 +8,7 @@ import { agentRoutes, environmentRoutes } from '~/server/rest/agents';
 import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/rest/api-error';
 import { eventRoutes } from '~/server/rest/events';
 import { metricsRoutes } from '~/server/rest/metrics';
+import { fileRoutes } from '~/server/rest/files';
 import { resourceRoutes } from '~/server/rest/resources';
 import { type Route, matchRoute } from '~/server/rest/route-table';
 import { sessionRoutes } from '~/server/rest/sessions';
@@ -18,14 +19,19 @@ const log = logger('rest');
 const ulid = monotonicFactory();
 
 /** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
-export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...metricsRoutes];
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...metricsRoutes];
 
 export interface RestDeps {
   runtime: () => Promise<Runtime>;
   policy?: GuardPolicy;
   /** Largest body read (PADDOCK_MAX_BODY_BYTES). */
   maxBodyBytes: number;
+  /** Largest upload an upload route streams (PADDOCK_MAX_UPLOAD_BYTES). */
+  maxUploadBytes?: number;
 }
+
+/** The upload cap when none is configured: the Files API's own limit. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 500 * 1024 * 1024;
 
 function errorResponse(type: ApiErrorType, message: string, requestId: string, status = new ApiError(type, '').status): Response {
   return Response.json(errorBody(type, message), { status, headers: { 'request-id': requestId, 'cache-control': 'no-store' } });
@@ -39,8 +45,8 @@ function discardBody(req: Request): void {
   void req.body?.cancel().catch(() => undefined);
 }
 
-function tooLarge(max: number, requestId: string): Response {
-  return errorResponse('request_too_large', `request body over the limit of ${max} bytes (PADDOCK_MAX_BODY_BYTES)`, requestId);
+function tooLarge(max: number, requestId: string, setting = 'PADDOCK_MAX_BODY_BYTES'): Response {
+  return errorResponse('request_too_large', `request body over the limit of ${max} bytes (${setting})`, requestId);
 }
 
 /** The request guard's refusals in the API's error shape; a program without a key is told to send one. */
@@ -59,17 +65,6 @@ function refusalResponse(r: Refusal, headers: Headers, requestId: string): Respo
  */
 export async function handleRest(req: Request, deps: RestDeps): Promise<Response> {
   const requestId = `req_${ulid()}`;
-  const refusal = guardRequest(req, deps.policy ?? guardPolicyFromEnv());
-  if (refusal) {
-    discardBody(req);
-    return closing(refusalResponse(refusal, req.headers, requestId), req);
-  }
-  // Refused from its declared length alone, before the caller is looked up or a byte is read.
-  const declared = declaredLength(req);
-  if (req.method === 'POST' && declared !== null && declared > deps.maxBodyBytes) {
-    discardBody(req);
-    return closing(tooLarge(deps.maxBodyBytes, requestId), req);
-  }
   const url = new URL(req.url);
   const segments = url.pathname.replace(/^\/v1\/?/, '').split('/').filter(Boolean).map((s) => {
     try {
@@ -78,6 +73,22 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
       return s;
     }
   });
+  // The route decides the cap (an upload's is larger); the match needs nothing but the path.
+  const match = matchRoute(REST_ROUTES, req.method, segments);
+  const upload = match.route?.upload === true;
+  const refusal = guardRequest({ method: req.method, headers: req.headers, url: req.url, upload }, deps.policy ?? guardPolicyFromEnv());
+  if (refusal) {
+    discardBody(req);
+    return closing(refusalResponse(refusal, req.headers, requestId), req);
+  }
+  const maxUploadBytes = deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+  const cap = upload ? maxUploadBytes : deps.maxBodyBytes;
+  // Refused from its declared length alone, before the caller is looked up or a byte is read.
+  const declared = declaredLength(req);
+  if (req.method === 'POST' && declared !== null && declared > cap) {
+    discardBody(req);
+    return closing(tooLarge(cap, requestId, upload ? 'PADDOCK_MAX_UPLOAD_BYTES' : 'PADDOCK_MAX_BODY_BYTES'), req);
+  }
   try {
     const rt = await deps.runtime();
     const caller = await rt.access.identify(req.headers);
@@ -86,7 +97,6 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
       discardBody(req);
       return closing(errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId), req);
     }
-    const match = matchRoute(REST_ROUTES, req.method, segments);
     if (!match.route) {
       const where = `${req.method} ${url.pathname.slice(0, 200)}`;
       return match.allowed.length > 0
@@ -94,7 +104,7 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
         : errorResponse('not_found_error', `${where}: no such endpoint`, requestId);
     }
     let body: unknown;
-    if (req.method === 'POST') {
+    if (req.method === 'POST' && !upload) {
       const bytes = await readCapped(req, deps.maxBodyBytes);
       if (bytes === null) return closing(tooLarge(deps.maxBodyBytes, requestId), req);
       const text = Buffer.from(bytes).toString('utf8');
@@ -106,7 +116,8 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
         }
       }
     }
-    const result = await match.route.handler({ rt, caller, params: match.params, query: url.searchParams, body, headers: req.headers, signal: req.signal, requestId });
+    const stream = upload ? req.body : null;
+    const result = await match.route.handler({ rt, caller, params: match.params, query: url.searchParams, body, stream, maxUploadBytes, headers: req.headers, signal: req.signal, requestId });
     if (result instanceof Response) {
       result.headers.set('request-id', requestId);
       return result;

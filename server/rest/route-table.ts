@@ -7,8 +7,12 @@ export interface RestRequest {
   caller: Caller;
   params: Record<string, string>;
   query: URLSearchParams;
-  /** The JSON body (POST), already size-checked and parsed; undefined without one. */
+  /** The JSON body (POST), already size-checked and parsed; undefined without one (and on an upload route). */
   body: unknown;
+  /** An upload route's body, unread: the route streams it (under `maxUploadBytes`). */
+  stream: ReadableStream<Uint8Array> | null;
+  /** The largest upload an upload route may take (PADDOCK_MAX_UPLOAD_BYTES). */
+  maxUploadBytes: number;
   headers: Headers;
   signal: AbortSignal;
   requestId: string;
@@ -22,6 +26,8 @@ export interface Route {
   /** Segments after /v1, `:name` capturing one segment. */
   path: string;
   handler: RestHandler;
+  /** The body is an upload (multipart): streamed to the handler, capped by PADDOCK_MAX_UPLOAD_BYTES, not parsed as JSON. */
+  upload?: boolean;
 }
 
 /** Finds the route for a method and the path's segments; `allowed` lists methods of a known path. */

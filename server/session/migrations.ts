@@ -327,6 +327,29 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('session_checkpoints').execute();
     },
   },
+  '0011_files': {
+    // The Files API (server/files): a file's metadata; its bytes live in a BlobStore under their
+    // SHA-256, shared by files with the same content and freed when the last one goes.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('files')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('filename', 'text', (c) => c.notNull())
+        .addColumn('mime_type', 'text', (c) => c.notNull())
+        .addColumn('size_bytes', 'bigint', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text')
+        .addColumn('scope_id', 'text')
+        .addColumn('downloadable', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
+      await db.schema.createIndex('files_sha256').on('files').column('sha256').execute();
+      await db.schema.createIndex('files_scope').on('files').columns(['scope_id', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('files').execute();
+    },
+  },
 };
 
 /**

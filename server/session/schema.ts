@@ -31,6 +31,7 @@ export interface Database {
   widget_settings: WidgetSettingsTable;
   widget_sessions: WidgetSessionsTable;
   session_checkpoints: SessionCheckpointsTable;
+  files: FilesTable;
 }
 
 export interface SessionsTable {
@@ -248,6 +249,22 @@ export interface SessionCheckpointsTable {
   session_id: string;
   seq: number;
   body: string;
+}
+
+/** The Files API's files: metadata here, the bytes in a BlobStore under their SHA-256. */
+export interface FilesTable {
+  id: string;
+  filename: string;
+  mime_type: string;
+  size_bytes: number;
+  sha256: string;
+  created_at: string;
+  /** ISO-8601; null: kept until deleted. */
+  expires_at: string | null;
+  /** The session a file belongs to (an output), or null for an upload. */
+  scope_id: string | null;
+  /** 1 when its content may be downloaded. */
+  downloadable: number;
 }
 
 /** A transaction over the store's tables. */

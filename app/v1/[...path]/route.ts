@@ -6,10 +6,11 @@ import { getRuntime } from '~/server/runtime';
 export const dynamic = 'force-dynamic';
 
 // Read once from the environment, without the runtime (which may be waiting for its database).
-let limits: { maxBodyBytes: number; policy: ReturnType<typeof guardPolicyFromEnv> } | undefined;
+let limits: { maxBodyBytes: number; maxUploadBytes: number; policy: ReturnType<typeof guardPolicyFromEnv> } | undefined;
 
 function handler(req: Request) {
-  limits ??= { maxBodyBytes: loadConfig().PADDOCK_MAX_BODY_BYTES, policy: guardPolicyFromEnv() };
+  const config = limits ? null : loadConfig();
+  limits ??= { maxBodyBytes: config!.PADDOCK_MAX_BODY_BYTES, maxUploadBytes: config!.PADDOCK_MAX_UPLOAD_BYTES, policy: guardPolicyFromEnv() };
   return handleRest(req, { runtime: getRuntime, ...limits });
 }
 

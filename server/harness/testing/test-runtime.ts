@@ -4,7 +4,7 @@ import { HandRegistry, type HandRegistryOptions } from '~/server/hands/registry'
 import { Harness, type HarnessOptions } from '~/server/harness/harness';
 import { LiveBus } from '~/server/session/live-bus';
 import type { ModelClient } from '~/server/harness/core/model-client';
-import { type Runtime, accessFor, agentsFor, repositoriesFor, vaultsFor } from '~/server/runtime';
+import { type Runtime, accessFor, agentsFor, filesFor, repositoriesFor, vaultsFor } from '~/server/runtime';
 import type { SessionStore } from '~/server/session/store';
 
 export interface TestRuntimeOptions {
@@ -25,5 +25,5 @@ export function testRuntime(o: TestRuntimeOptions): Runtime {
   const harness = new Harness({ store: o.store, live, hands, model: o.model, ...o.harness });
   const config = loadConfig({ PADDOCK_DATA_DIR: o.dataDir, ...o.env });
   const vaults = vaultsFor(config, o.store);
-  return { config, store: o.store, live, hands, harness, access: accessFor(config, o.store), agents: agentsFor(config, o.store), vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(o.store, vaults.masterKey), gitProxy: null };
+  return { config, store: o.store, live, hands, harness, access: accessFor(config, o.store), agents: agentsFor(config, o.store), vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(o.store, vaults.masterKey), gitProxy: null, ...filesFor(config, o.store) };
 }
