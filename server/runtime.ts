@@ -43,6 +43,7 @@ import { mcpGatewayFor } from '~/server/proxy/gateway';
 import { GitProxy } from '~/server/proxy/git-proxy';
 import { RepositoryHands } from '~/server/proxy/repository-hands';
 import type { BlobStore } from '~/server/files/blob-store';
+import { DbBlobStore } from '~/server/files/db-blob-store';
 import { DirBlobStore } from '~/server/files/dir-blob-store';
 import { FileStore } from '~/server/files/file-store';
 import { RepositoryStore } from '~/server/proxy/repository-store';
@@ -208,10 +209,12 @@ export function accessFor(config: Config, store: SessionStore): Access {
 }
 
 /** Agents and environments live in the session database too. */
-/** Files' metadata in the session database, their bytes content-addressed under `<dataDir>/blobs`. */
+/** Files' metadata in the session database, their bytes content-addressed (under `<dataDir>/blobs`, or in PostgreSQL). */
 export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore } {
   if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
-  return { files: new FileStore(store.db), blobs: new DirBlobStore(path.join(config.dataDir, 'blobs')) };
+  // PostgreSQL: in the database, which every instance shares; else the data dir.
+  const blobs = config.DATABASE_URL ? new DbBlobStore(store.db) : new DirBlobStore(path.join(config.dataDir, 'blobs'));
+  return { files: new FileStore(store.db), blobs };
 }
 
 export function agentsFor(config: Config, store: SessionStore): AgentStore {

@@ -73,6 +73,11 @@ export class FileStore {
     return r;
   }
 
+  /** A file's content address, expired or not; null when there is no such file. */
+  async contentOf(id: string): Promise<string | null> {
+    return (await this.db.selectFrom('files').select('sha256').where('id', '=', id).executeTakeFirst())?.sha256 ?? null;
+  }
+
   async get(id: string): Promise<FileMetadata> {
     return metadataOf(await this.row(id));
   }

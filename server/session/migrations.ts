@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { SIDE_EVENT_TYPES } from '~/lib/events';
 import { type Migration, type MigrationResult, Migrator } from 'kysely/migration';
 
@@ -348,6 +348,30 @@ export const migrations: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('files').execute();
+    },
+  },
+  '0012_blob_chunks': {
+    // Files' bytes in the database itself (server/files/db-blob-store.ts), in chunks so none is
+    // read or written whole: what several PostgreSQL instances share with nothing else to run.
+    // A blob being uploaded has its chunks under a temporary key until its file is recorded.
+    async up(db: Kysely<unknown>) {
+      const bytes = db.getExecutor().adapter instanceof PostgresAdapter ? 'bytea' : 'blob';
+      await db.schema
+        .createTable('blob_chunks')
+        .addColumn('blob_key', 'text', (c) => c.notNull())
+        .addColumn('n', 'integer', (c) => c.notNull())
+        .addColumn('data', sql.raw(bytes), (c) => c.notNull())
+        .addPrimaryKeyConstraint('blob_chunks_pk', ['blob_key', 'n'])
+        .execute();
+      await db.schema
+        .createTable('blobs')
+        .addColumn('sha256', 'text', (c) => c.primaryKey())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('blob_chunks').execute();
+      await db.schema.dropTable('blobs').execute();
     },
   },
 };

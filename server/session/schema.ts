@@ -32,6 +32,8 @@ export interface Database {
   widget_sessions: WidgetSessionsTable;
   session_checkpoints: SessionCheckpointsTable;
   files: FilesTable;
+  blob_chunks: BlobChunksTable;
+  blobs: BlobsTable;
 }
 
 export interface SessionsTable {
@@ -265,6 +267,19 @@ export interface FilesTable {
   scope_id: string | null;
   /** 1 when its content may be downloaded. */
   downloadable: number;
+}
+
+/** A blob's bytes in order (`n` from 0), under its SHA-256 once committed or a `tmp:` key while uploading. */
+export interface BlobChunksTable {
+  blob_key: string;
+  n: number;
+  data: Uint8Array;
+}
+
+/** A committed blob in the database: its chunks are under its SHA-256. */
+export interface BlobsTable {
+  sha256: string;
+  size: number;
 }
 
 /** A transaction over the store's tables. */
