@@ -49,6 +49,8 @@ export const NO_LIMITS: SandboxLimits = { maxProcs: 0, memoryMb: 0, fileSizeMb: 
 export const POLICY_ENV = 'PADDOCK_SANDBOX_POLICY';
 /** Extra variables for the sandboxed command (JSON object), read and dropped by the launcher. */
 export const CHILD_ENV_ENV = 'PADDOCK_SANDBOX_CHILD_ENV';
+/** `1`: the launcher prints each start-up phase's CPU and wall time on stderr (bench/hand-profile.ts). */
+export const TIMINGS_ENV = 'PADDOCK_LAUNCHER_TIMINGS';
 
 const AbsolutePath = z.string().refine((p) => path.isAbsolute(p), 'must be an absolute path');
 

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { type NamedMcpHand, connectMcpHand } from '~/server/hands/mcp-hand';
-import { buildHandBundle, handBundleDir } from '~/server/hands/paddock-hand/bundle';
+import { buildHandSnapshot, handBundleDir } from '~/server/hands/paddock-hand/bundle';
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
 import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
@@ -31,6 +31,9 @@ export interface LocalHandOptions {
  */
 export const HAND_NODE_FLAGS = ['--max-semi-space-size=1'];
 
+/** paddock-hand started from its startup snapshot (bundle.ts); its own options follow. */
+export const handCommand = (snapshot: string): string[] => [process.execPath, ...HAND_NODE_FLAGS, '--snapshot-blob', snapshot, '--'];
+
 /**
  * Hands as long-lived paddock-hand processes on this machine, one per hand, each with a fresh
  * workspace: `sandbox` inside bubblewrap (through the sandbox launcher, one policy per hand),
@@ -42,7 +45,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
   // Built once per provisioner; a failed build is tried again by the next provision.
   let bundles: Promise<{ hand: string; launcher: string }> | null = null;
   const handCode = () =>
-    (bundles ??= Promise.all([buildHandBundle(root), buildLauncherBundle(root)])
+    (bundles ??= Promise.all([buildHandSnapshot(root), buildLauncherBundle(root)])
       .then(([hand, launcher]) => ({ hand, launcher }))
       .catch((e: unknown) => {
         bundles = null;
@@ -85,9 +88,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         return fail(e instanceof Error ? e.message : String(e));
       }
       const argv = [
-        process.execPath,
-        ...HAND_NODE_FLAGS,
-        code.hand,
+        ...handCommand(code.hand),
         '--workspace',
         workspace,
         '--stdio',
