@@ -95,7 +95,9 @@ async function main(): Promise<void> {
     const policy = sandboxPolicy({ workspace, dataDir: path.join(dir, 'data'), workspacesDir: dir, serverDir: root, handCode: [handBundleDir()] });
     const inv = launcherInvocation({ policy, command: [...handCommand(hand), '--workspace', workspace, '--stdio'], launcher });
     const t0 = performance.now();
-    const transport = new StdioClientTransport({ command: inv.command, args: inv.args, env: { ...inv.env, [TIMINGS_ENV]: '1' }, cwd: dir, stderr: 'pipe' });
+    // PROFILE_LAUNCHER_FLAGS: V8 flags to try on the launcher, before they go into spawn-sandboxed.ts.
+    const extra = (process.env.PROFILE_LAUNCHER_FLAGS ?? '').split(' ').filter(Boolean);
+    const transport = new StdioClientTransport({ command: inv.command, args: [...extra, ...inv.args], env: { ...inv.env, [TIMINGS_ENV]: '1' }, cwd: dir, stderr: 'pipe' });
     let stderr = '';
     transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     const client = new Client({ name: 'profile', version: '0' });
