@@ -64,6 +64,12 @@ async function childCpuMs(cmd: string, env: NodeJS.ProcessEnv = process.env): Pr
   return [...line.matchAll(/(\d+)m([\d.]+)s/g)].reduce((sum, m) => sum + (Number(m[1]) * 60 + Number(m[2])) * 1000, 0);
 }
 
+/** The launcher's env for a bare start (no policy: it loads, then stops with a usage error). */
+function launcherEnv(launcher: string): NodeJS.ProcessEnv {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: path.join(path.dirname(launcher), '.compile-cache') };
+  return env as NodeJS.ProcessEnv;
+}
+
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const fmt = (x: number) => x.toFixed(1).padStart(7);
 
@@ -77,7 +83,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < runs; i++) {
     base.node.push(await childCpuMs(`${node} -e 0`));
     base.hand.push(await childCpuMs(`${handCommand(hand).join(' ')} --help`));
-    base.launcher.push(await childCpuMs(`${node} ${launcher}`, { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: path.join(path.dirname(launcher), '.compile-cache') }));
+    base.launcher.push(await childCpuMs(`${node} ${launcher}`, launcherEnv(launcher)));
     base.bwrap.push(await childCpuMs('bwrap --ro-bind / / --unshare-all --die-with-parent true'));
   }
   console.log(`pieces alone, CPU ms (mean of ${runs}):`);

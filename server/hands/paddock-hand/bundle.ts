@@ -52,7 +52,7 @@ export async function buildHandSnapshot(root = process.cwd(), outDir = handBundl
   const tmp = path.join(/*turbopackIgnore: true*/ outDir, `.snapshot-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.blob`);
   const child = spawn(process.execPath, ['--snapshot-blob', tmp, '--build-snapshot', script], {
     cwd: outDir,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    env: cleanBuildEnv() as NodeJS.ProcessEnv, // a cast: Next's types make NODE_ENV required; a clean env has none
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -68,6 +68,11 @@ export async function buildHandSnapshot(root = process.cwd(), outDir = handBundl
   await fs.chmod(tmp, 0o644);
   await fs.rename(tmp, blob);
   return blob;
+}
+
+/** The snapshot builder's whole environment: nothing of the server's goes into the heap. */
+function cleanBuildEnv(): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 }
 
 async function exists(file: string): Promise<boolean> {

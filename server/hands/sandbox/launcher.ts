@@ -329,8 +329,8 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = f
   await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
   process.env.TMPDIR = runtimeDir;
   // The runtime protects dotfiles, .git/hooks and .git/config relative to process.cwd() at wrap
-  // time (not the child's cwd): we must stand in the workspace.
-  process.chdir(policy.workspace);
+  // time (not the child's cwd): we stand in the workspace, or the hand folder above it.
+  process.chdir(policy.protectRoot ?? policy.workspace);
   const runtimeTools = await handTools(policy, tools, runtimeDir);
   mark('dirs+shims');
   try {
