@@ -5,7 +5,7 @@ import { enqueue, resetFake } from '~/e2e/fake';
 import { send, startSession } from '~/e2e/session-page';
 
 const SHOTS = process.env.E2E_BENCH_SHOTS_DIR ?? '/tmp/shots-bench';
-/** The sandbox runtime's placeholders (lib/sandbox-masks.ts), as `ls -a` shows them in the workspace. */
+/** The sandbox runtime's placeholders (lib/sandbox-masks.ts), which workspaces made before still hold. */
 const MASKS = ['.bashrc', '.bash_profile', '.gitconfig', '.gitmodules', '.mcp.json', '.profile', '.ripgreprc', '.zprofile', '.zshrc', '.vscode', '.idea'];
 
 test.beforeEach(async () => {
@@ -37,11 +37,12 @@ test('empty panes say what will appear in them', async ({ page }) => {
   await expect(page.getByTestId('timeline-empty')).toContainText('No events yet');
 });
 
-test("the file tree lists the agent's files but not the sandbox's empty masking dotfiles", async ({ page }) => {
+test("neither ls -a nor the file tree shows the sandbox's masking placeholders, only the agent's files", async ({ page }) => {
   await sessionWithFiles(page);
-  // They are there (the runtime's protection is on): `ls -a` in the sandbox shows them.
-  await expect(page.getByTestId('tool-result').first()).toContainText('.bashrc');
-  await expect(page.getByTestId('tool-result').first()).toContainText('.gitconfig');
+  // The runtime's masks are on the hand folder above the workspace (SandboxPolicy.protectRoot).
+  const listing = page.getByTestId('tool-result').first();
+  await expect(listing).toContainText('notes.md');
+  for (const mask of ['.bashrc', '.gitconfig', '.mcp.json', '.vscode']) await expect(listing).not.toContainText(mask);
 
   const tree = page.getByTestId('file-tree');
   await expect(tree.locator('[data-testid=file-node][data-path="notes.md"]')).toBeVisible();

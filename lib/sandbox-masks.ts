@@ -1,9 +1,10 @@
 /**
  * The sandbox runtime (@anthropic-ai/sandbox-runtime) keeps a hand from planting a hook or a
  * config the user's own tools would later run on the host: before each sandboxed command it
- * mounts an empty read-only placeholder on each of these names in the workspace (where none
- * exists), and those placeholders stay in the folder. They are protection, not the agent's work,
- * so file listings leave them out.
+ * mounts an empty read-only placeholder on each of these names in its cwd (where none exists),
+ * and those placeholders stay in the folder. The launcher stands in the hand folder above the
+ * workspace (SandboxPolicy.protectRoot), so a new workspace gets none; one made before still holds
+ * them, and file listings leave them out.
  *
  * A copy of the runtime's `DANGEROUS_FILES` and of the top folders of `getDangerousDirectories()`
  * (`.claude/commands` is masked at `.claude`): importing them would pull the runtime into every

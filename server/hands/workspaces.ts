@@ -6,6 +6,25 @@ import { errorFields, logger } from '~/server/log';
 const log = logger('hands.workspaces');
 
 /**
+ * A local hand's folder holds its workspace one level down (`<root>/<hand>-XXXXXX/workspace`): the
+ * sandbox runtime's masks go on the folder, out of the agent's listing (SandboxPolicy.protectRoot).
+ * Hands made before keep their files in the folder itself.
+ */
+export const WORKSPACE_SUBDIR = 'workspace';
+
+/**
+ * The hand folder around a workspace, or null for a workspace that is its own folder. Only a folder
+ * directly in `root` (the workspaces folder, as given or resolved) counts: what is removed with a
+ * hand is never a folder of anyone else's.
+ */
+export async function handFolderOf(workspace: string, root: string): Promise<string | null> {
+  if (path.basename(workspace) !== WORKSPACE_SUBDIR) return null;
+  const folder = path.dirname(path.resolve(workspace));
+  const roots = [path.resolve(root), await fs.realpath(root).catch(() => path.resolve(root))];
+  return roots.includes(path.dirname(folder)) ? folder : null;
+}
+
+/**
  * Which folder a session's local hand keeps its files in: `<root>/<session>/<hand>` is a link to
  * the folder the provisioner made (`<root>/<hand>-XXXXXX`; a pooled hand's was made before any
  * session had it). The links are what let a suspended hand resume on its files after a restart
@@ -41,7 +60,8 @@ export class Workspaces {
   async remove(sessionId: string, handId: string): Promise<void> {
     const at = this.pathFor(sessionId, handId);
     const real = await this.find(sessionId, handId);
-    await Promise.all([real ? fs.rm(real, { recursive: true, force: true }) : null, fs.rm(at, { recursive: true, force: true })]).catch((e: unknown) =>
+    const folder = real ? ((await handFolderOf(real, this.root)) ?? real) : null;
+    await Promise.all([folder ? fs.rm(folder, { recursive: true, force: true }) : null, fs.rm(at, { recursive: true, force: true })]).catch((e: unknown) =>
       log.warn('could not remove a workspace', { session: sessionId, hand: handId, ...errorFields(e) }),
     );
   }

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createPaddockHandServer, startHttpHandServer } from '~/server/hands/paddock-hand/server';
 import { Workspace } from '~/server/hands/paddock-hand/tools';
@@ -27,9 +28,16 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/**
+ * Started from a V8 startup snapshot (bundle.ts): `node --snapshot-blob B -- ARGS` has no script in
+ * its argv. Set while the snapshot is built, so the restored heap has it.
+ */
+let fromSnapshot = false;
+
 function options() {
   try {
     return parseArgs({
+      args: process.argv.slice(fromSnapshot ? 1 : 2),
       options: {
         workspace: { type: 'string' },
         stdio: { type: 'boolean' },
@@ -156,7 +164,17 @@ async function main(): Promise<void> {
   log(`serving ${workspace.root} at ${hand.url}`);
 }
 
-main().catch((e: unknown) => {
-  log(e instanceof Error ? (e.stack ?? e.message) : String(e));
-  process.exit(1);
-});
+function start(): void {
+  main().catch((e: unknown) => {
+    log(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    process.exit(1);
+  });
+}
+
+// Building the snapshot loads every module and runs nothing: each hand then starts from that heap.
+if (v8.startupSnapshot.isBuildingSnapshot()) {
+  fromSnapshot = true;
+  v8.startupSnapshot.setDeserializeMainFunction(start);
+} else {
+  start();
+}

@@ -1,5 +1,5 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -170,6 +170,8 @@ export async function startHttpHandServer({ workspace, port, host = '127.0.0.1',
   // Loaded only here: it touches fetch's globals at load, which pulls in all of undici (~15 MB
   // resident) — memory every stdio hand would carry for nothing.
   const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  // Loaded here, not at the top: a stdio hand starts from a V8 snapshot, which cannot hold node:http's handles.
+  const { createServer } = await import('node:http');
   if (token === '') throw new Error('paddock-hand: refusing to serve HTTP without a token');
   const ws = typeof workspace === 'string' ? new Workspace(workspace, limits) : workspace;
   const calls = new CallMemo();

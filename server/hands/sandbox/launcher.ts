@@ -28,6 +28,7 @@ import {
   CHILD_ENV_ENV,
   NO_LIMITS,
   POLICY_ENV,
+  TIMINGS_ENV,
   parseSandboxPolicy,
   runtimeTmpDir,
   sandboxHome,
@@ -42,6 +43,19 @@ const STDIN_EOF_GRACE_MS = 2_000;
 /** After SIGTERM, this long before SIGKILL. */
 const KILL_GRACE_MS = 3_000;
 const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+const timings = process.env[TIMINGS_ENV] === '1';
+delete process.env[TIMINGS_ENV];
+let lastMark = { cpu: 0, wall: 0 };
+/** CPU (user+system, this process only) and wall time since the previous mark; the first since exec. */
+function mark(phase: string): void {
+  if (!timings) return;
+  const { user, system } = process.cpuUsage();
+  const now = { cpu: (user + system) / 1000, wall: performance.now() };
+  process.stderr.write(`sandbox-launcher: timing ${phase} cpu=${(now.cpu - lastMark.cpu).toFixed(1)} wall=${(now.wall - lastMark.wall).toFixed(1)}\n`);
+  lastMark = now;
+}
+mark('boot+load');
 
 const INSTALL_HINTS: Record<string, string> = {
   bwrap: 'bubblewrap (bwrap) not found; install it with apt-get install bubblewrap',
@@ -315,9 +329,10 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = f
   await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
   process.env.TMPDIR = runtimeDir;
   // The runtime protects dotfiles, .git/hooks and .git/config relative to process.cwd() at wrap
-  // time (not the child's cwd): we must stand in the workspace.
-  process.chdir(policy.workspace);
+  // time (not the child's cwd): we stand in the workspace, or the hand folder above it.
+  process.chdir(policy.protectRoot ?? policy.workspace);
   const runtimeTools = await handTools(policy, tools, runtimeDir);
+  mark('dirs+shims');
   try {
     await SandboxManager.initialize(runtimeConfig(policy, runtimeTools, runtimeVendorDir(), { terminateTls: withSecrets }), askCallbackFor(policy));
   } catch (err) {
@@ -330,6 +345,7 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = f
     throw new LauncherError(EX_SOFTWARE, 'sandbox failed to start: its network proxy did not come up');
   }
   if (withSecrets) await removeCaKeyFile(runtimeDir);
+  mark('initialize+proxy');
 }
 
 const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null) =>
@@ -365,7 +381,9 @@ async function run(policy: SandboxPolicy, extraEnv: Record<string, string>, argv
   const wrapped = await SandboxManager.wrapWithSandbox(innerCommand(policy, argv), undefined, undefined, undefined, {
     commandId: 'paddock-hand',
   });
+  mark('wrap');
   const group = await handCgroup(policy);
+  mark('cgroup');
   // The shell joins the group before it becomes bubblewrap: nothing of the hand starts outside it.
   const join = (group?.procsFiles ?? []).map((f) => `echo $$ > ${quote(f)} || exit 70; `).join('');
   const script = join ? `${join}exec /bin/bash -c ${quote(wrapped)}` : wrapped;
@@ -375,6 +393,7 @@ async function run(policy: SandboxPolicy, extraEnv: Record<string, string>, argv
     stdio: ['pipe', 'inherit', 'inherit'],
   });
   child = c;
+  mark('spawn');
 
   // Our stdin closing means whoever started us is gone or done: pass the EOF on, then make sure.
   c.stdin.on('error', () => undefined); // EPIPE once the command has exited
@@ -440,7 +459,9 @@ async function main(): Promise<never> {
     const argv = dashdash >= 0 ? args.slice(dashdash + 1) : args;
     if (argv.length === 0) throw new LauncherError(EX_USAGE, 'usage: sandbox-launcher -- <command> [args…]');
     const secrets = secretsOnStdin ? await readSecrets() : [];
+    mark('inputs');
     const tools = await checkDependencies();
+    mark('checks');
     await startSandbox(policy, tools, secrets.length > 0);
     return await shutdown(await run(policy, { ...extraEnv, ...placeSecrets(secrets) }, argv));
   } catch (err) {

@@ -15,6 +15,13 @@ import { z } from 'zod';
 export interface SandboxPolicy {
   /** The hand's working directory. */
   workspace: string;
+  /**
+   * Where the launcher stands when the runtime wraps the command (default: the workspace). The
+   * runtime masks dotfiles, `.vscode`, `.git/hooks`, … at the top of that folder with /dev/null
+   * and denies the hooks and configs of the repositories it finds below: a hand folder holding the
+   * workspace keeps those masks out of the agent's listing while its repositories stay protected.
+   */
+  protectRoot?: string;
   /** The hand's private TMPDIR; its HOME is a directory inside it (see sandboxHome). */
   tmpDir: string;
   /** Where writes are allowed: the workspace and tmpDir. */
@@ -49,11 +56,14 @@ export const NO_LIMITS: SandboxLimits = { maxProcs: 0, memoryMb: 0, fileSizeMb: 
 export const POLICY_ENV = 'PADDOCK_SANDBOX_POLICY';
 /** Extra variables for the sandboxed command (JSON object), read and dropped by the launcher. */
 export const CHILD_ENV_ENV = 'PADDOCK_SANDBOX_CHILD_ENV';
+/** `1`: the launcher prints each start-up phase's CPU and wall time on stderr (bench/hand-profile.ts). */
+export const TIMINGS_ENV = 'PADDOCK_LAUNCHER_TIMINGS';
 
 const AbsolutePath = z.string().refine((p) => path.isAbsolute(p), 'must be an absolute path');
 
 const PolicySchema = z.strictObject({
   workspace: AbsolutePath,
+  protectRoot: AbsolutePath.optional(),
   tmpDir: AbsolutePath,
   allowWrite: z.array(AbsolutePath),
   denyRead: z.array(AbsolutePath),
@@ -131,6 +141,8 @@ const SHARED_SCRATCH = ['/tmp', '/var/tmp', '/home', '/root', '/mnt', '/media', 
 
 export interface SandboxPolicyOptions {
   workspace: string;
+  /** See SandboxPolicy.protectRoot: the workspace or a folder above it. */
+  protectRoot?: string;
   /** The server's data directory (database, key files): denied as a whole. */
   dataDir: string;
   /** Defaults to a directory under the OS tmp dir derived from the workspace path. */
@@ -175,8 +187,13 @@ export function sandboxPolicy(opts: SandboxPolicyOptions): SandboxPolicy {
     ...envFiles(serverDir),
     ...(opts.extraDenyRead ?? []).map((p) => path.resolve(p)),
   ];
+  const protectRoot = opts.protectRoot === undefined ? undefined : path.resolve(/*turbopackIgnore: true*/ opts.protectRoot);
+  if (protectRoot !== undefined && path.relative(protectRoot, workspace).startsWith('..')) {
+    throw new Error(`protectRoot ${protectRoot} must be the workspace or a folder above it`);
+  }
   return {
     workspace,
+    ...(protectRoot !== undefined ? { protectRoot } : {}),
     tmpDir,
     allowWrite: [workspace, tmpDir],
     // A deny above the workspace (a workspace under dataDir) still leaves the workspace usable:

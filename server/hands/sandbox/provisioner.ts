@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { type NamedMcpHand, connectMcpHand } from '~/server/hands/mcp-hand';
-import { buildHandBundle, handBundleDir } from '~/server/hands/paddock-hand/bundle';
+import { buildHandSnapshot, handBundleDir } from '~/server/hands/paddock-hand/bundle';
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
 import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
@@ -13,6 +13,7 @@ import { runtimeTmpDir, sandboxPolicy } from '~/server/hands/sandbox/policy';
 import { SecretsFirstTransport } from '~/server/hands/sandbox/secrets-first-transport';
 import { checkSandboxAvailable, launcherInvocation } from '~/server/hands/sandbox/spawn-sandboxed';
 import { cleanEnv, stderrTail } from '~/server/hands/stdio-env';
+import { handFolderOf, WORKSPACE_SUBDIR } from '~/server/hands/workspaces';
 
 export interface LocalHandOptions {
   /** The server's data dir: hidden from sandboxed hands. */
@@ -32,6 +33,9 @@ export interface LocalHandOptions {
  */
 export const HAND_NODE_FLAGS = ['--max-semi-space-size=1'];
 
+/** paddock-hand started from its startup snapshot (bundle.ts); its own options follow. */
+export const handCommand = (snapshot: string): string[] => [process.execPath, ...HAND_NODE_FLAGS, '--snapshot-blob', snapshot, '--'];
+
 /**
  * Hands as long-lived paddock-hand processes on this machine, one per hand, each with a fresh
  * workspace: `sandbox` inside bubblewrap (through the sandbox launcher, one policy per hand),
@@ -43,7 +47,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
   // Built once per provisioner; a failed build is tried again by the next provision.
   let bundles: Promise<{ hand: string; launcher: string }> | null = null;
   const handCode = () =>
-    (bundles ??= Promise.all([buildHandBundle(root), buildLauncherBundle(root)])
+    (bundles ??= Promise.all([buildHandSnapshot(root), buildLauncherBundle(root)])
       .then(([hand, launcher]) => ({ hand, launcher }))
       .catch((e: unknown) => {
         bundles = null;
@@ -74,21 +78,22 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
       await fs.chmod(o.workspacesDir, 0o700);
       // A resumed hand works on the folder it was suspended with; a new one gets a fresh folder.
       const resuming = opts.workspace !== undefined;
-      const workspace = opts.workspace ?? (await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`)));
-      if (resuming) await fs.mkdir(workspace, { recursive: true });
+      const workspace = opts.workspace ?? path.join(await fs.mkdtemp(path.join(o.workspacesDir, `${handId}-`)), WORKSPACE_SUBDIR);
+      await fs.mkdir(workspace, { recursive: true });
+      /** What goes when the hand is released: its folder, workspace and masks together. */
+      const handFolder = await handFolderOf(workspace, o.workspacesDir);
+      const folder = handFolder ?? workspace;
       const limits = effectiveLimits(operatorLimits, spec.resources);
       let code: { hand: string; launcher: string };
       try {
         code = await handCode();
       } catch (e) {
         // A resumed hand's files are the session's: a failed start must not delete them.
-        if (!resuming) await fs.rm(workspace, { recursive: true, force: true });
+        if (!resuming) await fs.rm(folder, { recursive: true, force: true });
         return fail(e instanceof Error ? e.message : String(e));
       }
       const argv = [
-        process.execPath,
-        ...HAND_NODE_FLAGS,
-        code.hand,
+        ...handCommand(code.hand),
         '--workspace',
         workspace,
         '--stdio',
@@ -102,6 +107,8 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         opts.onProgress?.('starting', 'launching paddock-hand in a sandbox');
         const policy = sandboxPolicy({
           workspace,
+          // The runtime's masks go on the hand folder: the agent's `ls -la` shows its own files.
+          ...(handFolder ? { protectRoot: handFolder } : {}),
           dataDir: o.dataDir,
           workspacesDir: o.workspacesDir,
           serverDir: root,
@@ -116,7 +123,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         try {
           secrets = (await spec.secrets?.()) ?? [];
         } catch (e) {
-          if (!resuming) await fs.rm(workspace, { recursive: true, force: true });
+          if (!resuming) await fs.rm(folder, { recursive: true, force: true });
           return fail(`could not read the session's secrets: ${e instanceof Error ? e.message : String(e)}`);
         }
         const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher, secrets });
@@ -141,7 +148,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         });
       } catch (e) {
         // A resumed hand's files are the session's: a failed start must not delete them.
-        if (!resuming) await fs.rm(workspace, { recursive: true, force: true });
+        if (!resuming) await fs.rm(folder, { recursive: true, force: true });
         const t = tail();
         return fail(`${spec.kind} hand did not start: ${e instanceof Error ? e.message : String(e)}${t ? `\n${t}` : ''}`);
       }
@@ -160,7 +167,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         suspend: () => hand.close(),
         close: async () => {
           await hand.close();
-          await fs.rm(workspace, { recursive: true, force: true });
+          await fs.rm(folder, { recursive: true, force: true });
           // Suspend does not come here: a resumed hand finds its tmp again (it is derived from the workspace).
           await Promise.all(scratch.map((d) => fs.rm(d, { recursive: true, force: true })));
         },

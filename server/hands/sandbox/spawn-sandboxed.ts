@@ -2,7 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { type HandSecret, SECRETS_ON_STDIN_ENV, secretsLine } from '~/server/hands/sandbox/hand-secret';
-import { CHILD_ENV_ENV, POLICY_ENV, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
+import { CHILD_ENV_ENV, POLICY_ENV, TIMINGS_ENV, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 
 /** After SIGTERM to the launcher's group, this long before SIGKILL. */
 const KILL_GRACE_MS = 3_000;
@@ -57,10 +57,12 @@ export function launcherInvocation({ policy, command, env, hostPath, launcher, s
   if (secrets && secrets.length > 0) launcherEnv[SECRETS_ON_STDIN_ENV] = '1';
   // The launcher's proxy dials out through the server's own upstream proxy, if there is one, and
   // trusts the CAs the server was told to trust (a TLS-terminating hand proxy verifies upstreams).
-  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'NODE_EXTRA_CA_CERTS']) {
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'NODE_EXTRA_CA_CERTS', TIMINGS_ENV]) {
     const value = process.env[name];
     if (value) launcherEnv[name] = value;
   }
+  // A prebuilt launcher keeps V8's compiled code beside it: each start skips most of the parsing.
+  if (launcher) launcherEnv.NODE_COMPILE_CACHE = path.join(path.dirname(launcher), '.compile-cache');
   return { command: process.execPath, args: [...LAUNCHER_NODE_FLAGS, launcher ?? launcherPath(), '--', ...command], env: launcherEnv };
 }
 
