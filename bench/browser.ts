@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type Page, chromium } from 'playwright-core';
+import { E2E_OWNER_TOKEN, PROGRAM_HEADERS } from '~/e2e/auth';
 import { OwnServer } from '~/e2e/own-server';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { sleep } from '~/lib/sleep';
@@ -235,7 +236,7 @@ function reloadRows(rows: Rows, label: string, samples: ReloadSample[], goal: bo
 async function sendEvent(url: string, sessionId: string, event: NewEvent): Promise<StoredEvent> {
   const res = await fetch(`${url}/api/trpc/events.send`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { ...PROGRAM_HEADERS, 'content-type': 'application/json' },
     body: JSON.stringify({ sessionId, event }),
   });
   const body = (await res.json()) as { result?: { data?: StoredEvent }; error?: unknown };
@@ -246,7 +247,7 @@ async function sendEvent(url: string, sessionId: string, event: NewEvent): Promi
 
 /** events.list; `from` as in EventSlice (negative counts from the end). */
 async function listEvents(url: string, sessionId: string, from?: number): Promise<StoredEvent[]> {
-  const res = await fetch(`${url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId, from }))}`);
+  const res = await fetch(`${url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId, from }))}`, { headers: PROGRAM_HEADERS });
   const body = (await res.json()) as { result?: { data?: StoredEvent[] } };
   const events = body.result?.data;
   if (!res.ok || !events) throw new Error(`events.list answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
@@ -261,6 +262,12 @@ interface AppendResult {
   missing: number;
   /** Events appended during the run that were not our interrupts. */
   others: string[];
+}
+
+/** Signed in as the owner, as a person opens the printed link: the pages are the owner's. */
+async function signIn(page: Page, url: string): Promise<void> {
+  await page.goto(`${url}/auth/signin?token=${E2E_OWNER_TOKEN}`);
+  if (new URL(page.url()).pathname !== '/') throw new Error(`sign-in did not land home: ${page.url()}`);
 }
 
 async function waitLive(page: Page): Promise<void> {
@@ -383,6 +390,7 @@ export async function runBrowserBench(): Promise<Row[]> {
       });
       mo.observe(document, { childList: true, subtree: true });
     }, `[data-testid=timeline] li[data-seq="${BIG_LOG}"]`);
+    await signIn(page, url);
     await page.goto(`${url}/s/${big}`);
     const deadline = performance.now() + 60_000;
     let count = 0;
@@ -413,6 +421,7 @@ export async function runBrowserBench(): Promise<Row[]> {
       const liveContext = await browser.newContext();
       try {
         const live = await liveContext.newPage();
+        await signIn(live, url);
         await live.goto(`${url}/s/${small}`);
         await waitLive(live);
         appends = await appendLatency(live, url, small, APPENDS, APPEND_WARMUP, APPEND_SPACING_MS);

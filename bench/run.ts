@@ -16,6 +16,7 @@ import { buildLog, userMessage } from '~/bench/fixtures';
 import { Rows, ms, perSec, printTable } from '~/bench/table';
 import { runBrowserBench } from '~/bench/browser';
 import { runApiTurnBench } from '~/bench/api-turn';
+import { runCrowdBench } from '~/bench/crowd';
 import { runHandsBench } from '~/bench/hands';
 import { runScaleBench } from '~/bench/scale';
 import { runSoakBench } from '~/bench/soak';
@@ -128,8 +129,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context (default: all) runs only some tables. */
-const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context'] as const;
+/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context,crowd (default: all) runs only some tables. */
+const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context', 'crowd'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -148,6 +149,7 @@ async function main(): Promise<void> {
     hands: async () => printTable(await runHandsBench()),
     lifecycle: async () => printTable(await runLifecycleBench()),
     context: () => Promise.resolve(printTable(runContextBench())),
+    crowd: async () => printTable(await runCrowdBench()),
   };
   for (const part of PARTS) {
     if (!asked.includes(part)) continue;
