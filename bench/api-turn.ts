@@ -4,24 +4,13 @@
  * pool → answer), a fake model answering in 20 ms. Send → first agent event and send → idle, for
  * sessions arriving back to back and for 20 at once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { startApiServer } from '~/bench/api-server';
 import { percentile } from '~/bench/stats';
 import { Rows, ms, runIfMain, type Row } from '~/bench/table';
-import { loadConfig } from '~/server/config';
-import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { Harness } from '~/server/harness/harness';
-import { LiveBus } from '~/server/session/live-bus';
-import { type RecordedRequest, type ScriptedResponse, startFakeMessagesApi } from '~/server/harness/testing/fake-messages-api';
-import { handleRest } from '~/server/rest/handler';
-import { serveFetch } from '~/server/rest/testing/serve-fetch';
-import { type Runtime, accessFor, agentsFor, createHands, filesFor, repositoriesFor, vaultsFor } from '~/server/runtime';
-import { openSqliteStore } from '~/server/session/sqlite-store';
+import type { RecordedRequest, ScriptedResponse } from '~/server/harness/testing/fake-messages-api';
 
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
-const KEY = 'bench-api-key-0123456789abcdef';
 const MODEL_MS = 20;
 const BACK_TO_BACK = Number(process.env.PADDOCK_BENCH_API_TURNS ?? 30);
 const CONCURRENT = 20;
@@ -61,19 +50,7 @@ async function oneTurn(client: Anthropic, sessionId?: string): Promise<Turn> {
 
 export async function runApiTurnBench(): Promise<Row[]> {
   const table = new Rows();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-bench-api-'));
-  const fake = await startFakeMessagesApi({ fallback: script });
-  const config = loadConfig({ ...process.env, PADDOCK_DATA_DIR: dir, PADDOCK_API_KEY: KEY, PADDOCK_LOG_LEVEL: 'warn' });
-  const store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
-  const live = new LiveBus();
-  const agents = agentsFor(config, store);
-  await agents.ensureDefaults();
-  const hands = createHands(config, store, live, agents);
-  const harness = new Harness({ store, live, hands, model: createAnthropicModel({ apiKey: 'fake', baseURL: fake.url, model: 'claude-sonnet-5-5' }), leaseTtlMs: config.PADDOCK_LEASE_TTL_MS });
-  const vaults = vaultsFor(config, store);
-  const rt: Runtime = { config, store, live, hands, harness, access: accessFor(config, store), agents, vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(store, vaults.masterKey), gitProxy: null, ...filesFor(config, store) };
-  const server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: config.PADDOCK_MAX_BODY_BYTES }));
-  const client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+  const { client, config, close } = await startApiServer('api', script);
   try {
     await new Promise((r) => setTimeout(r, 3_000)); // the warm pool fills, as on a server that has been up a while
     const report = (label: string, turns: Turn[]) => {
@@ -101,12 +78,7 @@ export async function runApiTurnBench(): Promise<Row[]> {
     table.add('fake model latency per request (2 requests per turn)', ms(MODEL_MS));
     table.add('warm pool size / live hands cap (PADDOCK_WARM_POOL / PADDOCK_MAX_LIVE_HANDS)', `${config.PADDOCK_WARM_POOL} / ${config.PADDOCK_MAX_LIVE_HANDS}`);
   } finally {
-    await server.close();
-    await harness.close();
-    await hands.closeAll();
-    await store.close();
-    await fake.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
   return table.rows;
 }

@@ -7,25 +7,14 @@
  * Part of `npm run bench` as `crowd` (PADDOCK_BENCH_CROWD sessions, default 200); alone:
  *   node --conditions=react-server --import tsx bench/crowd.ts
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { startApiServer } from '~/bench/api-server';
 import { descendants, memoryKb } from '~/bench/proc';
 import { percentile } from '~/bench/stats';
 import { Rows, ms, runIfMain, type Row } from '~/bench/table';
-import { loadConfig } from '~/server/config';
-import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { Harness } from '~/server/harness/harness';
-import { type RecordedRequest, type ScriptedResponse, startFakeMessagesApi } from '~/server/harness/testing/fake-messages-api';
-import { handleRest } from '~/server/rest/handler';
-import { serveFetch } from '~/server/rest/testing/serve-fetch';
-import { type Runtime, accessFor, agentsFor, createHands, filesFor, repositoriesFor, vaultsFor } from '~/server/runtime';
-import { LiveBus } from '~/server/session/live-bus';
-import { openSqliteStore } from '~/server/session/sqlite-store';
+import type { RecordedRequest, ScriptedResponse } from '~/server/harness/testing/fake-messages-api';
 
 process.env.PADDOCK_LOG_LEVEL ??= 'error';
-const KEY = 'bench-crowd-key-0123456789abcdef';
 const SESSIONS = Number(process.env.PADDOCK_BENCH_CROWD ?? 200);
 const LOOP = 'for i in 1 2 3 4 5; do echo "line $i"; sleep 0.2; done';
 /** A session not idle by then is starved. */
@@ -69,19 +58,7 @@ async function oneSession(client: Anthropic): Promise<Outcome> {
 
 export async function runCrowdBench(): Promise<Row[]> {
   const table = new Rows();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-bench-crowd-'));
-  const fake = await startFakeMessagesApi({ fallback: script });
-  const config = loadConfig({ ...process.env, PADDOCK_DATA_DIR: dir, PADDOCK_API_KEY: KEY });
-  const store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
-  const live = new LiveBus();
-  const agents = agentsFor(config, store);
-  await agents.ensureDefaults();
-  const hands = createHands(config, store, live, agents);
-  const harness = new Harness({ store, live, hands, model: createAnthropicModel({ apiKey: 'fake', baseURL: fake.url, model: 'claude-sonnet-5-5' }), leaseTtlMs: config.PADDOCK_LEASE_TTL_MS });
-  const vaults = vaultsFor(config, store);
-  const rt: Runtime = { config, store, live, hands, harness, access: accessFor(config, store), agents, vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(store, vaults.masterKey), gitProxy: null, ...filesFor(config, store) };
-  const server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: config.PADDOCK_MAX_BODY_BYTES }));
-  const client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 2, timeout: DEADLINE_MS });
+  const { client, config, store, close } = await startApiServer('crowd', script, { maxRetries: 2, timeout: DEADLINE_MS });
   // Peak memory of this process and everything it started (launchers, bwrap, paddock-hand, socat).
   let peakRssKb = 0;
   let peakPssKb = 0;
@@ -118,12 +95,7 @@ export async function runCrowdBench(): Promise<Row[]> {
     table.add('  live hands cap / warm pool (PADDOCK_MAX_LIVE_HANDS / PADDOCK_WARM_POOL)', `${config.PADDOCK_MAX_LIVE_HANDS} / ${config.PADDOCK_WARM_POOL}`);
   } finally {
     clearInterval(sampler);
-    await server.close();
-    await harness.close();
-    await hands.closeAll();
-    await store.close();
-    await fake.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
   return table.rows;
 }
