@@ -11,6 +11,13 @@ describe('config', () => {
     expect([c.PADDOCK_STORE_RETRY_BASE_MS, c.PADDOCK_STORE_RETRY_MAX_MS]).toEqual([200, 5_000]);
   });
 
+  it('keeps files where the sessions are by default, and refuses an S3 store without a bucket, naming it', () => {
+    expect(loadConfig({}).PADDOCK_BLOB_STORE).toBe('auto');
+    expect(() => loadConfig({ PADDOCK_BLOB_STORE: 's3' })).toThrow(/PADDOCK_S3_BUCKET.*must be set when PADDOCK_BLOB_STORE=s3/);
+    expect(() => loadConfig({ PADDOCK_BLOB_STORE: 'floppy' })).toThrow(/PADDOCK_BLOB_STORE/);
+    expect(loadConfig({ PADDOCK_BLOB_STORE: 's3', PADDOCK_S3_BUCKET: 'files', PADDOCK_S3_FORCE_PATH_STYLE: '1' })).toMatchObject({ PADDOCK_S3_BUCKET: 'files', PADDOCK_S3_FORCE_PATH_STYLE: true, PADDOCK_S3_REGION: 'us-east-1' });
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '' }).brain).toBe('demo');
   });

@@ -152,6 +152,14 @@ const Env = z.object({
   PADDOCK_MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).default(100_000),
   /** Largest event a user or tab may store, as JSON bytes. */
   PADDOCK_MAX_EVENT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Where files' bytes live: `auto` = the data dir with SQLite, the database with DATABASE_URL. */
+  PADDOCK_BLOB_STORE: z.enum(['auto', 'dir', 'database', 's3']).default('auto'),
+  /** With PADDOCK_BLOB_STORE=s3: the bucket, and for an S3-compatible server its endpoint (credentials from the AWS SDK's own chain: AWS_ACCESS_KEY_ID…). */
+  PADDOCK_S3_BUCKET: z.string().min(3).max(63).optional(),
+  PADDOCK_S3_ENDPOINT: z.string().url().optional(),
+  PADDOCK_S3_REGION: z.string().min(1).default('us-east-1'),
+  PADDOCK_S3_FORCE_PATH_STYLE: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  PADDOCK_S3_PREFIX: z.string().max(200).default(''),
   /** Largest file the Files API takes in one upload (413 above it). */
   PADDOCK_MAX_UPLOAD_BYTES: z.coerce.number().int().min(1024).default(500 * 1024 * 1024),
   /** Largest file the IDE may write into a hand. */
@@ -161,6 +169,9 @@ const Env = z.object({
 }).refine((e) => e.PADDOCK_STORE_RETRY_BASE_MS <= e.PADDOCK_STORE_RETRY_MAX_MS, {
   message: 'must not exceed PADDOCK_STORE_RETRY_MAX_MS',
   path: ['PADDOCK_STORE_RETRY_BASE_MS'],
+}).refine((e) => e.PADDOCK_BLOB_STORE !== 's3' || e.PADDOCK_S3_BUCKET !== undefined, {
+  message: 'must be set when PADDOCK_BLOB_STORE=s3',
+  path: ['PADDOCK_S3_BUCKET'],
 });
 
 export type Config = z.infer<typeof Env> & {

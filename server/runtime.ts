@@ -45,6 +45,8 @@ import { RepositoryHands } from '~/server/proxy/repository-hands';
 import type { BlobStore } from '~/server/files/blob-store';
 import { DbBlobStore } from '~/server/files/db-blob-store';
 import { DirBlobStore } from '~/server/files/dir-blob-store';
+import { S3BlobStore } from '~/server/files/s3-blob-store';
+import { unreachable } from '~/lib/unreachable';
 import { FileStore } from '~/server/files/file-store';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
@@ -212,9 +214,28 @@ export function accessFor(config: Config, store: SessionStore): Access {
 /** Files' metadata in the session database, their bytes content-addressed (under `<dataDir>/blobs`, or in PostgreSQL). */
 export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore } {
   if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
-  // PostgreSQL: in the database, which every instance shares; else the data dir.
-  const blobs = config.DATABASE_URL ? new DbBlobStore(store.db) : new DirBlobStore(path.join(config.dataDir, 'blobs'));
-  return { files: new FileStore(store.db), blobs };
+  return { files: new FileStore(store.db), blobs: blobStoreFor(config, store.db) };
+}
+
+/** PADDOCK_BLOB_STORE: `auto` keeps bytes where the sessions are (the data dir for SQLite, the database every PostgreSQL instance shares). */
+function blobStoreFor(config: Config, db: KyselySessionStore['db']): BlobStore {
+  const kind = config.PADDOCK_BLOB_STORE === 'auto' ? (config.DATABASE_URL ? 'database' : 'dir') : config.PADDOCK_BLOB_STORE;
+  switch (kind) {
+    case 'dir':
+      return new DirBlobStore(path.join(config.dataDir, 'blobs'));
+    case 'database':
+      return new DbBlobStore(db);
+    case 's3':
+      return new S3BlobStore({
+        bucket: config.PADDOCK_S3_BUCKET!,
+        endpoint: config.PADDOCK_S3_ENDPOINT,
+        region: config.PADDOCK_S3_REGION,
+        forcePathStyle: config.PADDOCK_S3_FORCE_PATH_STYLE,
+        prefix: config.PADDOCK_S3_PREFIX,
+      });
+    default:
+      return unreachable(kind);
+  }
 }
 
 export function agentsFor(config: Config, store: SessionStore): AgentStore {

@@ -128,3 +128,44 @@ describe('the Files API through the official SDK', () => {
     expect(res.status).toBe(401);
   });
 });
+
+describe('the Files API on an S3 byte store (PADDOCK_BLOB_STORE=s3)', () => {
+  it('uploads to the bucket and downloads from it, through the SDK', async () => {
+    const S3rver = (await import('s3rver')).default;
+    const s3dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-s3rver-'));
+    const s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3dir, configureBuckets: [{ name: 'paddock-files', configs: [] }] });
+    const { port } = (await s3.run()) as { port: number };
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' });
+    const s3dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-files-s3-'));
+    const store = await openSqliteStore({ file: path.join(s3dataDir, 'db.sqlite') });
+    const s3rt = testRuntime({
+      store,
+      model: createDemoBrain(),
+      dataDir: s3dataDir,
+      env: { PADDOCK_API_KEY: KEY, PADDOCK_BLOB_STORE: 's3', PADDOCK_S3_BUCKET: 'paddock-files', PADDOCK_S3_ENDPOINT: `http://127.0.0.1:${port}`, PADDOCK_S3_FORCE_PATH_STYLE: '1' },
+    });
+    const s3server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(s3rt), maxBodyBytes: 16 * 1024 }));
+    try {
+      const c = new Anthropic({ apiKey: KEY, baseURL: s3server.url, maxRetries: 0 });
+      const bytes = randomBytes(100 * 1024);
+      const made = await c.beta.files.upload({ file: await toFile(bytes, 'in-s3.bin') });
+      expect(Buffer.from(await (await c.beta.files.download(made.id)).arrayBuffer()).equals(bytes)).toBe(true);
+      // The bytes are in the bucket, not the data dir.
+      expect(fs.existsSync(path.join(s3dataDir, 'blobs'))).toBe(false);
+      expect(fs.readdirSync(s3dir, { recursive: true }).some((f) => String(f).includes(createHash('sha256').update(bytes).digest('hex')))).toBe(true);
+      await c.beta.files.delete(made.id);
+      expect(fs.readdirSync(s3dir, { recursive: true }).some((f) => String(f).includes(createHash('sha256').update(bytes).digest('hex')))).toBe(false);
+    } finally {
+      await s3server.close();
+      await s3rt.harness.close();
+      await store.close();
+      await s3.close();
+      Object.assign(process.env, { AWS_ACCESS_KEY_ID: saved.id ?? '', AWS_SECRET_ACCESS_KEY: saved.secret ?? '' });
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+      fs.rmSync(s3dir, { recursive: true, force: true });
+      fs.rmSync(s3dataDir, { recursive: true, force: true });
+    }
+  });
+});
