@@ -1,14 +1,14 @@
 import 'server-only';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { NotFoundError, TooLargeError } from '~/lib/errors';
+import { NotFoundError } from '~/lib/errors';
 import type { BlobStore, StoredBlob } from '~/server/files/blob-store';
+import { SHA256, hashingCounter } from '~/server/files/hashing-counter';
 
-const SHA256 = /^[0-9a-f]{64}$/;
 
 /**
  * Blobs as files under `<dataDir>/blobs/<ab>/<abcdef…>` (content-addressed). A put streams to a
@@ -28,29 +28,20 @@ export class DirBlobStore implements BlobStore {
   }
 
   async put(source: Readable, maxBytes: number): Promise<StoredBlob> {
-    const hash = createHash('sha256');
-    let size = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > maxBytes) return done(new TooLargeError(`file over the limit of ${maxBytes} bytes (PADDOCK_MAX_UPLOAD_BYTES)`));
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const count = hashingCounter(maxBytes);
     const temp = path.join(this.tmp, randomUUID());
     await mkdir(this.tmp, { recursive: true, mode: 0o700 });
     try {
-      await pipeline(source, count, createWriteStream(temp, { mode: 0o600 }));
+      await pipeline(source, count.stream, createWriteStream(temp, { mode: 0o600 }));
     } catch (e) {
       await rm(temp, { force: true });
       throw e;
     }
-    const sha256 = hash.digest('hex');
+    const sha256 = count.sha256();
     const final = this.file(sha256);
     return {
       sha256,
-      size,
+      size: count.size(),
       commit: async () => {
         await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
         // The same bytes already here: keep those (same name, same content).

@@ -1,12 +1,12 @@
 import 'server-only';
-import { createHash, randomUUID } from 'node:crypto';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { PassThrough, Readable } from 'node:stream';
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { NotFoundError, TooLargeError } from '~/lib/errors';
+import { NotFoundError } from '~/lib/errors';
 import type { BlobStore, StoredBlob } from '~/server/files/blob-store';
+import { SHA256, hashingCounter } from '~/server/files/hashing-counter';
 
-const SHA256 = /^[0-9a-f]{64}$/;
 
 export interface S3Options {
   bucket: string;
@@ -53,16 +53,8 @@ export class S3BlobStore implements BlobStore {
 
   async put(source: Readable, maxBytes: number): Promise<StoredBlob> {
     const temp = `${this.prefix}tmp/${randomUUID()}`;
-    const hash = createHash('sha256');
-    let size = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > maxBytes) return done(new TooLargeError(`file over the limit of ${maxBytes} bytes (PADDOCK_MAX_UPLOAD_BYTES)`));
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const counter = hashingCounter(maxBytes);
+    const count = counter.stream;
     const body = new PassThrough();
     // Written by the stream's error handler (an object: TS does not see closures assign a variable).
     const state: { failure: Error | null } = { failure: null };
@@ -83,7 +75,8 @@ export class S3BlobStore implements BlobStore {
       await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: temp })).catch(() => undefined);
       throw state.failure;
     }
-    const sha256 = hash.digest('hex');
+    const sha256 = counter.sha256();
+    const size = counter.size();
     const discard = () => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: temp })).then(() => undefined);
     return {
       sha256,
