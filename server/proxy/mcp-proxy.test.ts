@@ -266,8 +266,11 @@ describe('the MCP proxy under the outbound address policy', () => {
     const g = await gate({ token: STATIC });
     secrets.put('vlt_a', g.url, { credentialId: 'vcrd_1', vaultId: 'vlt_a', type: 'static_bearer', token: STATIC });
     const id = await sessionWith([{ name: 'local', url: g.url }]);
-    for (const p of [strict().listTools(await mintSessionToken(key, id), 'local'), strict().callTool(await mintSessionToken(key, id), 'local', 'echo', { message: 'x' })]) {
-      const e = await failure(p);
+    // Each call made only when awaited: a rejection that waits for its handler behind another
+    // await is an unhandled rejection (it failed CI once).
+    const calls = [async () => strict().listTools(await mintSessionToken(key, id), 'local'), async () => strict().callTool(await mintSessionToken(key, id), 'local', 'echo', { message: 'x' })];
+    for (const call of calls) {
+      const e = await failure(call());
       expect(e).toMatchObject({ kind: 'connection', server: 'local' });
       expect(e.message).toContain('127.0.0.1 was refused by the network policy');
       // Nothing about what answers there: no status, no body.
