@@ -2,10 +2,12 @@
 import { TRPCClientError } from '@trpc/client';
 import { type KeyboardEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Markdown } from '~/app/_components/markdown/markdown';
-import { type Item, conversation, currentStatus } from '~/app/_components/session-view/derive';
+import { conversation, currentStatus } from '~/app/_components/session-view/derive';
 import type { StoredEvent } from '~/lib/events';
-import { BUDGET_SPENT, HIDDEN_TOOL } from '~/lib/widget';
+import { BUDGET_SPENT } from '~/lib/widget';
 import { makeWidgetTrpcClient } from '~/lib/browser/trpc';
+import { WidgetItem, itemKey } from '~/app/_components/widget/widget-item';
+import { useHostFrame } from '~/app/_components/widget/use-host-frame';
 import '~/app/_components/widget/widget.css';
 
 type Theme = 'light' | 'dark';
@@ -143,29 +145,7 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
     return () => sub.unsubscribe();
   }, [sessionId, client]);
 
-  // The host page talks to the frame: focus on open, the host's theme as it changes.
-  useEffect(() => {
-    const onMessage = (e: MessageEvent) => {
-      if (e.source !== window.parent || e.origin !== origin) return;
-      const data = e.data as { type?: unknown; theme?: unknown } | null;
-      if (data?.type === 'paddock:focus') input.current?.focus();
-      if (data?.type === 'paddock:theme' && (data.theme === 'light' || data.theme === 'dark')) setTheme(data.theme);
-    };
-    const onKey = (e: globalThis.KeyboardEvent) => {
-      if (e.key === 'Escape' && window.parent !== window) window.parent.postMessage({ type: 'paddock:close' }, origin);
-    };
-    window.addEventListener('message', onMessage);
-    window.addEventListener('keydown', onKey);
-    return () => {
-      window.removeEventListener('message', onMessage);
-      window.removeEventListener('keydown', onKey);
-    };
-  }, [origin]);
-
-  // Ready for input: the loader asks for the focus again (its first request may have come before this page ran).
-  useEffect(() => {
-    if (ready && window.parent !== window) window.parent.postMessage({ type: 'paddock:ready' }, origin);
-  }, [ready, origin]);
+  useHostFrame(origin, ready, input, setTheme);
 
   const items = useMemo(() => conversation(events), [events]);
   const status = useMemo(() => currentStatus(events), [events]);
@@ -321,60 +301,4 @@ export function WidgetApp({ agentId, origin, theme: initialTheme }: Props) {
       </form>
     </main>
   );
-}
-
-function itemKey(item: Item, i: number): string {
-  if (item.kind === 'tool' || item.kind === 'custom') return item.call.use.id;
-  return 'event' in item ? item.event.id : String(i);
-}
-
-/** One entry: the visitor's text, the agent's markdown, a tool call as one compact line (its output behind a disclosure). */
-function WidgetItem({ item }: { item: Item }) {
-  switch (item.kind) {
-    case 'user':
-      return (
-        <div className="pw-msg pw-user" data-testid="widget-user">
-          {item.event.content.map((c) => (c.type === 'text' ? c.text : '')).join('')}
-        </div>
-      );
-    case 'agent':
-      return (
-        <div className="pw-msg pw-agent" data-testid="widget-answer">
-          <Markdown text={item.event.content.map((c) => (c.type === 'text' ? c.text : '')).join('')} />
-        </div>
-      );
-    case 'tool': {
-      const { use, result } = item.call;
-      // The owner hides tools: the server sent no name, input or output, only that one runs.
-      if (use.name === HIDDEN_TOOL && Object.keys(use.input).length === 0) {
-        return (
-          <p className="pw-note pw-working" data-testid="widget-tool" data-hidden="true">
-            {result ? (result.is_error ? 'a step failed' : 'worked on it') : 'working…'}
-          </p>
-        );
-      }
-      const state = result ? (result.is_error ? 'failed' : 'done') : 'running…';
-      const output = (result?.content ?? []).map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
-      return (
-        <details className="pw-tool" data-testid="widget-tool">
-          <summary>
-            <span className="pw-mono">{use.name}</span> <span className="pw-muted">{state}</span>
-          </summary>
-          <pre className="pw-mono">{output.length > 2_000 ? `${output.slice(0, 2_000)}…` : output || JSON.stringify(use.input).slice(0, 500)}</pre>
-        </details>
-      );
-    }
-    case 'interrupt':
-      return (
-        <p className="pw-note pw-stopped" data-testid="widget-stopped">
-          Stopped
-        </p>
-      );
-    case 'error':
-      // The budget's notice is shown under the log, with the offer of a new conversation.
-      if (item.event.error.message === BUDGET_SPENT) return null;
-      return <p className="pw-note">Something went wrong on our side; the assistant may retry.</p>;
-    default:
-      return null;
-  }
 }
