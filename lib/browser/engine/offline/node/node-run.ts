@@ -3,10 +3,11 @@ import type { IFileSystem } from 'just-bash/browser';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { BOOTSTRAP_SOURCE, NODE_BUILTINS, type BootstrapConfig } from '~/lib/browser/engine/offline/node/bootstrap';
 import { NODE_VERSION } from '~/lib/browser/engine/offline/node/node-cli';
-import { cjsExportNames, looksLikeEsm, Resolver, ResolveError } from '~/lib/browser/engine/offline/node/resolve';
+import { looksLikeEsm, Resolver } from '~/lib/browser/engine/offline/node/resolve';
+import { metaPrefix, moduleSource, normalizeModule, stripShebang } from '~/lib/browser/engine/offline/node/esm-loader';
 import { installHostFunctions, type NodeHostEnv } from '~/lib/browser/engine/offline/node/node-host';
 import { Vfs } from '~/lib/browser/engine/offline/node/vfs';
-import { dirnamePosix, resolvePosix } from '~/lib/posix-path';
+import { resolvePosix } from '~/lib/posix-path';
 
 /**
  * One `node` process: a fresh QuickJS runtime per run (nothing leaks between runs), the Node
@@ -103,14 +104,14 @@ class NodeRun implements NodeHostEnv {
     this.rt.setModuleLoader(
       (name) => {
         try {
-          return { value: this.moduleSource(name) };
+          return { value: moduleSource(name, this.resolver, (p) => this.readText(p), (id) => this.builtinExportNames(id)) };
         } catch (e) {
           return { error: e instanceof Error ? e : new Error(String(e)) };
         }
       },
       (base, requested) => {
         try {
-          return { value: this.normalizeModule(base, requested) };
+          return { value: normalizeModule(this.resolver, this.opts.cwd, base, requested) };
         } catch (e) {
           return { error: e instanceof Error ? e : new Error(String(e)) };
         }
@@ -473,36 +474,6 @@ class NodeRun implements NodeHostEnv {
     this.out[fd] += text;
   }
 
-  // ── ES modules (QuickJS's loader) ────────────────────────────────────────
-
-  private normalizeModule(base: string, requested: string): string {
-    const fromDir = base.startsWith('node:') ? this.opts.cwd : dirnamePosix(base);
-    try {
-      const r = this.resolver.resolve(requested, fromDir, 'import');
-      return 'builtin' in r ? `node:${r.builtin}` : r.path;
-    } catch (e) {
-      if (e instanceof ResolveError) throw new Error(`${e.message} imported from ${base}`, { cause: e });
-      throw e;
-    }
-  }
-
-  private moduleSource(name: string): string {
-    if (name.startsWith('node:')) {
-      const id = name.slice(5);
-      const names = this.builtinExportNames(id);
-      return `const m = globalThis.__node_internal__.builtin(${JSON.stringify(id)}); export default m;${names.length ? ` export const { ${names.join(', ')} } = m;` : ''}`;
-    }
-    const format = this.resolver.format(name);
-    const text = this.readText(name);
-    if (format === 'esm') return metaPrefix(name) + stripShebang(text);
-    if (format === 'json') return `export default JSON.parse(${JSON.stringify(text)});`;
-    const names = cjsExportNames(text);
-    return (
-      `const m = globalThis.__node_internal__.requireAbs(${JSON.stringify(name)}, 'cjs'); export default m;` +
-      (names.length ? ` export const { ${names.join(', ')} } = m == null ? {} : m;` : '')
-    );
-  }
-
   private builtinExportNames(id: string): string[] {
     if (!this.internal) return [];
     const fn = this.ctx.getProp(this.internal, 'exportNames');
@@ -518,6 +489,7 @@ class NodeRun implements NodeHostEnv {
     r.value.dispose();
     return s === '' ? [] : s.split(',');
   }
+
 
   /**
    * child_process: runs after the script's current turn (so its writes so far are flushed to
@@ -540,17 +512,4 @@ class NodeRun implements NodeHostEnv {
         this.wake?.();
       });
   }
-}
-
-function stripShebang(source: string): string {
-  return source.startsWith('#!') ? `//${source.slice(2)}` : source;
-}
-
-/** import.meta for an ES module, on the first line so line numbers stay right. */
-function metaPrefix(path: string): string {
-  const dir = dirnamePosix(path);
-  return (
-    `import.meta.url = ${JSON.stringify(`file://${encodeURI(path)}`)}; import.meta.filename = ${JSON.stringify(path)}; ` +
-    `import.meta.dirname = ${JSON.stringify(dir)}; import.meta.resolve = (s) => globalThis.__node_internal__.resolveUrl(s, ${JSON.stringify(dir)}); `
-  );
 }
