@@ -3,8 +3,9 @@ import type { IFileSystem } from 'just-bash/browser';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { BOOTSTRAP_SOURCE, NODE_BUILTINS, type BootstrapConfig } from '~/lib/browser/engine/offline/node/bootstrap';
 import { NODE_VERSION } from '~/lib/browser/engine/offline/node/node-cli';
-import { looksLikeEsm, Resolver } from '~/lib/browser/engine/offline/node/resolve';
+import { Resolver } from '~/lib/browser/engine/offline/node/resolve';
 import { metaPrefix, moduleSource, normalizeModule, stripShebang } from '~/lib/browser/engine/offline/node/esm-loader';
+import { builtinExportNames, dumpError, formatScriptError, isModuleSource, isProcessExit } from '~/lib/browser/engine/offline/node/quickjs-inspect';
 import { installHostFunctions, type NodeHostEnv } from '~/lib/browser/engine/offline/node/node-host';
 import { Vfs } from '~/lib/browser/engine/offline/node/vfs';
 import { resolvePosix } from '~/lib/posix-path';
@@ -57,6 +58,31 @@ const YIELD_EVERY_MS = 50;
 
 type StopReason = 'time' | 'outer-time' | 'abort';
 
+const outOfMemory = (limit: number) => `node: script stopped: out of memory (memory limit ${Math.round(limit / (1024 * 1024))} MiB)\n`;
+
+/**
+ * The memory limit. QuickJS's own (`setMemoryLimit`) bounds one allocation, not their sum, in an
+ * Emscripten build: its allocator reports no usable sizes, so nothing accumulates, and a script
+ * could hold gigabytes of the tab. Emscripten grows the heap through this Memory's `grow`; past
+ * the limit that now throws, the allocation fails and QuickJS raises its out-of-memory error.
+ * The limit counts from the heap's size at the start (what earlier runs freed is reusable on top).
+ */
+function capHeap(heap: WebAssembly.Memory, limitBytes: number): WebAssembly.Memory {
+  const cap = heap.buffer.byteLength + limitBytes;
+  Object.defineProperty(heap, 'grow', {
+    configurable: true,
+    value: (pages: number) => {
+      if (heap.buffer.byteLength + pages * 65_536 > cap) throw new RangeError('over the script memory limit');
+      return WebAssembly.Memory.prototype.grow.call(heap, pages);
+    },
+  });
+  return heap;
+}
+
+function uncapHeap(heap: WebAssembly.Memory): void {
+  delete (heap as { grow?: unknown }).grow;
+}
+
 interface Timer {
   due: number;
   ref: boolean;
@@ -87,6 +113,8 @@ class NodeRun implements NodeHostEnv {
   private internal: QuickJSHandle | null = null;
   private mainPromise: QuickJSHandle | null = null;
   readonly stdin: Uint8Array;
+  /** The module's linear memory, capped for this run (see capHeap). */
+  private readonly heap: WebAssembly.Memory;
 
   constructor(
     qjs: QuickJSWASMModule,
@@ -97,6 +125,7 @@ class NodeRun implements NodeHostEnv {
     this.deadline = Math.min(own, opts.outerDeadline ?? Infinity);
     this.resolver = new Resolver(vfs);
     this.stdin = opts.stdin;
+    this.heap = capHeap(qjs.getWasmMemory(), opts.memoryLimitBytes);
     this.rt = qjs.newRuntime();
     this.rt.setMemoryLimit(opts.memoryLimitBytes);
     this.rt.setMaxStackSize(MAX_STACK_BYTES);
@@ -104,7 +133,7 @@ class NodeRun implements NodeHostEnv {
     this.rt.setModuleLoader(
       (name) => {
         try {
-          return { value: moduleSource(name, this.resolver, (p) => this.readText(p), (id) => this.builtinExportNames(id)) };
+          return { value: moduleSource(name, this.resolver, (p) => this.readText(p), (id) => builtinExportNames(this.ctx, this.internal, id)) };
         } catch (e) {
           return { error: e instanceof Error ? e : new Error(String(e)) };
         }
@@ -187,9 +216,12 @@ class NodeRun implements NodeHostEnv {
       this.internal?.dispose();
       this.ctx.dispose();
       this.rt.dispose();
+      uncapHeap(this.heap);
     } catch {
       // QuickJS asserts on leaked objects when a run was cut short: the module is suspect now.
       this.poisoned = true;
+    } finally {
+      uncapHeap(this.heap);
     }
   }
 
@@ -234,7 +266,7 @@ class NodeRun implements NodeHostEnv {
       else this.callInternal('runMain', [entry.path]);
       return;
     }
-    const asModule = entry.inputType === 'module' || (entry.inputType === undefined && this.isModuleSource(entry.code, entry.filename));
+    const asModule = entry.inputType === 'module' || (entry.inputType === undefined && isModuleSource(this.ctx, entry.code, entry.filename));
     if (asModule) this.startModule(entry.code, resolvePosix(this.opts.cwd, entry.filename));
     else this.callInternal('runEval', [entry.code, entry.print]);
   }
@@ -244,24 +276,7 @@ class NodeRun implements NodeHostEnv {
     const format = this.resolver.format(path);
     if (format === 'esm') return 'esm';
     if (format === 'json' || path.endsWith('.cjs') || inputType === 'commonjs') return 'cjs';
-    return this.isModuleSource(this.readText(path), path) ? 'esm' : 'cjs';
-  }
-
-  private isModuleSource(code: string, filename: string): boolean {
-    if (looksLikeEsm(code)) return true;
-    const asScript = this.ctx.evalCode(`(function () {${code}\n})`, filename, { compileOnly: true });
-    if (!asScript.error) {
-      asScript.value.dispose();
-      return false;
-    }
-    asScript.error.dispose();
-    const asModule = this.ctx.evalCode(code, filename, { type: 'module', compileOnly: true });
-    if (asModule.error) {
-      asModule.error.dispose();
-      return false;
-    }
-    asModule.value.dispose();
-    return true;
+    return isModuleSource(this.ctx, this.readText(path), path) ? 'esm' : 'cjs';
   }
 
   private startModule(source: string, path: string): void {
@@ -393,67 +408,25 @@ class NodeRun implements NodeHostEnv {
   private fail(err: QuickJSHandle): void {
     try {
       if (this.exitCode !== null || this.stop !== null || this.failure !== null) return;
-      if (this.isProcessExit(err)) {
+      if (isProcessExit(this.ctx, this.internal, err)) {
         this.exitCode ??= 0;
         return;
       }
-      const dumped = this.safeDump(err);
+      const dumped = dumpError(this.ctx, err);
       if (dumped.name === 'InternalError' && /out of memory/.test(dumped.message)) {
-        const mib = Math.round(this.opts.memoryLimitBytes / (1024 * 1024));
-        this.failure = { code: 134, text: `node: script stopped: out of memory (memory limit ${mib} MiB)\n` };
+        this.failure = { code: 134, text: outOfMemory(this.opts.memoryLimitBytes) };
+        // Linear memory never shrinks: only a new module gives the grown heap back to the tab.
+        this.poisoned = true;
         return;
       }
       if (dumped.name === 'InternalError' && dumped.message === 'interrupted') {
         this.stop ??= 'time';
         return;
       }
-      this.failure = { code: 1, text: `${this.formatError(err, dumped)}\n\nNode.js ${NODE_VERSION} (QuickJS, offline engine)\n` };
+      this.failure = { code: 1, text: `${formatScriptError(this.ctx, this.internal, err, dumped)}\n\nNode.js ${NODE_VERSION} (QuickJS, offline engine)\n` };
     } finally {
       err.dispose();
     }
-  }
-
-  private isProcessExit(err: QuickJSHandle): boolean {
-    if (!this.internal) return false;
-    const fn = this.ctx.getProp(this.internal, 'isProcessExit');
-    const r = this.ctx.callFunction(fn, this.ctx.undefined, err);
-    fn.dispose();
-    if (r.error) {
-      r.error.dispose();
-      return false;
-    }
-    const yes = this.ctx.dump(r.value) === true;
-    r.value.dispose();
-    return yes;
-  }
-
-  private safeDump(err: QuickJSHandle): { name: string; message: string; stack: string } {
-    try {
-      const d: unknown = this.ctx.dump(err);
-      if (typeof d === 'object' && d !== null) {
-        const o = d as Record<string, unknown>;
-        const text = (v: unknown, d: string) => (typeof v === 'string' ? v : v === undefined || v === null ? d : JSON.stringify(v));
-        return { name: text(o.name, 'Error'), message: text(o.message, ''), stack: text(o.stack, '') };
-      }
-      return { name: '', message: String(d), stack: '' };
-    } catch {
-      return { name: 'Error', message: 'unknown error', stack: '' };
-    }
-  }
-
-  private formatError(err: QuickJSHandle, dumped: { name: string; message: string; stack: string }): string {
-    if (this.internal) {
-      const fn = this.ctx.getProp(this.internal, 'formatError');
-      const r = this.ctx.callFunction(fn, this.ctx.undefined, err);
-      fn.dispose();
-      if (!r.error) {
-        const text = this.ctx.getString(r.value);
-        r.value.dispose();
-        return text;
-      }
-      r.error.dispose();
-    }
-    return `${dumped.name}: ${dumped.message}\n${dumped.stack}`.trimEnd();
   }
 
   // ── output ───────────────────────────────────────────────────────────────
@@ -473,23 +446,6 @@ class NodeRun implements NodeHostEnv {
     }
     this.out[fd] += text;
   }
-
-  private builtinExportNames(id: string): string[] {
-    if (!this.internal) return [];
-    const fn = this.ctx.getProp(this.internal, 'exportNames');
-    const arg = this.ctx.newString(id);
-    const r = this.ctx.callFunction(fn, this.ctx.undefined, arg);
-    arg.dispose();
-    fn.dispose();
-    if (r.error) {
-      r.error.dispose();
-      return [];
-    }
-    const s = this.ctx.getString(r.value);
-    r.value.dispose();
-    return s === '' ? [] : s.split(',');
-  }
-
 
   /**
    * child_process: runs after the script's current turn (so its writes so far are flushed to
