@@ -121,6 +121,9 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
     const timings: string[] = [];
     try {
       // ── 1: the database goes away while the model streams a tool call ─────────────────────
+      // The answer ends only once the database is down, however slowly the machine stops it.
+      let databaseDown!: () => void;
+      const endAfter = new Promise<void>((r) => (databaseDown = r));
       fake.enqueue(
         {
           kind: 'message',
@@ -129,6 +132,7 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
             { kind: 'tool_use', name: 'write', input: { file_path: 'note.md', content: 'alpha' }, id: 'toolu_w1' },
           ],
           chunkDelayMs: 50,
+          endAfter,
         },
         toolUseResponse('read', { file_path: 'note.md' }, { id: 'toolu_r1' }),
         textResponse('The note says alpha.'),
@@ -139,7 +143,8 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
       const retriesBefore = harness.storeRetries;
       const down1 = performance.now();
       await cluster.stop('fast');
-      // Longer than the rest of the stream (~1.2 s): the answer arrives while the database is down.
+      databaseDown();
+      // The answer arrives while the database is down: the harness's writes of it meet the outage.
       await sleep(1_500);
       await cluster.start();
       const up1 = performance.now();
@@ -175,11 +180,13 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
       timings.push(`idle: down ${Math.round(up2 - down2)} ms, follower reported the store back ${Math.round(performance.now() - up2)} ms after the restart`);
 
       // ── 3: the database goes away while the model thinks (before its first byte) ───────────
+      // The answer ends only once the database is down (a delay was not enough: a loaded machine
+      // saw the request start after the answer was in).
+      let databaseDown3!: () => void;
+      const endAfter3 = new Promise<void>((r) => (databaseDown3 = r));
       fake.enqueue(
         toolUseResponse('edit', { file_path: 'note.md', old_string: 'alpha', new_string: 'beta' }, { id: 'toolu_e1' }),
-        // Long enough that the database is surely down when it arrives, even if this test sees the
-        // request start late (a loaded CI machine saw it after the answer was in, once).
-        textResponse('Now it says beta.', { delayMs: 1_500 }),
+        textResponse('Now it says beta.', { endAfter: endAfter3 }),
       );
       const retriesBefore3 = harness.storeRetries;
       acknowledged.push(await api().events.send({ sessionId: s.id, event: userText('change alpha to beta') }));
@@ -187,6 +194,7 @@ describe('database faults: PostgreSQL restarted mid-session', () => {
       await f.waitFor((e) => e.type === 'span.model_request_start' && e.seq > editResult.seq);
       const down3 = performance.now();
       await cluster.stop('fast');
+      databaseDown3();
       // The answer arrives while the database is down; the turn is stored once it is back.
       await sleep(1_800);
       await cluster.start();

@@ -33,6 +33,8 @@ export type ScriptedResponse =
       delayMs?: number;
       /** Wait between SSE frames. */
       chunkDelayMs?: number;
+      /** The content is streamed, then the message ends (message_delta, message_stop) only once this settles. */
+      endAfter?: Promise<unknown>;
       usage?: ScriptedUsage;
       /** Leave the cache counters out of usage entirely, as Ollama and llama.cpp do. */
       omitCacheUsage?: boolean;
@@ -506,8 +508,12 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions = {}): P
         }
 
         if (!(await startStream(usage))) return;
+        if (scripted.endAfter) {
+          if (!(await writeAll(planned.flatMap(blockFrames), scripted.chunkDelayMs))) return;
+          await scripted.endAfter;
+        }
         const frames: Frame[] = [
-          ...planned.flatMap(blockFrames),
+          ...(scripted.endAfter ? [] : planned.flatMap(blockFrames)),
           {
             event: 'message_delta',
             data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } },
