@@ -144,9 +144,16 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
     <main className="session" data-testid="session-view" data-status={status}>
       <div className="session-head">
         <h1>{title}</h1>
-        <span className={`status status-${status}`} data-testid="status">
-          {status}
-        </span>
+        {/* Idle, yet not done: a call waits for the owner's verdict. */}
+        {status === 'idle' && asking > 0 ? (
+          <span className="status status-needs_approval" data-testid="status">
+            needs approval
+          </span>
+        ) : (
+          <span className={`status status-${status}`} data-testid="status">
+            {status}
+          </span>
+        )}
         <span className={`conn conn-${connection}`} data-testid="connection">
           {connection}
         </span>
