@@ -374,6 +374,19 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('blobs').execute();
     },
   },
+  '0013_session_list_columns': {
+    // What the home page's list shows and filters on without reading any log: what an idle
+    // session waits for (a verdict on a call: "needs approval", or a client's result) and the
+    // first line of its newest message. Kept by the append that changes them (append-batch.ts).
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('sessions').addColumn('waiting_on', 'text').execute();
+      await db.schema.alterTable('sessions').addColumn('last_message', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('sessions').dropColumn('last_message').execute();
+      await db.schema.alterTable('sessions').dropColumn('waiting_on').execute();
+    },
+  },
 };
 
 /**
