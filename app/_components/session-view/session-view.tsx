@@ -259,7 +259,7 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
               </Panel>
               <ResizeHandle id="resize-log" />
               {/* Tall enough to read ten rows of the timeline as it opens. */}
-              <Panel id="pane-log" defaultSize="300px" minSize="80px" className="pane">
+              <Panel id="pane-log" defaultSize="340px" minSize="80px" className="pane">
                 {bottom}
               </Panel>
             </PersistedGroup>
