@@ -76,43 +76,46 @@ export function SessionList() {
         <h1>Sessions</h1>
         <NewSessionForm disabled={!hydrated || offline} />
       </div>
-      <div className="list-filters">
-        <input type="search" className="list-search" placeholder="Search titles" aria-label="Search session titles" value={search} onChange={(e) => setSearch(e.target.value)} data-testid="filter-search" />
-        <label>
-          Status{' '}
-          <select value={status} onChange={(e) => setStatus(e.target.value as ListStatus | '')} data-testid="filter-status">
-            <option value="">any</option>
-            {STATUSES.map(([v, label]) => (
-              <option key={v} value={v}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Agent{' '}
-          <select value={agentId} onChange={(e) => setAgentId(e.target.value)} data-testid="filter-agent">
-            <option value="">all</option>
-            {(agents.data?.data ?? []).map((a) => (
-              <option key={a.id} value={a.id}>
-                {a.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          From{' '}
-          <select value={widgetOrigin} onChange={(e) => setWidgetOrigin(e.target.value)} data-testid="filter-origin">
-            <option value="">anywhere</option>
-            <option value="*">any docs widget</option>
-            {(origins.data ?? []).map((o) => (
-              <option key={o} value={o}>
-                widget on {o}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
+      {/* Nothing to search or filter on a server nobody used yet: the first steps take the place. */}
+      {(filtered || sessions.length > 0 || list.isLoading) && (
+        <div className="list-filters">
+          <input type="search" className="list-search" placeholder="Search titles" aria-label="Search session titles" value={search} onChange={(e) => setSearch(e.target.value)} data-testid="filter-search" />
+          <label>
+            Status{' '}
+            <select value={status} onChange={(e) => setStatus(e.target.value as ListStatus | '')} data-testid="filter-status">
+              <option value="">any</option>
+              {STATUSES.map(([v, label]) => (
+                <option key={v} value={v}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Agent{' '}
+            <select value={agentId} onChange={(e) => setAgentId(e.target.value)} data-testid="filter-agent">
+              <option value="">all</option>
+              {(agents.data?.data ?? []).map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            From{' '}
+            <select value={widgetOrigin} onChange={(e) => setWidgetOrigin(e.target.value)} data-testid="filter-origin">
+              <option value="">anywhere</option>
+              <option value="*">any docs widget</option>
+              {(origins.data ?? []).map((o) => (
+                <option key={o} value={o}>
+                  widget on {o}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      )}
       {remove.error && <p className="error">Could not delete the session: {remove.error.message}</p>}
       {databaseDown ? (
         <StoreOutageBanner detail={list.error.message} what="your sessions" />
@@ -148,36 +151,36 @@ export function SessionList() {
             {sessions.map((s) => {
               const [statusClass, statusText] = shownStatus(s);
               return (
-              <tr key={s.id} data-testid="session-row" data-session={s.id}>
-                <td className="session-cell">
-                  {/* A full page load, not a client-side one: only it gets the session page's COOP/COEP, which the tab hand's WebContainer needs. */}
-                  <a href={`/s/${s.id}`}>{s.title}</a>
-                  {s.last_message && (
-                    <div className="muted small last-message" data-testid="session-last-message" title={s.last_message}>
-                      {s.last_message}
-                    </div>
-                  )}
-                  {s.widget && (
-                    <div className="muted small" data-testid="session-widget-origin">
-                      widget on {s.widget.origin}
-                    </div>
-                  )}
-                </td>
-                <td>
-                  <span className={`status status-${statusClass}`} data-testid="session-status">
-                    {statusText}
-                  </span>
-                </td>
-                <td className="small" data-testid="session-agent-name">
-                  {s.agent?.name ?? 'default'}
-                </td>
-                <td title={s.updated_at}>{timeAgo(s.updated_at)}</td>
-                <td>
-                  <button type="button" className="quiet" data-testid="delete-session" disabled={!hydrated || offline || remove.isPending} onClick={() => confirmDelete(s.id, s.title)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
+                <tr key={s.id} data-testid="session-row" data-session={s.id}>
+                  <td className="session-cell">
+                    {/* A full page load, not a client-side one: only it gets the session page's COOP/COEP, which the tab hand's WebContainer needs. */}
+                    <a href={`/s/${s.id}`}>{s.title}</a>
+                    {s.last_message && (
+                      <div className="muted small last-message" data-testid="session-last-message" title={s.last_message}>
+                        {s.last_message}
+                      </div>
+                    )}
+                    {s.widget && (
+                      <div className="muted small" data-testid="session-widget-origin">
+                        widget on {s.widget.origin}
+                      </div>
+                    )}
+                  </td>
+                  <td>
+                    <span className={`status status-${statusClass}`} data-testid="session-status">
+                      {statusText}
+                    </span>
+                  </td>
+                  <td className="small" data-testid="session-agent-name">
+                    {s.agent?.name ?? 'default'}
+                  </td>
+                  <td title={s.updated_at}>{timeAgo(s.updated_at)}</td>
+                  <td>
+                    <button type="button" className="quiet" data-testid="delete-session" disabled={!hydrated || offline || remove.isPending} onClick={() => confirmDelete(s.id, s.title)}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
               );
             })}
           </tbody>
