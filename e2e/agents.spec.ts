@@ -55,7 +55,7 @@ test('an agent whose bash asks first: the call waits for Allow, then runs and th
   await expect(call.getByTestId('tool-confirm')).toBeVisible();
   await expect(call).toContainText('waiting for your approval');
   await expect(page.getByTestId('approval-banner')).toHaveText('A tool call waits for your approval ↓');
-  await expect(page.getByTestId('status')).toHaveText('idle');
+  await expect(page.getByTestId('status')).toHaveText('needs approval');
   // Nothing ran: the model was asked once and no result exists yet.
   expect((await recordedRequests()).filter((r) => r.path === '/v1/messages')).toHaveLength(1);
   await expect(call.getByTestId('tool-result')).toHaveCount(0);
@@ -89,7 +89,9 @@ test('a denied call never runs: the model gets the owner\'s message', async ({ p
   await call.getByTestId('deny-message').press('Enter');
   await expect(call.getByTestId('tool-verdict')).toHaveText('You denied this call: not in this repo');
   await expect(page.getByTestId('agent-message').last()).toHaveText('Understood, I will not.');
-  await expect(call.getByTestId('tool-result')).toContainText('not in this repo');
+  // Denied, not failed; the reason shown once, in the verdict (the model got it as the call's result).
+  await expect(call.getByTestId('tool-state')).toHaveText('denied');
+  await expect(call.getByText('not in this repo')).toHaveCount(1);
   const second = (await recordedRequests()).filter((r) => r.path === '/v1/messages')[1]!.body;
   expect(JSON.stringify(second?.messages)).toContain('not in this repo');
 });

@@ -25,6 +25,9 @@ test('a model that stays overloaded reads as a plain sentence with a Retry butto
   await enqueue({ kind: 'message', steps: [{ kind: 'text', text: 'Back again.' }] });
   await notice.getByTestId('retry').click();
   await expect(page.getByTestId('agent-message').last()).toHaveText('Back again.');
+  // Retry is Paddock's action, not a message under "you": the person wrote only "hello".
+  await expect(page.getByTestId('retry-notice')).toHaveCount(1);
+  await expect(page.getByTestId('user-message')).toHaveCount(1);
   // Once the conversation moved on, the old notice offers no Retry.
   await expect(page.getByTestId('retry')).toHaveCount(0);
 });

@@ -49,7 +49,7 @@ test('a server killed mid-answer and restarted: the page stays readable offline 
   await expect(page.getByTestId('offline-banner')).toBeVisible();
   await page.goto('/');
   await expect(page.getByTestId('offline-banner')).toBeVisible();
-  await expect(page.getByTestId('sessions')).toContainText(id);
+  await expect(page.getByTestId('sessions').locator(`[data-session="${id}"]`)).toBeVisible();
 
   await server.start();
   await page.goto(`/s/${id}`);

@@ -38,6 +38,13 @@ async function both(page: Page, name: string): Promise<void> {
 }
 
 test('the first hour, screen by screen, at 1440 and 390 px', async ({ page }) => {
+  // A server nobody used yet (this spec alone on a fresh data dir) offers the three first things.
+  if ((await v1<{ data: unknown[] }>('GET', 'sessions?limit=1')).data.length === 0) {
+    await page.goto('/');
+    await expect(page.getByTestId('first-steps')).toContainText('Try the demo');
+    await expect(page.getByTestId('first-steps-snippet')).toContainText(`baseURL: '${BASE}'`);
+    await both(page, 'home-empty');
+  }
   // A long conversation made through the API (titled from its first message), 22 turns.
   const long = await v1<{ id: string }>('POST', 'sessions', { agent: 'agent_default', environment_id: 'env_default' });
   await say(long.id, 'write notes.txt: the plan for today');
@@ -54,6 +61,8 @@ test('the first hour, screen by screen, at 1440 and 390 px', async ({ page }) =>
 
   await page.goto('/');
   await expect(page.getByText('write notes.txt: the plan for today').first()).toBeVisible();
+  await expect(page.locator(`[data-testid=session-row][data-session="${pending.id}"] [data-testid=session-status]`)).toHaveText('needs approval');
+  await expect(page.getByTestId('brain-label')).toHaveCount(0);
   await both(page, 'home');
 
   await page.goto(`/s/${long.id}`);
@@ -71,6 +80,7 @@ test('the first hour, screen by screen, at 1440 and 390 px', async ({ page }) =>
   await page.goto(`/s/${pending.id}`);
   await expect(page.getByTestId('connection')).toHaveText('live');
   await expect(page.getByRole('button', { name: /allow|approve/i }).first()).toBeVisible();
+  await expect(page.getByTestId('status')).toHaveText('needs approval');
   await both(page, 'approval');
 
   for (const [path, name] of [

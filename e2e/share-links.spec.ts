@@ -54,6 +54,9 @@ test('a share link follows a running session live, refuses a write and dies when
   // What the owner sees: the conversation, the tool call, the hand's files.
   await expect(viewer.getByTestId('agent-message').last()).toHaveText('First answer done.');
   await expect(viewer.getByTestId('tool-call').first()).toContainText('shared.md');
+  // The viewer reads the owner's words, labelled as theirs, not "you".
+  await expect(viewer.locator('.msg.user .who').first()).toContainText('owner');
+  await expect(viewer.locator('.msg.user .who').first()).not.toContainText('you');
   await expect(viewer.locator('[data-testid=file-node][data-path="shared.md"]')).toBeVisible();
   // Nothing that writes, and nothing of the owner's keys in the page.
   await expect(viewer.getByTestId('composer-input')).toHaveCount(0);

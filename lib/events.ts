@@ -103,7 +103,12 @@ export const NewEvent = z.discriminatedUnion('type', [
     path: z.string().min(1).max(4096),
     content: z.string().max(256 * 1024),
   }),
-  z.object({ type: z.literal('agent.message'), content: z.array(z.discriminatedUnion('type', [TextBlock, RedactedBlock])) }),
+  z.object({
+    type: z.literal('agent.message'),
+    content: z.array(z.discriminatedUnion('type', [TextBlock, RedactedBlock])),
+    /** Paddock addition: the answer as far as it streamed before the user interrupted it. */
+    interrupted: z.literal(true).optional(),
+  }),
   // Paddock addition: `content` keeps the thinking text and signature for replay.
   z.object({ type: z.literal('agent.thinking'), content: z.array(ThinkingBlock).optional() }),
   z.object({

@@ -22,7 +22,7 @@ const WHY = 'No ANTHROPIC_API_KEY is configured, so sessions run on a determinis
  * one line (a chip at phone width) that `extra` (the session's token line) folds into. Dismissed,
  * it stays a chip — the label never goes — and this browser remembers it.
  */
-export function BrainBadge({ extra }: { extra?: ReactNode }) {
+export function BrainBadge({ extra, demoOnly = false }: { extra?: ReactNode; /** Only the demo's notice: where a model line would say nothing useful (the home page). */ demoOnly?: boolean }) {
   const trpc = useTRPC();
   const brain = useQuery(trpc.sessions.brain.queryOptions(undefined, { staleTime: Infinity }));
   // Read once: the server renders nothing here (no brain yet), so this cannot mismatch hydration.
@@ -54,6 +54,7 @@ export function BrainBadge({ extra }: { extra?: ReactNode }) {
       </div>
     );
   }
+  if (demoOnly) return null;
   return (
     <span className="brain" data-testid="brain-label">
       model: {brain.data.label}

@@ -16,6 +16,24 @@ describe('tRPC API', () => {
     expect(list.data.map((x) => x.id)).toEqual([s.id]);
   });
 
+  it('lists sessions by a title fragment and by the status the list shows (needs approval apart from idle), naming a bad status', async () => {
+    const store = runtime().store;
+    const plain = await api().sessions.create({ title: 'Release notes' });
+    const asking = await api().sessions.create({ title: 'Deploy the release' });
+    const [call] = await store.emitEvents(asking.id, [{ type: 'agent.tool_use', name: 'bash', input: {}, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' }]);
+    await store.emitEvent(asking.id, { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: [call!.id] }, stop_details: null });
+    const ids = async (input: Parameters<ReturnType<typeof api>['sessions']['list']>[0]) => (await api().sessions.list(input)).data.map((x) => x.id);
+    expect(await ids({ limit: 10, q: 'RELEASE' })).toEqual([asking.id, plain.id]);
+    expect(await ids({ limit: 10, q: 'deploy' })).toEqual([asking.id]);
+    expect(await ids({ limit: 10, status: 'needs_approval' })).toEqual([asking.id]);
+    expect(await ids({ limit: 10, status: 'idle' })).toEqual([plain.id]);
+    expect(await ids({ limit: 10, status: 'running' })).toEqual([]);
+    expect((await api().sessions.list({ limit: 10 })).data.find((x) => x.id === asking.id)).toMatchObject({ waiting_on: 'approval' });
+    const e = await rejection(api().sessions.list({ limit: 10, status: 'waiting' } as never));
+    expect(e.code).toBe('BAD_REQUEST');
+    expect(e.message).toContain('status');
+  });
+
   it('rejects a malformed message with BAD_REQUEST naming the field, and writes nothing', async () => {
     const s = await api().sessions.create({});
     const bad = { sessionId: s.id, event: { type: 'user.message', content: [{ type: 'text', text: 42 }] } };

@@ -106,4 +106,16 @@ describe('one commands layer for both edges', () => {
     expect((await rt.store.getSession(a))?.title).toBe('Plan the release for Friday');
     expect((await rt.store.getSession(b))?.title).toBe('Plan the release for Friday');
   });
+
+  it('names an untitled session made with its first message after it, and keeps a given title', async () => {
+    const create = async (body: object) => {
+      const res = await fetch(`${server.url}/v1/sessions`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return (await res.json()) as { id: string; title: string };
+    };
+    const initial_events = [{ type: 'user.message', content: [{ type: 'text', text: 'Summarize the open issues' }] }];
+    const named = await create({ agent: 'agent_default', initial_events });
+    expect(named.title).toBe('Summarize the open issues');
+    expect((await rt.store.getSession(named.id))?.title).toBe('Summarize the open issues');
+    expect((await create({ agent: 'agent_default', title: 'Mine', initial_events })).title).toBe('Mine');
+  });
 });

@@ -23,11 +23,19 @@ async function sessionOrThrow(store: SessionStore, id: string): Promise<Session>
   return session;
 }
 
-/** A new session (an agent in an environment); woken when it starts with work (an initial message). */
+/**
+ * A new session (an agent in an environment); woken when it starts with work (an initial
+ * message), and then, untitled, named after that message as a later send would name it.
+ */
 export async function createSession(d: SessionDeps, params: unknown): Promise<Session> {
   const { session, hasWork } = await createSessionFor(d, params);
-  if (hasWork) void d.harness.wake(session.id);
-  return session;
+  if (!hasWork) return session;
+  void d.harness.wake(session.id);
+  if (session.title !== DEFAULT_TITLE) return session;
+  const [first] = await d.store.getEvents(session.id, { types: ['user.message'], limit: 1 }).catch(() => []);
+  if (first?.type !== 'user.message') return session;
+  await autoTitle(d.store, session.id, first).catch((e: unknown) => log.warn('auto-title failed', { session: session.id, ...errorFields(e) }));
+  return (await d.store.getSession(session.id).catch(() => null)) ?? session;
 }
 
 /** Title and metadata (a metadata patch: null deletes a key). */

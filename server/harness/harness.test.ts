@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LiveDelta, NewEvent, StoredEvent } from '~/lib/events';
 import type { ExecuteContext, Hand, ToolSpec } from '~/lib/hand';
 import { normalizeTools } from '~/lib/toolset';
@@ -200,7 +200,7 @@ describe('harness against the Messages API (real SDK, fake server)', () => {
     expect(end).toMatchObject({ is_error: false, model_usage: { input_tokens: 12, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
   });
 
-  it('an interrupt aborts the model stream, stores no partial answer and idles', async () => {
+  it('an interrupt aborts the model stream and idles; with nothing streamed yet no answer is stored', async () => {
     const id = await sessionWith('go on forever', { kind: 'hang' });
     const done = makeHarness().wake(id);
     await waitForEvent(id, 'span.model_request_start');
@@ -215,6 +215,34 @@ describe('harness against the Messages API (real SDK, fake server)', () => {
     expect(types(events)).not.toContain('agent.message');
     expect(events.find((e) => e.type === 'span.model_request_end')).toMatchObject({ is_error: true, model_stop_reason: 'interrupted' });
     expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+  });
+
+  it('an interrupted answer keeps what streamed, marked interrupted under its preview id, and the model sees it next turn', async () => {
+    const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+    const id = await sessionWith('count slowly', textResponse(words, { chunks: 40, chunkDelayMs: 50 }), textResponse('ok'));
+    const previews: LiveDelta[] = [];
+    const unsubscribe = live.subscribe(id, (d) => previews.push(d));
+    const done = makeHarness().wake(id);
+    await vi.waitFor(() => expect(previews.filter((d) => d.kind === 'text').length).toBeGreaterThan(3), { timeout: 10_000 });
+    await store.emitEvent(id, { type: 'user.interrupt' });
+    await done;
+    unsubscribe();
+
+    const events = await store.getEvents(id);
+    assertWellFormed(events);
+    const partial = events.find((e) => e.type === 'agent.message');
+    expect(partial).toMatchObject({ interrupted: true });
+    const text = partial?.type === 'agent.message' && partial.content[0]?.type === 'text' ? partial.content[0].text : '';
+    expect(words.startsWith(text) && text.length > 0 && text.length < words.length).toBe(true);
+    // Stored under the id its live preview carried: the page swaps the preview for it in place.
+    expect(previews.find((d) => d.kind === 'text')).toMatchObject({ event_id: partial?.id });
+
+    await store.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'go on' }] });
+    await makeHarness().wake(id);
+    const body = messages().at(-1)?.body as unknown as { messages: { role: string; content: { type: string; text?: string }[] }[] };
+    expect(body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(body.messages[1]?.content).toEqual([{ type: 'text', text }]);
+    expect(body.messages[2]?.content.map((c) => c.text)).toEqual(['[The user interrupted this answer here.]', 'go on']);
   });
 
   it('an interrupt aborts tools in flight and answers each call with an error result', async () => {

@@ -15,6 +15,8 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
   // The summary a compaction stored, the seq range it stands for, and the model usage it cost.
   'agent.thread_context_compacted': ['summary', 'from_seq', 'to_seq', 'model_usage'],
   'agent.tool_result': ['hand'],
+  // An answer cut by an interrupt, kept as far as it streamed (the model sees it too).
+  'agent.message': ['interrupted'],
   // Thinking is kept (text and signature) so tool loops can replay it.
   'agent.thinking': ['content'],
   // Which attempt failed and when the next starts.

@@ -6,7 +6,8 @@ import { newId } from '~/lib/ids';
 import type { Settled } from '~/server/session/group-commit';
 import { type PayloadCache, readEvents } from '~/server/session/payload-cache';
 import type { NewEventRow, SessionRow, Tx } from '~/server/session/schema';
-import { type Fence, type SessionStatus, terminatedMessage } from '~/server/session/store';
+import { type Fence, type SessionStatus, type SessionWaitingOn, terminatedMessage } from '~/server/session/store';
+import { listedMessage, waitingOnFrom } from '~/server/session/list-columns';
 
 /** Rows per INSERT: keeps big batches far below SQLite's bound-parameter limit (and PostgreSQL's). */
 const INSERT_CHUNK = 500;
@@ -35,7 +36,13 @@ export interface AppendOutcome {
   events: StoredEvent[];
 }
 
-type SessionState = Pick<SessionRow, 'id' | 'last_seq' | 'status' | 'last_event_type' | 'lease_owner' | 'lease_epoch'> & { touched: boolean };
+type SessionState = Pick<SessionRow, 'id' | 'last_seq' | 'status' | 'last_event_type' | 'lease_owner' | 'lease_epoch'> & {
+  touched: boolean;
+  /** Set by a status event in this batch (the calls a requires_action idle names, resolved after the loop). */
+  waiting?: { on: SessionWaitingOn | null; calls: readonly string[] };
+  /** Set by a message in this batch. */
+  lastMessage?: string;
+};
 
 /** Sessions per UPDATE: four parameters each stay far below the parameter limits. */
 const UPDATE_CHUNK = 100;
@@ -115,6 +122,11 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
       // Terminated is final: no later status event (a harness finishing a step) revives the session.
       session.status = r.events.reduce<SessionStatus>((status, e) => (status === 'terminated' ? status : (STATUS_OF[e.type] ?? status)), session.status);
       session.touched = true;
+      for (const e of r.events) {
+        if (STATUS_OF[e.type] !== undefined) session.waiting = { on: null, calls: e.type === 'session.status_idle' && e.stop_reason?.type === 'requires_action' ? e.stop_reason.event_ids : [] };
+        const line = listedMessage(e);
+        if (line !== null) session.lastMessage = line;
+      }
       outcomes.push({ ok: true, value: { appended: true, events: stored } });
     } catch (error) {
       outcomes.push({ ok: false, error });
@@ -131,6 +143,14 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
   }
 
   try {
+    // What a requires_action idle waits for, from the calls it names (this batch's or stored ones).
+    const named = [...sessions.values()].flatMap((s) => s.waiting?.calls ?? []);
+    if (named.length > 0) {
+      const calls = new Map(eventRows.filter((e) => named.includes(e.id)).map((e) => [e.id, e.payload]));
+      const missing = named.filter((id) => !calls.has(id));
+      if (missing.length > 0) for (const row of await trx.selectFrom('events').select(['id', 'payload']).where('id', 'in', missing).execute()) calls.set(row.id, row.payload);
+      for (const s of sessions.values()) if (s.waiting && s.waiting.calls.length > 0) s.waiting.on = waitingOnFrom(s.waiting.calls.map((id) => calls.get(id)));
+    }
     for (let i = 0; i < eventRows.length; i += INSERT_CHUNK) await trx.insertInto('events').values(eventRows.slice(i, i + INSERT_CHUNK)).execute();
     // The primary key (session_id, key) backs the lookup above: a key stored meanwhile by a
     // writer that did not hold the session fails here and rolls back rather than being stored twice.
@@ -142,17 +162,29 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
       if (one) {
         await trx
           .updateTable('sessions')
-          .set({ last_seq: one.last_seq, last_event_type: one.last_event_type, status: one.status, updated_at: processedAt })
+          .set({
+            last_seq: one.last_seq,
+            last_event_type: one.last_event_type,
+            status: one.status,
+            updated_at: processedAt,
+            ...(one.waiting ? { waiting_on: one.waiting.on } : {}),
+            ...(one.lastMessage !== undefined ? { last_message: one.lastMessage } : {}),
+          })
           .where('id', '=', one.id)
           .execute();
         continue;
       }
       // One statement for many rows, joined to a table of their new values (SQLite ≥ 3.33 and
       // PostgreSQL both have UPDATE … FROM; the casts type PostgreSQL's parameters).
-      const values = sql.join(chunk.map((s) => sql`(${s.id}, ${s.last_seq}, ${s.last_event_type}, ${s.status})`));
-      await sql`with v(id, last_seq, last_event_type, status) as (values ${values})
+      // A column this batch leaves as it was is sent as null with a flag saying so.
+      const values = sql.join(
+        chunk.map((s) => sql`(${s.id}, ${s.last_seq}, ${s.last_event_type}, ${s.status}, ${s.waiting ? 1 : 0}, ${s.waiting?.on ?? null}, ${s.lastMessage ?? null})`),
+      );
+      await sql`with v(id, last_seq, last_event_type, status, waiting_set, waiting_on, last_message) as (values ${values})
         update sessions set last_seq = cast(v.last_seq as integer), last_event_type = cast(v.last_event_type as text),
-          status = cast(v.status as text), updated_at = ${processedAt}
+          status = cast(v.status as text), updated_at = ${processedAt},
+          waiting_on = case when cast(v.waiting_set as integer) = 1 then cast(v.waiting_on as text) else sessions.waiting_on end,
+          last_message = coalesce(cast(v.last_message as text), sessions.last_message)
         from v where sessions.id = v.id`.execute(trx);
     }
   } catch (error) {

@@ -2,7 +2,7 @@ import 'server-only';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
 import { keysetWalk, whereTimeRange } from '~/server/session/keyset-page';
-import { type Kysely, type RawBuilder } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { InvalidInputError, NotFoundError, isStoreUnavailable } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { ID_PATTERN, newId } from '~/lib/ids';
@@ -145,6 +145,8 @@ export class KyselySessionStore implements SessionStore {
       environment_id: init.environment_id ?? null,
       archived_at: null,
       extra: JSON.stringify({ vault_ids: init.vault_ids ?? [], resources: init.resources ?? [] }),
+      waiting_on: null,
+      last_message: null,
     };
     await this.db.insertInto('sessions').values(row).execute();
     return toSession(row);
@@ -190,6 +192,12 @@ export class KyselySessionStore implements SessionStore {
     if (q.statuses && q.statuses.length > 0) query = query.where('status', 'in', [...q.statuses]);
     if (q.includeArchived === false) query = query.where('archived_at', 'is', null);
     query = whereTimeRange(query, 'created_at', 'createdAt', q.createdAt);
+    if (q.titleContains !== undefined && q.titleContains !== '') {
+      const pattern = `%${q.titleContains.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      query = query.where(sql<boolean>`lower(title) like ${pattern} escape '\\'`);
+    }
+    if (q.needsApproval === true) query = query.where('waiting_on', '=', 'approval');
+    if (q.needsApproval === false) query = query.where((eb) => eb.or([eb('waiting_on', 'is', null), eb('waiting_on', '!=', 'approval')]));
     // Sessions a docs widget started (from one origin, or any).
     if (q.widgetOrigin !== undefined) {
       const origin = q.widgetOrigin;

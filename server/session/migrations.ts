@@ -1,6 +1,11 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
-import { SIDE_EVENT_TYPES } from '~/lib/events';
+import { type NewEvent, SIDE_EVENT_TYPES } from '~/lib/events';
+import { listedMessage, waitingOnFrom } from '~/server/session/list-columns';
+import type { Database } from '~/server/session/schema';
 import { type Migration, type MigrationResult, Migrator } from 'kysely/migration';
+
+/** The log's status events (what sets a session's status). */
+const STATUS_EVENT_TYPES = ['session.status_running', 'session.status_idle', 'session.status_rescheduled', 'session.status_terminated'] as const;
 
 /**
  * Schema migrations, kept in code (nothing to ship or locate on disk) and written with Kysely's
@@ -372,6 +377,33 @@ export const migrations: Readonly<Record<string, Migration>> = {
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('blob_chunks').execute();
       await db.schema.dropTable('blobs').execute();
+    },
+  },
+  '0013_session_list_columns': {
+    // What the home page's list shows and filters on without reading any log: what an idle
+    // session waits for (a verdict on a call: "needs approval", or a client's result) and the
+    // first line of its newest message. Kept by the append that changes them (append-batch.ts).
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('sessions').addColumn('waiting_on', 'text').execute();
+      await db.schema.alterTable('sessions').addColumn('last_message', 'text').execute();
+      // Sessions stored before: both read once from their logs (the newest message; the newest
+      // status event, if an idle waiting on calls), so the list tells the truth about them too.
+      const typed = db as unknown as Kysely<Database>;
+      for (const s of await typed.selectFrom('sessions').select(['id', 'status']).execute()) {
+        const events = typed.selectFrom('events').select('payload').where('session_id', '=', s.id).orderBy('seq', 'desc').limit(1);
+        const message = await events.where('type', 'in', ['user.message', 'agent.message']).executeTakeFirst();
+        const status = s.status === 'idle' ? await events.where('type', 'in', [...STATUS_EVENT_TYPES]).executeTakeFirst() : undefined;
+        const idle = status ? (JSON.parse(status.payload) as NewEvent) : null;
+        const calls = idle?.type === 'session.status_idle' && idle.stop_reason?.type === 'requires_action' ? idle.stop_reason.event_ids : [];
+        const payloads = calls.length > 0 ? await typed.selectFrom('events').select(['id', 'payload']).where('id', 'in', calls).execute() : [];
+        const last_message = message ? listedMessage(JSON.parse(message.payload) as NewEvent) : null;
+        const waiting_on = waitingOnFrom(payloads.map((p) => p.payload));
+        if (last_message !== null || waiting_on !== null) await typed.updateTable('sessions').set({ last_message, waiting_on }).where('id', '=', s.id).execute();
+      }
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('sessions').dropColumn('last_message').execute();
+      await db.schema.alterTable('sessions').dropColumn('waiting_on').execute();
     },
   },
 };

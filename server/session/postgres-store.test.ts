@@ -8,6 +8,7 @@ import { PgNotifier, openPgNotifier } from '~/server/session/pg-notifier';
 import { type PostgresSessionStore, openPostgresStore } from '~/server/session/postgres-store';
 import { runStoreContract } from '~/server/session/store-contract';
 import { checkWorkStateMigration } from '~/server/session/testing/work-state-migration';
+import { checkListColumnsMigration } from '~/server/session/testing/list-columns-migration';
 import { type TestDatabase, createTestDatabase, withAdmin } from '~/server/session/testing/pg-test-db';
 
 /**
@@ -269,6 +270,15 @@ describe('postgres store: two server instances on one database', () => {
 });
 
 describe('postgres migrations', () => {
+  it('migration 0013 fills the list columns of sessions stored before it from their logs', async () => {
+    const store = await freshStore();
+    try {
+      await checkListColumnsMigration(store);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('migration 0003 recomputes last_event_type of sessions that a side event left needing work', async () => {
     const store = await freshStore();
     try {

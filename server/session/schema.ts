@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Transaction } from 'kysely';
-import type { SessionStatus } from '~/server/session/store';
+import type { SessionStatus, SessionWaitingOn } from '~/server/session/store';
 
 /**
  * The session store's tables, typed once for both SQLite and PostgreSQL. Only portable column
@@ -67,6 +67,10 @@ export interface SessionsTable {
   archived_at: string | null;
   /** JSON text of what is stored for later use: `{vault_ids, resources}`. */
   extra: string;
+  /** What an idle session waits for, as its newest status event left it (migration 0013); null: nothing. */
+  waiting_on: SessionWaitingOn | null;
+  /** The first line of the newest user or agent message (clipped); null before any. */
+  last_message: string | null;
 }
 
 export interface EventsTable {

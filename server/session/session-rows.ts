@@ -20,6 +20,8 @@ export function toSession(row: SessionRow): Session {
     archived_at: row.archived_at,
     vault_ids: extra.vault_ids ?? [],
     resources: extra.resources ?? [],
+    waiting_on: row.waiting_on ?? null,
+    last_message: row.last_message ?? null,
   };
 }
 

@@ -9,6 +9,7 @@ import { InProcessNotifier, WakeUp } from '~/server/session/notifier';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import { runStoreContract } from '~/server/session/store-contract';
 import { checkWorkStateMigration } from '~/server/session/testing/work-state-migration';
+import { checkListColumnsMigration } from '~/server/session/testing/list-columns-migration';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-store-'));
 let n = 0;
@@ -34,6 +35,15 @@ describe('sqlite store', () => {
       expect(await pragma('synchronous')).toBe(2);
       expect(await pragma('foreign_keys')).toBe(1);
       expect(await pragma('busy_timeout')).toBe(5000);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('migration 0013 fills the list columns of sessions stored before it from their logs', async () => {
+    const store = await openSqliteStore({ file: freshFile() });
+    try {
+      await checkListColumnsMigration(store);
     } finally {
       await store.close();
     }

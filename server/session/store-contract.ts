@@ -43,6 +43,44 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         expect(await store.getSession(named.id)).toMatchObject({ title: 'Refactor', metadata: { repo: 'paddock' } });
       });
 
+      it('keeps what the list shows: the first line of the newest message, and what an idle session waits for', async () => {
+        const s = await store.createSession({});
+        expect(s).toMatchObject({ waiting_on: null, last_message: null });
+        await store.emitEvents(s.id, [msg('\n  Fix the build  \nplease'), running]);
+        expect(await store.getSession(s.id)).toMatchObject({ last_message: 'Fix the build', waiting_on: null });
+        const [asking] = await store.emitEvents(s.id, [
+          { type: 'agent.tool_use', name: 'bash', input: {}, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' },
+          { type: 'span.model_request_end', model_request_start_id: 'sevt_x', is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+        ]);
+        await store.emitEvent(s.id, { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: [asking!.id] }, stop_details: null });
+        // Several sessions in one statement take the same path as one.
+        const other = await store.createSession({});
+        await Promise.all([store.emitEvent(other.id, reply('x'.repeat(500))), store.emitEvent(s.id, { type: 'hand.provisioned', hand: 'sandbox-1', kind: 'sandbox' })]);
+        expect(await store.getSession(s.id)).toMatchObject({ waiting_on: 'approval', last_message: 'Fix the build' });
+        expect((await store.getSession(other.id))?.last_message).toHaveLength(160);
+        await store.emitEvents(s.id, [{ type: 'user.tool_confirmation', tool_use_id: asking!.id, result: 'allow' }, running, reply('Done.'), idle]);
+        expect(await store.getSession(s.id)).toMatchObject({ waiting_on: null, last_message: 'Done.' });
+        const [custom] = await store.emitEvents(s.id, [{ type: 'agent.custom_tool_use', name: 'lookup', input: {}, model_tool_use_id: 'toolu_2' }]);
+        await store.emitEvent(s.id, { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: [custom!.id] }, stop_details: null });
+        expect(await store.getSession(s.id)).toMatchObject({ waiting_on: 'client' });
+      });
+
+      it('lists by a title fragment in any case (% and _ plain), and by needing approval', async () => {
+        const a = await store.createSession({ title: 'Fix the BUILD' });
+        const b = await store.createSession({ title: '100% done_now' });
+        const c = await store.createSession({ title: 'Other' });
+        const [call] = await store.emitEvents(c.id, [{ type: 'agent.tool_use', name: 'bash', input: {}, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' }]);
+        await store.emitEvent(c.id, { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: [call!.id] }, stop_details: null });
+        const ids = async (q: Parameters<SessionStore['listSessions']>[0]) => (await store.listSessions(q)).data.map((x) => x.id).sort();
+        expect(await ids({ titleContains: 'build' })).toEqual([a.id]);
+        expect(await ids({ titleContains: '0%' })).toEqual([b.id]);
+        expect(await ids({ titleContains: '%' })).toEqual([b.id]);
+        expect(await ids({ titleContains: 'e_n' })).toEqual([b.id]);
+        expect(await ids({ titleContains: 'x_y' })).toEqual([]);
+        expect(await ids({ needsApproval: true })).toEqual([c.id]);
+        expect(await ids({ needsApproval: false })).toEqual([a.id, b.id].sort());
+      });
+
       it('renames a session without touching its log, and refuses an unknown id or an empty title', async () => {
         const s = await store.createSession({});
         await store.emitEvent(s.id, { type: 'user.interrupt' });

@@ -19,7 +19,14 @@ export interface Session {
   /** Stored and validated now; used once vaults and resources are built. */
   vault_ids: string[];
   resources: unknown[];
+  /** What an idle session waits for: a verdict on a call (`approval`), a client's result (`client`); null: nothing. */
+  waiting_on: SessionWaitingOn | null;
+  /** The first line of its newest user or agent message (at most LAST_MESSAGE_CHARS); null before any. */
+  last_message: string | null;
 }
+
+export type SessionWaitingOn = 'approval' | 'client';
+export const LAST_MESSAGE_CHARS = 160;
 
 export const DEFAULT_TITLE = 'New session';
 
@@ -60,6 +67,10 @@ export interface ListQuery {
   widgetOrigin?: string;
   /** Only sessions created within these bounds (ISO-8601 times, any offset). */
   createdAt?: { gt?: string; gte?: string; lt?: string; lte?: string };
+  /** Only sessions whose title contains this text (any case; `%` and `_` are plain characters). */
+  titleContains?: string;
+  /** true: only sessions waiting for a verdict on a call; false: none of those. */
+  needsApproval?: boolean;
 }
 
 export interface Page<T> {

@@ -1,5 +1,5 @@
 'use client';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useState } from 'react';
 import { BrainBadge } from '~/app/_components/brain-badge';
@@ -8,14 +8,40 @@ import { StoreOutageBanner } from '~/app/_components/session-view/store-outage-b
 import { forgetSession, mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { timeAgo } from '~/app/_components/time';
+import { FirstSteps } from '~/app/_components/first-steps/first-steps';
+import { useDebounced } from '~/lib/browser/use-debounced';
+
+type ListStatus = 'needs_approval' | 'running' | 'idle' | 'rescheduling' | 'terminated';
+const STATUSES: [ListStatus, string][] = [
+  ['needs_approval', 'needs approval'],
+  ['running', 'running'],
+  ['idle', 'idle'],
+  ['rescheduling', 'rescheduling'],
+  ['terminated', 'terminated'],
+];
+
+type Row = { id: string; title: string; status: string; updated_at: string; waiting_on?: string | null; last_message?: string | null; agent?: { name: string } | null; widget?: { origin: string } | null };
+
+/** The status as the list shows it: an idle session whose call waits for a verdict needs approval. */
+function shownStatus(s: Row): [string, string] {
+  return s.status === 'idle' && s.waiting_on === 'approval' ? ['needs_approval', 'needs approval'] : [s.status, s.status];
+}
 
 export function SessionList() {
   const trpc = useTRPC();
-  // Filters: by agent, and to the sessions a docs widget started (from one site, or any).
+  // Filters: a title fragment, a status, an agent, and the sessions a docs widget started (from one site, or any).
+  const [search, setSearch] = useState('');
+  const q = useDebounced(search.trim(), 250);
+  const [status, setStatus] = useState<ListStatus | ''>('');
   const [agentId, setAgentId] = useState('');
   const [widgetOrigin, setWidgetOrigin] = useState('');
-  const filtered = agentId !== '' || widgetOrigin !== '';
-  const list = useQuery(trpc.sessions.list.queryOptions({ limit: 100, ...(agentId ? { agentId } : {}), ...(widgetOrigin ? { widgetOrigin } : {}) }, { refetchInterval: 5_000 }));
+  const filtered = agentId !== '' || widgetOrigin !== '' || q !== '' || status !== '';
+  const list = useQuery(
+    trpc.sessions.list.queryOptions(
+      { limit: 100, ...(agentId ? { agentId } : {}), ...(widgetOrigin ? { widgetOrigin } : {}), ...(q ? { q } : {}), ...(status ? { status } : {}) },
+      { refetchInterval: 5_000, placeholderData: keepPreviousData },
+    ),
+  );
   const agents = useQuery(trpc.agents.list.queryOptions({ limit: 100 }));
   const origins = useQuery(trpc.widgets.origins.queryOptions(undefined, { refetchInterval: 30_000 }));
   const mirrored = useLiveQuery(() => mirror().sessions.orderBy('updated_at').reverse().limit(100).toArray(), []);
@@ -41,40 +67,55 @@ export function SessionList() {
   const offline = list.isError;
   // The server answers but its database does not (503): not the same as being offline.
   const databaseDown = offline && storeUnavailable(list.error);
-  const sessions: { id: string; title: string; status: string; last_seq: number; updated_at: string; widget?: { origin: string } | null }[] = list.data?.data ?? (filtered ? [] : (mirrored ?? []));
+  const sessions: Row[] = list.data?.data ?? (filtered ? [] : (mirrored ?? []));
 
   return (
     <section>
-      <BrainBadge />
+      <BrainBadge demoOnly />
       <div className="list-head">
         <h1>Sessions</h1>
         <NewSessionForm disabled={!hydrated || offline} />
       </div>
-      <div className="list-filters">
-        <label>
-          Agent{' '}
-          <select value={agentId} onChange={(e) => setAgentId(e.target.value)} data-testid="filter-agent">
-            <option value="">all</option>
-            {(agents.data?.data ?? []).map((a) => (
-              <option key={a.id} value={a.id}>
-                {a.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          From{' '}
-          <select value={widgetOrigin} onChange={(e) => setWidgetOrigin(e.target.value)} data-testid="filter-origin">
-            <option value="">anywhere</option>
-            <option value="*">any docs widget</option>
-            {(origins.data ?? []).map((o) => (
-              <option key={o} value={o}>
-                widget on {o}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
+      {/* Nothing to search or filter on a server nobody used yet: the first steps take the place. */}
+      {(filtered || sessions.length > 0 || list.isLoading) && (
+        <div className="list-filters">
+          <input type="search" className="list-search" placeholder="Search titles" aria-label="Search session titles" value={search} onChange={(e) => setSearch(e.target.value)} data-testid="filter-search" />
+          <label>
+            Status{' '}
+            <select value={status} onChange={(e) => setStatus(e.target.value as ListStatus | '')} data-testid="filter-status">
+              <option value="">any</option>
+              {STATUSES.map(([v, label]) => (
+                <option key={v} value={v}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Agent{' '}
+            <select value={agentId} onChange={(e) => setAgentId(e.target.value)} data-testid="filter-agent">
+              <option value="">all</option>
+              {(agents.data?.data ?? []).map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            From{' '}
+            <select value={widgetOrigin} onChange={(e) => setWidgetOrigin(e.target.value)} data-testid="filter-origin">
+              <option value="">anywhere</option>
+              <option value="*">any docs widget</option>
+              {(origins.data ?? []).map((o) => (
+                <option key={o} value={o}>
+                  widget on {o}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      )}
       {remove.error && <p className="error">Could not delete the session: {remove.error.message}</p>}
       {databaseDown ? (
         <StoreOutageBanner detail={list.error.message} what="your sessions" />
@@ -86,41 +127,62 @@ export function SessionList() {
         )
       )}
       {sessions.length === 0 ? (
-        <p className="muted">{list.isLoading ? 'Loading…' : 'No sessions yet. Start one to talk to the agent.'}</p>
+        list.isLoading ? (
+          <p className="muted">Loading…</p>
+        ) : filtered ? (
+          <p className="muted" data-testid="sessions-none">
+            No session matches these filters.
+          </p>
+        ) : (
+          <FirstSteps />
+        )
       ) : (
         <table className="sessions" data-testid="sessions">
           <thead>
             <tr>
-              <th>Title</th>
+              <th>Session</th>
               <th>Status</th>
-              <th>Events</th>
+              <th>Agent</th>
               <th>Last activity</th>
               <th />
             </tr>
           </thead>
           <tbody>
-            {sessions.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  {/* A full page load, not a client-side one: only it gets the session page's COOP/COEP, which the tab hand's WebContainer needs. */}
-                  <a href={`/s/${s.id}`}>{s.title}</a>
-                  <div className="mono muted small">
-                    {s.id}
-                    {s.widget && <span data-testid="session-widget-origin"> · widget on {s.widget.origin}</span>}
-                  </div>
-                </td>
-                <td>
-                  <span className={`status status-${s.status}`}>{s.status}</span>
-                </td>
-                <td className="mono">{s.last_seq}</td>
-                <td title={s.updated_at}>{timeAgo(s.updated_at)}</td>
-                <td>
-                  <button type="button" className="quiet" data-testid="delete-session" disabled={!hydrated || offline || remove.isPending} onClick={() => confirmDelete(s.id, s.title)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
+            {sessions.map((s) => {
+              const [statusClass, statusText] = shownStatus(s);
+              return (
+                <tr key={s.id} data-testid="session-row" data-session={s.id}>
+                  <td className="session-cell">
+                    {/* A full page load, not a client-side one: only it gets the session page's COOP/COEP, which the tab hand's WebContainer needs. */}
+                    <a href={`/s/${s.id}`}>{s.title}</a>
+                    {s.last_message && (
+                      <div className="muted small last-message" data-testid="session-last-message" title={s.last_message}>
+                        {s.last_message}
+                      </div>
+                    )}
+                    {s.widget && (
+                      <div className="muted small" data-testid="session-widget-origin">
+                        widget on {s.widget.origin}
+                      </div>
+                    )}
+                  </td>
+                  <td>
+                    <span className={`status status-${statusClass}`} data-testid="session-status">
+                      {statusText}
+                    </span>
+                  </td>
+                  <td className="small" data-testid="session-agent-name">
+                    {s.agent?.name ?? 'default'}
+                  </td>
+                  <td title={s.updated_at}>{timeAgo(s.updated_at)}</td>
+                  <td>
+                    <button type="button" className="quiet" data-testid="delete-session" disabled={!hydrated || offline || remove.isPending} onClick={() => confirmDelete(s.id, s.title)}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}

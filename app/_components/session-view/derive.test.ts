@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type EventType, type NewEventOf, type StoredEvent, type StoredEventOf, parseStoredEvent } from '~/lib/events';
-import { awaitsConfirmation, conversation, currentStatus } from '~/app/_components/session-view/derive';
+import { awaitsConfirmation, conversation, currentStatus, wasDenied } from '~/app/_components/session-view/derive';
+import { RETRY_MESSAGE } from '~/app/_components/session-view/error-text';
 
 /** A log built like the store would store it (validated, contiguous seq). */
 function log() {
@@ -153,5 +154,40 @@ describe('the status pill', () => {
     // A harness that raced the end stores its own status after it: the session stays ended.
     l.add({ type: 'session.status_running' });
     expect(currentStatus(l.events)).toBe('terminated');
+  });
+});
+
+describe('conversation: states that tell the truth', () => {
+  it.each([
+    ['denied by the owner', 'ask', 'deny', true],
+    ['allowed by the owner, then failed', 'ask', 'allow', false],
+    ['refused by the agent policy', 'deny', null, true],
+    ['run by the policy', 'allow', null, false],
+  ] as const)('a call %s is denied: %s', (_, permission, verdict, denied) => {
+    const { events, add } = log();
+    const use = add({ type: 'agent.tool_use', name: 'bash', input: {}, model_tool_use_id: 'toolu_1', evaluated_permission: permission });
+    if (verdict) add({ type: 'user.tool_confirmation', tool_use_id: use.id, result: verdict, ...(verdict === 'deny' ? { deny_message: 'not now' } : {}) });
+    add({ type: 'agent.tool_result', tool_use_id: use.id, is_error: true, content: [{ type: 'text', text: 'x' }] });
+    const item = conversation(events)[0]!;
+    expect(item.kind === 'tool' && wasDenied(item.call)).toBe(denied);
+  });
+
+  it("shows Retry's message as Paddock's action, and a message the user typed as theirs", () => {
+    const { events, add } = log();
+    add({ type: 'user.message', content: [{ type: 'text', text: RETRY_MESSAGE }] });
+    add({ type: 'user.message', content: [{ type: 'text', text: `${RETRY_MESSAGE} And also fix the tests.` }] });
+    expect(conversation(events).map((i) => i.kind)).toEqual(['retry', 'user']);
+  });
+
+  it('puts an interrupted answer before the interrupt that cut it, marked interrupted', () => {
+    const { events, add } = log();
+    add({ type: 'user.message', content: [{ type: 'text', text: 'count' }] });
+    add({ type: 'session.status_running' });
+    add({ type: 'span.model_request_start' });
+    add({ type: 'user.interrupt' });
+    add({ type: 'agent.message', content: [{ type: 'text', text: '1, 2, ' }], interrupted: true });
+    const items = conversation(events);
+    expect(items.map((i) => i.kind)).toEqual(['user', 'agent', 'interrupt']);
+    expect(items[1]).toMatchObject({ event: { interrupted: true } });
   });
 });

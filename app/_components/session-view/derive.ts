@@ -1,4 +1,5 @@
 import type { StoredEvent, StoredEventOf } from '~/lib/events';
+import { RETRY_MESSAGE } from '~/app/_components/session-view/error-text';
 
 export type ToolCall = {
   /** A toolset tool's call, or an MCP server's (shown alike, with the server's name). */
@@ -15,9 +16,20 @@ export function awaitsConfirmation(call: ToolCall): boolean {
   return call.use.evaluated_permission === 'ask' && call.confirmation === null && call.result === null;
 }
 
+/** A call the owner (or the agent's policy) refused: it never ran, so it did not fail either. */
+export function wasDenied(call: ToolCall): boolean {
+  return call.confirmation?.result === 'deny' || call.use.evaluated_permission === 'deny';
+}
+
+/** Retry's message: sent by Paddock's button, not typed by anyone (shown as Paddock's action). */
+function isRetry(e: StoredEventOf<'user.message'>): boolean {
+  return e.content.length === 1 && e.content[0]?.type === 'text' && e.content[0].text === RETRY_MESSAGE;
+}
+
 export type Item =
   /** `queued`: sent while the session ran a turn, and no model request has taken it up yet. */
   | { kind: 'user'; event: StoredEventOf<'user.message'>; queued: boolean }
+  | { kind: 'retry'; event: StoredEventOf<'user.message'> }
   | { kind: 'agent'; event: StoredEventOf<'agent.message'> }
   | { kind: 'thinking'; event: StoredEventOf<'agent.thinking'> }
   | { kind: 'tool'; call: ToolCall }
@@ -47,12 +59,17 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
   for (const e of events) {
     switch (e.type) {
       case 'user.message':
-        if (running) queued.push({ kind: 'user', event: e, queued: true });
+        if (isRetry(e)) items.push({ kind: 'retry', event: e });
+        else if (running) queued.push({ kind: 'user', event: e, queued: true });
         else items.push({ kind: 'user', event: e, queued: false });
         break;
-      case 'agent.message':
-        items.push({ kind: 'agent', event: e });
+      case 'agent.message': {
+        // An interrupted answer is stored after the interrupt that cut it: read in the order it was said.
+        const before = items.at(-1);
+        if (e.interrupted && before?.kind === 'interrupt') items.splice(-1, 0, { kind: 'agent', event: e });
+        else items.push({ kind: 'agent', event: e });
         break;
+      }
       case 'agent.thinking':
         if ((e.content ?? []).length > 0) items.push({ kind: 'thinking', event: e });
         break;

@@ -9,7 +9,7 @@ import { unreachable } from '~/lib/unreachable';
 import { Collapsible } from '~/app/_components/collapsible/collapsible';
 import { CopyButton } from '~/app/_components/copy-button/copy-button';
 import { Markdown } from '~/app/_components/markdown/markdown';
-import { type Item, awaitsConfirmation } from '~/app/_components/session-view/derive';
+import { type Item, awaitsConfirmation, wasDenied } from '~/app/_components/session-view/derive';
 import { ToolConfirmation } from '~/app/_components/session-view/tool-confirmation';
 
 function resultText(content: readonly ToolResultContent[] | undefined): string {
@@ -51,7 +51,8 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
       return (
         <div className={item.queued ? 'msg user queued' : 'msg user'}>
           <Who copy={text}>
-            you
+            {/* A share link's viewer reads the owner's words, not their own. */}
+            {readOnly ? 'owner' : 'you'}
             {item.queued && (
               <span className="queued-badge" data-testid="queued" title="Sent while the agent was busy: it reads this when its current step ends">
                 queued
@@ -73,8 +74,15 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
     case 'agent': {
       const text = item.event.content.map((c) => (c.type === 'text' ? c.text : '[redacted]')).join('\n');
       return (
-        <div className="msg agent">
-          <Who copy={text}>agent</Who>
+        <div className="msg agent" data-interrupted={item.event.interrupted ? true : undefined}>
+          <Who copy={text}>
+            agent
+            {item.event.interrupted && (
+              <span className="interrupted-badge" data-testid="interrupted-answer" title="Cut short by Interrupt: kept as far as it was written; the agent sees it too">
+                interrupted
+              </span>
+            )}
+          </Who>
           <Long text={text} render={(t, clipped) => <Markdown text={t} partial={clipped} testId="agent-message" />} />
         </div>
       );
@@ -92,9 +100,11 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
       const server = use.type === 'agent.mcp_tool_use' ? use.mcp_server_name : undefined;
       const bash = !server && use.name === 'bash' && typeof use.input.command === 'string';
       const asking = awaitsConfirmation(item.call);
-      const output = result ? resultText(result.content) : null;
+      const denied = wasDenied(item.call);
+      // A verdict line already gives the owner's reason: the result (the same reason, for the model) is not shown twice.
+      const output = result && !(denied && item.call.confirmation) ? resultText(result.content) : null;
       return (
-        <div className={`tool ${result?.is_error ? 'tool-error' : ''}`} data-testid="tool-call">
+        <div className={`tool ${denied ? 'tool-denied' : result?.is_error ? 'tool-error' : ''}`} data-testid="tool-call" data-state={result ? (denied ? 'denied' : result.is_error ? 'failed' : 'done') : asking ? 'asking' : 'running'}>
           <div className="tool-head">
             <span className="mono">{use.name}</span>
             {server && (
@@ -107,7 +117,9 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
                 on {hand}
               </span>
             )}
-            <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : asking ? 'waiting for your approval' : 'running…'}</span>
+            <span className="muted small" data-testid="tool-state">
+              {result ? (denied ? 'denied' : result.is_error ? 'failed' : 'done') : denied ? 'denied' : asking ? (readOnly ? "waiting for the owner's approval" : 'waiting for your approval') : 'running…'}
+            </span>
           </div>
           {bash ? (
             <Long
@@ -167,6 +179,12 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
         </div>
       );
     }
+    case 'retry':
+      return (
+        <div className="notice muted" data-testid="retry-notice" title={item.event.content.map((c) => (c.type === 'text' ? c.text : '')).join('')}>
+          Retry: Paddock asked the agent to go on from where it stopped.
+        </div>
+      );
     case 'interrupt':
       return <div className="notice">interrupted</div>;
     case 'error': {

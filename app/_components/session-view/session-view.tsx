@@ -144,9 +144,16 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
     <main className="session" data-testid="session-view" data-status={status}>
       <div className="session-head">
         <h1>{title}</h1>
-        <span className={`status status-${status}`} data-testid="status">
-          {status}
-        </span>
+        {/* Idle, yet not done: a call waits for the owner's verdict. */}
+        {status === 'idle' && asking > 0 ? (
+          <span className="status status-needs_approval" data-testid="status">
+            needs approval
+          </span>
+        ) : (
+          <span className={`status status-${status}`} data-testid="status">
+            {status}
+          </span>
+        )}
         <span className={`conn conn-${connection}`} data-testid="connection">
           {connection}
         </span>
@@ -247,11 +254,12 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
           <ResizeHandle id="resize-chat" />
           <Panel id="pane-ide" defaultSize="60%" minSize="360px" className="pane">
             <PersistedGroup id="layout-ide" orientation="vertical" className="ide">
-              <Panel id="pane-workbench" defaultSize="74%" minSize="200px" className="pane">
+              <Panel id="pane-workbench" minSize="200px" className="pane">
                 {workbench(null)}
               </Panel>
               <ResizeHandle id="resize-log" />
-              <Panel id="pane-log" defaultSize="26%" minSize="80px" className="pane">
+              {/* Tall enough to read ten rows of the timeline as it opens. */}
+              <Panel id="pane-log" defaultSize="340px" minSize="80px" className="pane">
                 {bottom}
               </Panel>
             </PersistedGroup>

@@ -1,8 +1,11 @@
 'use client';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
+import { StickToBottom, useStickToBottomContext } from 'use-stick-to-bottom';
 import type { StoredEvent } from '~/lib/events';
 import { clock } from '~/app/_components/time';
 import { PanePlaceholder } from '~/app/_components/ide/pane-placeholder';
+import { TIMELINE_FILTERS, type TimelineFilter, showsUnder } from '~/app/_components/session-view/timeline-filter';
+import '~/app/_components/session-view/conversation.css';
 
 const SUSPEND_REASONS = { idle: 'idle', cap: 'too many live hands', shutdown: 'the server stopped' } as const;
 
@@ -54,27 +57,66 @@ function detail(e: StoredEvent): string {
 /** Rows rendered at first: a 10k-event log stays instant; the rest is one click away. */
 const WINDOW = 150;
 
+function JumpToLatest() {
+  const { isAtBottom, scrollToBottom } = useStickToBottomContext();
+  if (isAtBottom) return null;
+  return (
+    <button type="button" className="jump-latest" data-testid="timeline-jump-latest" onClick={() => void scrollToBottom()}>
+      Latest ↓
+    </button>
+  );
+}
+
+/**
+ * The session log, one row per event. It follows new events while the reader is at the bottom
+ * (as the chat does: use-stick-to-bottom) and stays put once they scroll up; a filter narrows it
+ * to a group of event types.
+ */
 export function Timeline({ events }: { events: readonly StoredEvent[] }) {
   const [all, setAll] = useState(false);
-  const shown = all || events.length <= WINDOW ? events : events.slice(-WINDOW);
+  const [filter, setFilter] = useState<TimelineFilter>('all');
+  const matching = useMemo(() => (filter === 'all' ? events : events.filter((e) => showsUnder(filter, e.type))), [events, filter]);
+  const shown = all || matching.length <= WINDOW ? matching : matching.slice(-WINDOW);
   if (events.length === 0) return <PanePlaceholder testId="timeline-empty" title="No events yet" hint="Every event of the session log appears here as it is stored." />;
   return (
-    <ol className="timeline" data-testid="timeline">
-      {shown.length < events.length && (
-        <li className="more">
-          <button type="button" className="small" onClick={() => setAll(true)}>
-            show {events.length - shown.length} earlier events
-          </button>
-        </li>
-      )}
-      {shown.map((e) => (
-        <li key={e.seq} data-seq={e.seq} data-type={e.type}>
-          <span className="seq mono">{e.seq}</span>
-          <span className="type mono">{e.type}</span>
-          <span className="time mono muted">{clock(e.processed_at)}</span>
-          <span className="detail small">{detail(e)}</span>
-        </li>
-      ))}
-    </ol>
+    <div className="timeline-pane">
+      <div className="timeline-bar">
+        <select aria-label="Show events of type" value={filter} onChange={(e) => setFilter(e.target.value as TimelineFilter)} data-testid="timeline-filter">
+          {TIMELINE_FILTERS.map(([f, label]) => (
+            <option key={f} value={f}>
+              {label}
+            </option>
+          ))}
+        </select>
+        {filter !== 'all' && (
+          <span className="muted small" data-testid="timeline-count">
+            {matching.length} of {events.length}
+          </span>
+        )}
+      </div>
+      <StickToBottom className="timeline-frame" initial="instant" resize="instant">
+        <StickToBottom.Content scrollClassName="timeline-scroll">
+          {shown.length < matching.length && (
+            <button type="button" className="timeline-more small" data-testid="timeline-more" onClick={() => setAll(true)}>
+              show {matching.length - shown.length} earlier events
+            </button>
+          )}
+          <ol className="timeline" data-testid="timeline">
+            {shown.map((e) => {
+              const d = detail(e);
+              return (
+                <li key={e.seq} data-seq={e.seq} data-type={e.type} title={d || undefined}>
+                  <span className="seq mono">{e.seq}</span>
+                  <span className="type mono">{e.type}</span>
+                  <span className="detail small">{d}</span>
+                  <span className="time mono muted">{clock(e.processed_at)}</span>
+                </li>
+              );
+            })}
+          </ol>
+        </StickToBottom.Content>
+        <JumpToLatest />
+      </StickToBottom>
+    </div>
   );
 }

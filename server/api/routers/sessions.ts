@@ -6,6 +6,26 @@ import { WidgetOrigin } from '~/lib/widget';
 import { createSession, deleteSession } from '~/server/commands/session-commands';
 import { AgentId, EnvironmentId, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
+import type { ListQuery } from '~/server/session/store';
+import { unreachable } from '~/lib/unreachable';
+
+const ListStatus = z.enum(['needs_approval', 'running', 'idle', 'rescheduling', 'terminated']);
+
+/** The list's status as the store filters it: `idle` there means idle and not waiting for a verdict. */
+function statusFilter(status: z.output<typeof ListStatus>): Pick<ListQuery, 'statuses' | 'needsApproval'> {
+  switch (status) {
+    case 'needs_approval':
+      return { statuses: ['idle'], needsApproval: true };
+    case 'idle':
+      return { statuses: ['idle'], needsApproval: false };
+    case 'running':
+    case 'rescheduling':
+    case 'terminated':
+      return { statuses: [status] };
+    default:
+      return unreachable(status);
+  }
+}
 
 export const sessionsRouter = createTRPCRouter({
   /**
@@ -44,6 +64,10 @@ export const sessionsRouter = createTRPCRouter({
           cursor: z.string().max(200).nullish(),
           agentId: AgentId.optional(),
           widgetOrigin: z.union([z.literal('*'), WidgetOrigin]).optional(),
+          /** Only titles containing this (any case). */
+          q: z.string().trim().max(200).optional(),
+          /** A status as the list shows it: `needs_approval` is an idle session a call's verdict waits on. */
+          status: ListStatus.optional(),
         })
         .default({ limit: 50 }),
     )
@@ -53,6 +77,8 @@ export const sessionsRouter = createTRPCRouter({
         cursor: input.cursor ?? null,
         ...(input.agentId ? { agentId: input.agentId } : {}),
         ...(input.widgetOrigin ? { widgetOrigin: input.widgetOrigin } : {}),
+        ...(input.q ? { titleContains: input.q } : {}),
+        ...(input.status ? statusFilter(input.status) : {}),
       });
       const marks = await ctx.runtime.access.widgets.store.marks(page.data.map((s) => s.id));
       return { ...page, data: page.data.map((s) => ({ ...s, widget: marks.get(s.id) ?? null })) };

@@ -208,6 +208,23 @@ describe('buildContext: history', () => {
     expect(unmarked(log.build(POLICY))).toBe(before);
   });
 
+  it.each([
+    ['a message after it', true, ['user', 'assistant', 'user'], ['[The user interrupted this answer here.]', 'and now?']],
+    ['nothing after it yet', false, ['user', 'assistant', 'user'], ['[The user interrupted this answer here.]']],
+  ])('shows an interrupted answer as far as it streamed, then says it was cut (%s)', (_, more, roles, lastTexts) => {
+    const log = new Log();
+    log.user('count to a hundred');
+    const start = log.spanStart();
+    log.add({ type: 'user.interrupt' });
+    log.add({ type: 'agent.message', content: [{ type: 'text', text: '1, 2, 3, ' }], interrupted: true });
+    log.spanEnd(start, true);
+    if (more) log.user('and now?');
+    const req = log.build(POLICY);
+    expect(req.messages.map((m) => m.role)).toEqual(roles);
+    expect(blocksOf(req.messages[1])).toEqual([{ type: 'text', text: '1, 2, 3, ' }]);
+    expect(blocksOf(req.messages[2]).map((b) => (b.type === 'text' ? b.text : b.type))).toEqual(lastTexts);
+  });
+
   it('ignores bookkeeping events: status, spans, errors, hands, compaction', () => {
     const log = new Log();
     log.user('go');

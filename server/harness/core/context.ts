@@ -24,6 +24,9 @@ export type ModelRequest = Anthropic.Messages.MessageCreateParamsNonStreaming;
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
+/** What follows an answer the user interrupted, in the model's view. */
+export const INTERRUPTED_NOTE = Object.freeze({ type: 'text', text: '[The user interrupted this answer here.]' } as const);
+
 /**
  * Builds the Messages API request from the log. Pure and deterministic: the same events give
  * byte-identical requests, and appending events only appends to `messages`, so the prefix
@@ -119,6 +122,9 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
           'assistant',
           blocksOf(e, () => e.content.flatMap((b): ContentBlockParam[] => (b.type === 'text' && hasText(b.text) ? [{ type: 'text', text: b.text }] : []))),
         );
+        // A cut answer: the model is told where it stopped and why, so it neither repeats it nor
+        // takes it for finished (and the request never ends on its own half-sentence).
+        if (e.interrupted) push('user', [INTERRUPTED_NOTE]);
         break;
       case 'agent.tool_use':
         modelToolIds.set(e.id, e.model_tool_use_id);

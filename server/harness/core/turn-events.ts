@@ -65,3 +65,17 @@ export function turnEvents(turn: ModelTurn, r: TurnRouting, end: NewEvent): { ev
 export function callsTools(turn: ModelTurn): boolean {
   return turn.content.some((b) => b.type === 'tool_use');
 }
+
+/**
+ * A turn the user interrupted, as stored: the text streamed so far as an `agent.message` marked
+ * `interrupted` (under the id its live preview carried, so the reader keeps what they saw and the
+ * model sees what it said), then `end`. Thinking and half-made tool calls are dropped: neither
+ * can be replayed unfinished (a thinking block needs its signature, a call its whole input).
+ */
+export function interruptedTurnEvents(streamedText: string, messageId: string, end: NewEvent): { events: NewEvent[]; ids: (string | undefined)[] } {
+  if (!/\S/.test(streamedText)) return { events: [end], ids: [undefined] };
+  return {
+    events: [{ type: 'agent.message', content: [{ type: 'text', text: streamedText }], interrupted: true }, end],
+    ids: [messageId, undefined],
+  };
+}

@@ -10,7 +10,7 @@ import { type RequestSettings, SYSTEM_PROMPT, buildRequest } from '~/server/harn
 import { ModelError, type ModelTurn } from '~/server/harness/core/model-client';
 import { afterModelFailure } from '~/server/harness/core/retry-policy';
 import { SESSION_EVENTS_TOOL } from '~/server/harness/core/session-events';
-import { callsTools, turnEvents } from '~/server/harness/core/turn-events';
+import { callsTools, interruptedTurnEvents, turnEvents } from '~/server/harness/core/turn-events';
 import { compact } from '~/server/harness/steps/compaction';
 import { mcpListing, needsMcpListing } from '~/server/harness/steps/mcp-listing';
 import { StepAbort } from '~/server/harness/steps/step-abort';
@@ -85,12 +85,17 @@ export async function modelTurn(ctx: StepContext, action: { attempt: number }, m
     ...extra,
   });
 
+  // The text as it streams, by block: an interrupt keeps what the reader already saw.
+  const streamed = new Map<number, string>();
   let outcome: ModelTurn | StepAbort;
   try {
     outcome = await ctx.interruptible((signal) =>
       model.stream(request, {
         signal,
-        onDelta: (d) => live.publish({ ...d, session_id: ctx.sessionId, model_request_start_id: start.id, ...(d.kind === 'text' ? { event_id: messageId } : d.kind === 'thinking' ? { event_id: thinkingId } : {}) }),
+        onDelta: (d) => {
+          if (d.kind === 'text') streamed.set(d.index, (streamed.get(d.index) ?? '') + d.text);
+          live.publish({ ...d, session_id: ctx.sessionId, model_request_start_id: start.id, ...(d.kind === 'text' ? { event_id: messageId } : d.kind === 'thinking' ? { event_id: thinkingId } : {}) });
+        },
       }),
     );
   } catch (e) {
@@ -103,8 +108,10 @@ export async function modelTurn(ctx: StepContext, action: { attempt: number }, m
   if (outcome instanceof StepAbort) {
     metrics().modelDuration.observe({ model: settings.model, outcome: 'interrupted' }, (performance.now() - began) / 1000);
     traceModelRequest({ sessionId: ctx.sessionId, model: settings.model, startMs: began, outcome: 'interrupted' });
-    // Interrupted: close the span; the partial answer is dropped, never half-stored.
-    await write.keyed('store interrupted turn', [spanEnd({ model_stop_reason: 'interrupted' })], `turn:${start.id}`);
+    // Interrupted: the text streamed so far is stored as an answer marked interrupted, and the span closed.
+    const text = [...streamed.entries()].sort(([a], [b]) => a - b).map(([, t]) => t).join('\n\n');
+    const { events: batch, ids } = interruptedTurnEvents(text, messageId, spanEnd({ model_stop_reason: 'interrupted' }));
+    await write.keyed('store interrupted turn', batch, `turn:${start.id}`, ids);
     return;
   }
   const turn = outcome;

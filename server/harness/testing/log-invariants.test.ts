@@ -143,6 +143,24 @@ describe('checkLogInvariants', () => {
     expect(checkLogInvariants(orphan.events).join('\n')).toMatch(/\[turn-atomic\] seq 3 agent.message .* not followed by a successful span.model_request_end/);
   });
 
+  it.each([
+    ['the streamed text marked interrupted, then an interrupted end', true, 'interrupted', true],
+    ['an unmarked message before an interrupted end', false, 'interrupted', false],
+    ['a marked message before an error end that was no interrupt', true, 'model_error', false],
+  ] as const)('an interrupted turn kept as far as it streamed: %s is well-formed: %s', (_, marked, stopReason, ok) => {
+    const log = new Log();
+    log.message('count');
+    log.running();
+    const s = log.start();
+    log.append({ type: 'user.interrupt' });
+    log.append(
+      { type: 'agent.message', content: [{ type: 'text', text: '1, 2, ' }], ...(marked ? { interrupted: true as const } : {}) },
+      { type: 'span.model_request_end', model_request_start_id: s.id, is_error: true, model_usage: USAGE, model_stop_reason: stopReason },
+    );
+    log.idle();
+    expect(checkLogInvariants(log.events).filter((f) => f.startsWith('[turn-atomic]'))).toHaveLength(ok ? 0 : 1);
+  });
+
   it('detects a turn stored twice, an end without a start, and an interleaved stale turn', () => {
     const twice = new Log();
     twice.message('hi');

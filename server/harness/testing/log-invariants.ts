@@ -10,7 +10,8 @@ import { SIDE_EVENT_TYPES, type StoredEvent } from '~/lib/events';
  * - [seq] seqs are 1..N in order, one session, event ids unique.
  * - [turn-atomic] agent.message / agent.thinking / agent.tool_use only appear inside a turn batch:
  *   a contiguous run of them directly followed by a successful span.model_request_end, all stored
- *   in one append (same processed_at). A crash leaves the whole turn or none of it.
+ *   in one append (same processed_at). A crash leaves the whole turn or none of it. An interrupted
+ *   turn's batch is one agent.message marked `interrupted` and its interrupted (error) end.
  * - [span] every span.model_request_end names a span.model_request_start stored before it, each
  *   start has at most one end (no turn stored twice), and an end closes the latest start: a turn
  *   landing after a newer turn began means a writer that lost its lease was still writing.
@@ -102,7 +103,9 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
       while (j < events.length && TURN_OUTPUT.has(events[j]!.type)) j++;
       batchChecked = j;
       const end = events[j];
-      if (!end || end.type !== 'span.model_request_end' || end.is_error) {
+      // An interrupted turn keeps the text that streamed: one agent.message marked interrupted, then its interrupted end.
+      const cut = j === i + 1 && e.type === 'agent.message' && e.interrupted === true && end?.type === 'span.model_request_end' && end.model_stop_reason === 'interrupted';
+      if (!end || end.type !== 'span.model_request_end' || (end.is_error && !cut)) {
         fail('turn-atomic', `${at(e)}…seq ${j} are not followed by a successful span.model_request_end (next: ${end ? at(end) : 'end of log'})`);
       } else {
         const split = events.slice(i, j + 1).find((x) => x.processed_at !== e.processed_at);
