@@ -34,7 +34,7 @@ export interface SandboxedCommand {
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** The launcher idles for the hand's life: a small young generation keeps it resident-light. */
-const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1'];
+export const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1'];
 
 /**
  * How to start the launcher: for `spawn` or an MCP StdioClientTransport. The environment holds
