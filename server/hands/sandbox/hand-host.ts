@@ -61,9 +61,12 @@ export class HandHost {
       env: env as NodeJS.ProcessEnv, // a cast: Next's types make NODE_ENV required; a clean env has none
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    // The launcher lives as long as the server wants it, never longer: it ends when our end of its stdin closes.
-    this.child.unref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr] as unknown as net.Socket[]) s.unref?.();
+    // The launcher lives as long as the server wants it, never longer: it ends when our end of its
+    // stdin closes. Once ready it keeps no process alive by itself (its hands' sockets do).
+    const unref = () => {
+      this.child.unref();
+      for (const s of [this.child.stdin, this.child.stdout, this.child.stderr] as unknown as net.Socket[]) s.unref?.();
+    };
     this.child.stdin.on('error', () => undefined);
     this.child.stderr.on('data', (d: Buffer) => (this.stderrTail = (this.stderrTail + d.toString()).slice(-2048)));
     this.exited = new Promise((resolve) => {
@@ -80,7 +83,7 @@ export class HandHost {
         reject(new Error(`the shared sandbox launcher exited${this.stderrTail ? `: ${this.stderrTail.trim().replace(/^sandbox-launcher: /, '')}` : ''}`));
       });
     });
-    this.ready.catch(() => undefined);
+    this.ready.then(unref, () => undefined);
     void this.exited.then(() => {
       this.gone = true;
       for (const [id, h] of this.hands) this.finish(id, h, null);

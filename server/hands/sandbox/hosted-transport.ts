@@ -65,9 +65,10 @@ export class HostedTransport implements Transport {
     const hand = this.hand;
     if (!hand) return this.ended();
     // Our end closing is how a stdio MCP client says goodbye; a hand that does not go is killed.
+    // Gone when its launcher says so or its end of the socket closes (it exited, its sandbox with it).
+    const exited = Promise.race([hand.exited, new Promise((r) => (hand.socket.closed ? r(null) : hand.socket.once('close', r)))]).then(() => true);
     hand.socket.end();
-    const exited = hand.exited.then(() => true);
-    const timer = (ms: number) => new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref());
+    const timer = (ms: number) => new Promise<boolean>((r) => setTimeout(() => r(false), ms));
     if (!(await Promise.race([exited, timer(CLOSE_GRACE_MS)]))) {
       hand.kill();
       await Promise.race([exited, timer(5_000)]);
