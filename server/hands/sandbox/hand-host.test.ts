@@ -90,6 +90,32 @@ echo DONE`,
     }
   });
 
+  it('an unrestricted shared launcher’s hand reaches a listed private address, and no unlisted one', { timeout: 120_000 }, async () => {
+    const listed = http.createServer((_req, res) => res.end('listed-body'));
+    const other = http.createServer((_req, res) => res.end('other-body'));
+    await Promise.all([listed, other].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    const [port, otherPort] = [listed, other].map((s) => (s.address() as AddressInfo).port);
+    try {
+      const h = await provisioner.provision('host-open', { kind: 'sandbox', network: 'unrestricted', allowedDomains: [`127.0.0.1:${port}`] }, { signal });
+      open.push(h);
+      const out = await h.execute(
+        'bash',
+        {
+          command: `for i in 1 2 3 4 5; do body=$(NO_PROXY= no_proxy= curl -sS --fail --max-time 3 http://127.0.0.1:${port}/ 2>&1) && break; sleep 0.1; done
+echo "LISTED:$body"
+echo "LOOPBACK:$(NO_PROXY= no_proxy= curl -sS -i --max-time 3 https://127.0.0.1:${otherPort}/ 2>&1)"`,
+        },
+        call(),
+      );
+      expect(out).toContain('LISTED:listed-body');
+      expect(out).toContain("403 a loopback address is reachable only when listed in the environment's allowed_hosts");
+      expect(out).not.toContain('other-body');
+    } finally {
+      listed.close();
+      other.close();
+    }
+  });
+
   it('a released hand leaves its launcher serving the others', { timeout: 120_000 }, async () => {
     const [launcher] = hosts();
     const d = await provisioner.provision('host-d', { kind: 'sandbox' }, { signal });
