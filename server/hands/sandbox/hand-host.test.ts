@@ -125,6 +125,34 @@ echo "LOOPBACK:$(NO_PROXY= no_proxy= curl -sS -i --max-time 3 https://127.0.0.1:
   });
 });
 
+describe('a shared launcher that dies', () => {
+  it('takes its hands along, and the next hand of its policy starts on a new launcher', { timeout: 120_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-hand-host-dies-'));
+    const provisioner = createLocalHandProvisioner({ dataDir: path.join(dir, 'data'), workspacesDir: path.join(dir, 'ws'), sharedLaunchers: true });
+    const before = new Set(hosts());
+    try {
+      const a = await provisioner.provision('dies-a', { kind: 'sandbox' }, { signal });
+      const launcher = hosts().find((p) => !before.has(p));
+      expect(launcher).toBeDefined();
+      const hand = descendants(launcher!).filter((p) => /paddock-hand/.test(cmdline(p)));
+      expect(hand.length).toBeGreaterThan(0);
+      process.kill(launcher!, 'SIGKILL');
+      // At once, before this process has seen the launcher exit.
+      const b = await provisioner.provision('dies-b', { kind: 'sandbox' }, { signal });
+      expect(await b.execute('bash', { command: 'echo on-a-new-launcher' }, call())).toContain('on-a-new-launcher');
+      expect(await Promise.race([a.lost.then(() => 'lost'), new Promise((r) => setTimeout(() => r('live'), 10_000))])).toBe('lost');
+      expect(hand.filter(running)).toEqual([]);
+      // What the killed launcher could not remove, the next one does.
+      const leftovers = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`paddock-launcher-${launcher}-`) || n.startsWith(`paddock-launcher-ctl-${launcher}-`));
+      expect(leftovers()).toEqual([]);
+      await b.close();
+      await a.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the hand request', () => {
   const policy = { workspace: '/w', tmpDir: '/t', allowWrite: [], denyRead: [], allowRead: [], allowedDomains: [], network: 'limited', limits: { maxProcs: 0, memoryMb: 0, fileSizeMb: 0 } };
 

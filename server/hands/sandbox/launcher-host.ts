@@ -165,6 +165,19 @@ function serve(found: Tools, shared: Tools, network: string) {
   };
 }
 
+/** The folders of shared launchers that were killed outright (they cannot remove their own). */
+async function sweepStaleDirs(): Promise<void> {
+  for (const name of await fs.readdir(os.tmpdir()).catch(() => [] as string[])) {
+    const pid = /^paddock-launcher-(?:ctl-)?(\d+)-/.exec(name)?.[1];
+    if (!pid || Number(pid) === process.pid) continue;
+    const alive = await fs.access(`/proc/${pid}`).then(
+      () => true,
+      () => false,
+    );
+    if (!alive) await fs.rm(path.join(os.tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
 export async function runHost(): Promise<never> {
   // The server's SIGINT is the server's to act on (it suspends idle hands); a server that dies closes our stdin.
   process.on('SIGINT', () => undefined);
@@ -175,8 +188,9 @@ export async function runHost(): Promise<never> {
     const tools = await checkDependencies();
     mark('checks');
     // The runtime makes its sockets and mount sources under os.tmpdir(), which every policy hides.
-    const runtimeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'paddock-launcher-'));
-    const controlDir = await fs.mkdtemp(path.join(os.tmpdir(), 'paddock-launcher-ctl-'));
+    await sweepStaleDirs();
+    const runtimeDir = await fs.mkdtemp(path.join(os.tmpdir(), `paddock-launcher-${process.pid}-`));
+    const controlDir = await fs.mkdtemp(path.join(os.tmpdir(), `paddock-launcher-ctl-${process.pid}-`));
     dirs = [runtimeDir, controlDir];
     process.env.TMPDIR = runtimeDir;
     process.chdir(runtimeDir);

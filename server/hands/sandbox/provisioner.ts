@@ -135,9 +135,15 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           return fail(`could not read the session's secrets: ${e instanceof Error ? e.message : String(e)}`);
         }
         if (hosts && secrets.length === 0) {
-          const host = hosts.for(policy, code.launcher);
           transport = new HostedTransport(async () => {
-            const hand = await host.open(policy, argv);
+            let host = hosts.for(policy, code.launcher);
+            const hand = await host.open(policy, argv).catch(async (e: unknown) => {
+              // A launcher that has just died (killed, OOM) is replaced once; any other failure is the hand's.
+              await Promise.race([host.exited, new Promise((r) => setTimeout(r, 500))]);
+              if (host.alive) throw e;
+              host = hosts.for(policy, code.launcher);
+              return host.open(policy, argv);
+            });
             void hand.exited.then(() => hosts.released(host));
             return hand;
           });
