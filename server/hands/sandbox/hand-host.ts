@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { type HandNetwork, NETWORK_ENV, networkKey } from '~/server/hands/sandbox/host-wire';
-import { TIMINGS_ENV, type SandboxPolicy } from '~/server/hands/sandbox/policy';
+import { TIMINGS_ENV, TOOLS_ENV, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 import { LAUNCHER_NODE_FLAGS, launcherPath } from '~/server/hands/sandbox/spawn-sandboxed';
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -44,7 +44,7 @@ export class HandHost {
   readonly exited: Promise<void>;
   private gone = false;
 
-  constructor(network: HandNetwork, opts: { launcher?: string; hostPath?: string } = {}) {
+  constructor(network: HandNetwork, opts: { launcher?: string; hostPath?: string; tools?: string } = {}) {
     this.key = networkKey(network);
     const env: Record<string, string> = {
       PATH: opts.hostPath ?? process.env.PATH ?? DEFAULT_PATH,
@@ -56,6 +56,7 @@ export class HandHost {
       const value = process.env[name];
       if (value) env[name] = value;
     }
+    if (opts.tools) env[TOOLS_ENV] = opts.tools;
     if (opts.launcher) env.NODE_COMPILE_CACHE = path.join(path.dirname(opts.launcher), '.compile-cache');
     this.child = spawn(process.execPath, [...LAUNCHER_NODE_FLAGS, opts.launcher ?? launcherPath(), '--host'], {
       env: env as NodeJS.ProcessEnv, // a cast: Next's types make NODE_ENV required; a clean env has none

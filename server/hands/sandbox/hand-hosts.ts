@@ -12,10 +12,10 @@ const IDLE_MS = 60_000;
 export class HandHosts {
   private readonly hosts = new Map<string, { host: HandHost; idle?: NodeJS.Timeout }>();
 
-  constructor(private readonly opts: { launcher?: string; hostPath?: string } = {}) {}
+  constructor(private readonly opts: { launcher?: string; hostPath?: string; tools?: string } = {}) {}
 
   /** The launcher for this network policy, started if there is none alive. */
-  for(network: HandNetwork, launcher?: string): HandHost {
+  for(network: HandNetwork, launcher?: string, tools?: string): HandHost {
     const key = networkKey(network);
     const entry = this.hosts.get(key);
     if (entry?.host.alive) {
@@ -23,7 +23,7 @@ export class HandHosts {
       entry.idle = undefined;
       return entry.host;
     }
-    const host = new HandHost(network, { ...this.opts, ...(launcher ? { launcher } : {}) });
+    const host = new HandHost(network, { ...this.opts, ...(launcher ? { launcher } : {}), ...(tools ? { tools } : {}) });
     this.hosts.set(key, { host });
     void host.exited.then(() => {
       if (this.hosts.get(key)?.host === host) this.hosts.delete(key);

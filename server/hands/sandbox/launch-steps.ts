@@ -95,6 +95,28 @@ export async function checkDependencies(): Promise<Tools> {
 }
 
 /**
+ * The tools the server's `--check` found (TOOLS_ENV), when each is still an executable file at an
+ * absolute path: the checks were done once for the server. Otherwise the checks, here.
+ */
+export async function checkedTools(json: string | undefined): Promise<Tools> {
+  if (json) {
+    try {
+      const t = JSON.parse(json) as Record<string, unknown>;
+      const names = ['bwrap', 'socat', 'rg', 'setpriv'] as const;
+      const [bwrap, socat, rg, setpriv] = names.map((k) => t[k]);
+      const all = [bwrap, socat, rg, setpriv];
+      if (all.every((v): v is string => typeof v === 'string' && path.isAbsolute(v))) {
+        await Promise.all(all.map((v) => fs.access(v, fs.constants.X_OK)));
+        return { bwrap: bwrap as string, socat: socat as string, rg: rg as string, setpriv: setpriv as string };
+      }
+    } catch {
+      // gone or not ours: check as ever
+    }
+  }
+  return checkDependencies();
+}
+
+/**
  * The runtime's own helper binaries (apply-seccomp), which run inside the sandbox: readable even
  * when the project folder holding node_modules is hidden. Next to this file when bundled (see
  * launcher-bundle.ts), else in the package.

@@ -23,7 +23,7 @@ import { MAX_REQUEST_LINE, NETWORK_ENV, type HostRequest, networkKey, parseHostR
 import {
   type Tools,
   cgroupScript,
-  checkDependencies,
+  checkedTools,
   childEnv,
   exitCodeOf,
   handCgroup,
@@ -35,7 +35,7 @@ import {
   runtimeVendorDir,
   socatIn,
 } from '~/server/hands/sandbox/launch-steps';
-import { NO_LIMITS, runtimeTmpDir, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
+import { NO_LIMITS, TOOLS_ENV, runtimeTmpDir, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 import { askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
 
 /** After SIGTERM, this long before SIGKILL. */
@@ -185,7 +185,8 @@ export async function runHost(): Promise<never> {
   try {
     const net0 = parseNetwork(process.env[NETWORK_ENV]);
     delete process.env[NETWORK_ENV];
-    const tools = await checkDependencies();
+    const tools = await checkedTools(process.env[TOOLS_ENV]);
+    delete process.env[TOOLS_ENV];
     mark('checks');
     // The runtime makes its sockets and mount sources under os.tmpdir(), which every policy hides.
     await sweepStaleDirs();

@@ -31,6 +31,7 @@ import {
   asRoot,
   cgroupScript,
   checkDependencies,
+  checkedTools,
   childEnv,
   exitCodeOf,
   handCgroup,
@@ -47,7 +48,7 @@ import { runHost } from '~/server/hands/sandbox/launcher-host';
 import { scrubPairs, scrubProxyResponses } from '~/server/hands/sandbox/response-scrub';
 import { hostAndPort, injectionRules } from '~/server/hands/sandbox/secret-injection';
 import { askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
-import { CHILD_ENV_ENV, NO_LIMITS, POLICY_ENV, parseSandboxPolicy, runtimeTmpDir, type SandboxPolicy } from '~/server/hands/sandbox/policy';
+import { CHILD_ENV_ENV, NO_LIMITS, POLICY_ENV, TOOLS_ENV, parseSandboxPolicy, runtimeTmpDir, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 
 /** After our stdin closes, the command gets this long to finish on its own before SIGTERM. */
 const STDIN_EOF_GRACE_MS = 2_000;
@@ -287,7 +288,10 @@ async function main(): Promise<never> {
   try {
     if (args[0] === '--check') {
       const tools = await checkDependencies();
-      return await shutdown(await check(tools));
+      const code = await check(tools);
+      // What was found, for the server to hand every launcher it starts (TOOLS_ENV).
+      process.stdout.write(`${JSON.stringify({ bwrap: tools.bwrap, socat: tools.socat, rg: tools.rg, setpriv: tools.setpriv })}\n`);
+      return await shutdown(code);
     }
     const { policy, extraEnv, secretsOnStdin } = readInputs();
     const dashdash = args.indexOf('--');
@@ -295,7 +299,8 @@ async function main(): Promise<never> {
     if (argv.length === 0) throw new LauncherError(EX_USAGE, 'usage: sandbox-launcher -- <command> [args…]');
     const secrets = secretsOnStdin ? await readSecrets() : [];
     mark('inputs');
-    const tools = await checkDependencies();
+    const tools = await checkedTools(process.env[TOOLS_ENV]);
+    delete process.env[TOOLS_ENV];
     mark('checks');
     await startSandbox(policy, tools, secrets.length > 0);
     return await shutdown(await run(policy, { ...extraEnv, ...placeSecrets(secrets) }, argv));

@@ -62,6 +62,8 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
       }));
   // One check shared by concurrent first provisions (a burst of parallel checks can misreport).
   let check: ReturnType<typeof checkSandboxAvailable> | null = null;
+  /** What that check found: every launcher skips the runtime's checks (done once per server). */
+  let tools: string | undefined;
   const hosts = (o.sharedLaunchers ?? process.env.PADDOCK_SHARED_LAUNCHER !== '0') ? new HandHosts() : null;
 
   return {
@@ -75,6 +77,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         opts.onProgress?.('starting', 'checking that this machine can sandbox');
         check ??= checkSandboxAvailable();
         const result = await check;
+        if (result.ok) tools = result.tools;
         if (!result.ok) {
           check = null; // an operator may install what is missing: check again next time
           fail(`${result.missing} (or set PADDOCK_ALLOW_UNSANDBOXED=1 and PADDOCK_DEFAULT_HAND=local to run hands without a sandbox, at your own risk)`);
@@ -136,19 +139,19 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         }
         if (hosts && secrets.length === 0) {
           transport = new HostedTransport(async () => {
-            let host = hosts.for(policy, code.launcher);
+            let host = hosts.for(policy, code.launcher, tools);
             const hand = await host.open(policy, argv).catch(async (e: unknown) => {
               // A launcher that has just died (killed, OOM) is replaced once; any other failure is the hand's.
               await Promise.race([host.exited, new Promise((r) => setTimeout(r, 500))]);
               if (host.alive) throw e;
-              host = hosts.for(policy, code.launcher);
+              host = hosts.for(policy, code.launcher, tools);
               return host.open(policy, argv);
             });
             void hand.exited.then(() => hosts.released(host));
             return hand;
           });
         } else {
-          const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher, secrets });
+          const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher, secrets, ...(tools ? { tools } : {}) });
           const params = { command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' as const };
           transport = secrets.length > 0 ? new SecretsFirstTransport(params, secrets) : new StdioClientTransport(params);
         }
