@@ -150,7 +150,9 @@ describe('hand lifecycle', () => {
     const workspace = first.text.split('\n')[0]!.trim();
     expect(handProcesses(workspace).length).toBeGreaterThan(0);
     // A terminal's Ctrl-C reaches the hand's launcher too: the hand stays for the server to suspend.
-    const launcher = descendants(process.pid).find((p) => cmdline(p).includes('sandbox-launcher') && cmdline(p).includes(workspace));
+    // (Its own launcher, or the launcher it shares with the hands of its network policy.)
+    const serves = (p: number) => cmdline(p).includes(workspace) || descendants(p).some((c) => cmdline(c).includes(workspace));
+    const launcher = descendants(process.pid).find((p) => cmdline(p).includes('sandbox-launcher') && serves(p));
     expect(launcher).toBeDefined();
     process.kill(launcher!, 'SIGINT');
     await new Promise((r) => setTimeout(r, 300));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ARRIVAL_WINDOW_MS, arrivalRate, mayStart, nextStartEstimate, poolTarget, pruneArrivals } from '~/server/hands/pool-refill';
+import { ARRIVAL_WINDOW_MS, arrivalRate, cpuBusyShare, mayStart, nextStartEstimate, poolTarget, pruneArrivals } from '~/server/hands/pool-refill';
 
 describe('warm pool refill rule', () => {
   it('measures the arrival rate over the last window only, on a fake clock', () => {
@@ -32,6 +32,19 @@ describe('warm pool refill rule', () => {
     expect(mayStart({ ...s, ready: 2, loopUtilization: 0.1 }), 'beyond the base on a calm loop').toBe(true);
     expect(mayStart({ ...s, ready: 2, starting: 1, loopUtilization: 0.1 }), 'one speculative start at a time').toBe(false);
     expect(mayStart({ ...s, ready: 6, loopUtilization: 0 }), 'at the target').toBe(false);
+  });
+
+  it('reads how busy the machine’s CPUs were between two readings, all cores together', () => {
+    const t = (user: number, idle: number) => ({ user, nice: 0, sys: 0, idle, irq: 0 });
+    // Two cores over one second: one fully busy, one idle.
+    expect(cpuBusyShare([t(0, 0), t(0, 0)], [t(1_000, 0), t(0, 1_000)])).toBeCloseTo(0.5);
+    expect(cpuBusyShare([t(0, 0), t(0, 0)], [t(900, 100), t(800, 200)])).toBeCloseTo(0.85);
+    // No time passed (or no reading): calm, never NaN.
+    expect(cpuBusyShare([t(5, 5)], [t(5, 5)])).toBe(0);
+    expect(cpuBusyShare([], [])).toBe(0);
+    // A busy machine keeps a speculative start waiting, like a busy loop.
+    const busy = cpuBusyShare([t(0, 0)], [t(950, 50)]);
+    expect(mayStart({ ready: 2, starting: 0, waiters: 0, base: 2, target: 6, loopUtilization: busy })).toBe(false);
   });
 
   it('moves its start-time estimate toward each measured start', () => {

@@ -13,10 +13,39 @@ export const ARRIVAL_WINDOW_MS = 10_000;
 /** Arrivals are bursty: keep twice the hands a steady stream would consume during one start. */
 export const BURST_HEADROOM = 2;
 /**
- * The event loop is calm while it was busy less than this share of the last second (its
- * utilization): a speculative start then takes no CPU a running turn is waiting for.
+ * Calm: the event loop and the machine's CPUs were busy less than this share of the last second
+ * (warm-pool.ts measures the busier of the two): a speculative start then takes no CPU a running
+ * turn is waiting for.
  */
 export const CALM_LOOP_UTILIZATION = 0.5;
+
+/** One CPU's cumulative times in ms, as `os.cpus()[i].times` gives them. */
+export interface CpuTimes {
+  user: number;
+  nice: number;
+  sys: number;
+  idle: number;
+  irq: number;
+}
+
+/**
+ * The share of the machine's CPU time that was busy between two readings of every CPU's times (0–1).
+ * A turn's CPU is mostly its hand's processes, not the server's event loop: a speculative start
+ * waits for both to be calm.
+ */
+export function cpuBusyShare(prev: readonly CpuTimes[], cur: readonly CpuTimes[]): number {
+  let busy = 0;
+  let total = 0;
+  for (let i = 0; i < Math.min(prev.length, cur.length); i++) {
+    const a = prev[i]!;
+    const b = cur[i]!;
+    const idle = b.idle - a.idle;
+    const work = b.user - a.user + (b.nice - a.nice) + (b.sys - a.sys) + (b.irq - a.irq);
+    busy += Math.max(0, work);
+    total += Math.max(0, work) + Math.max(0, idle);
+  }
+  return total > 0 ? busy / total : 0;
+}
 
 /** Takes per second over the last `windowMs` before `now`. */
 export function arrivalRate(arrivals: readonly number[], now: number, windowMs = ARRIVAL_WINDOW_MS): number {

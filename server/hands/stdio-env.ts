@@ -1,5 +1,5 @@
 import 'server-only';
-import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Stream } from 'node:stream';
 
 const STDERR_KEEP_BYTES = 4096;
 const STDERR_TAIL_LINES = 5;
@@ -18,7 +18,7 @@ export function cleanEnv(): Record<string, string> {
 }
 
 /** Keeps the last few KB of a child's stderr for error messages. */
-export function stderrTail(transport: StdioClientTransport): () => string {
+export function stderrTail(transport: { readonly stderr: Stream | null }): () => string {
   let buf = '';
   transport.stderr?.on('data', (chunk: Buffer | string) => {
     buf = (buf + chunk.toString()).slice(-STDERR_KEEP_BYTES);

@@ -1,7 +1,8 @@
 import 'server-only';
+import os from 'node:os';
 import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import type { Hand } from '~/lib/hand';
-import { arrivalRate, mayStart, nextStartEstimate, poolTarget, pruneArrivals } from '~/server/hands/pool-refill';
+import { arrivalRate, cpuBusyShare, mayStart, nextStartEstimate, poolTarget, pruneArrivals } from '~/server/hands/pool-refill';
 import type { ProvisionSpec, Provisioner, SandboxSpec } from '~/server/hands/provisioner';
 import { errorFields, logger } from '~/server/log';
 
@@ -17,7 +18,10 @@ const FIRST_START_ESTIMATE_MS = 1_000;
 export interface WarmPoolOptions {
   /** The clock (a test's fake one). */
   now?: () => number;
-  /** The share of the last second the event loop was busy (0–1); default: measured (perf_hooks). */
+  /**
+   * How busy the last second was (0–1); default: measured, the busier of this event loop
+   * (perf_hooks) and the machine's CPUs (os.cpus(), where the hands' processes run).
+   */
   loopUtilization?: () => number;
 }
 
@@ -79,14 +83,17 @@ export class WarmPool {
     return this;
   }
 
-  /** The loop's utilization over the last whole second, sampled once a second while the pool is open. */
+  /** How busy the last whole second was (the loop or the machine's CPUs), sampled once a second while the pool is open. */
   private measuredUtilization(): number {
     if (!this.sampler && !this.closed) {
       let prev: EventLoopUtilization = performance.eventLoopUtilization();
+      let prevCpus = os.cpus().map((c) => c.times);
       this.sampler = setInterval(() => {
         const cur = performance.eventLoopUtilization();
-        this.lastUtilization = performance.eventLoopUtilization(cur, prev).utilization;
+        const cpus = os.cpus().map((c) => c.times);
+        this.lastUtilization = Math.max(performance.eventLoopUtilization(cur, prev).utilization, cpuBusyShare(prevCpus, cpus));
         prev = cur;
+        prevCpus = cpus;
       }, 1_000);
       this.sampler.unref();
     }

@@ -84,7 +84,7 @@ async function createV2(name: string, limits: SandboxLimits, own: Map<string, st
   return { procsFiles: [path.join(dir, 'cgroup.procs')], remove: () => removeDirs([dir]) };
 }
 
-/** Groups are named `<prefix><launcher pid>`. */
+/** Groups are named `<prefix><launcher pid>`, or `<prefix><launcher pid>-<n>` on a launcher shared by hands. */
 export const GROUP_PREFIX = 'paddock-hand-';
 
 /**
@@ -95,7 +95,7 @@ async function sweepStale(parents: string[]): Promise<void> {
   for (const parent of parents) {
     const names = await fs.readdir(parent).catch(() => [] as string[]);
     for (const name of names) {
-      const pid = Number(name.slice(GROUP_PREFIX.length));
+      const pid = Number(name.slice(GROUP_PREFIX.length).split('-')[0]);
       if (!name.startsWith(GROUP_PREFIX) || !Number.isInteger(pid) || pid <= 0 || (await exists(`/proc/${pid}`))) continue;
       await fs.rmdir(path.join(parent, name)).catch(() => undefined);
     }

@@ -1,184 +1,61 @@
 /**
- * The sandbox launcher: one process per hand. It reads the hand's policy from PADDOCK_SANDBOX_POLICY,
- * starts sandbox-runtime's network proxy for that policy (the filter is global per process, hence one
- * launcher per policy), and runs `argv after --` inside bubblewrap with stdin/stdout/stderr passed
- * through, so an MCP stdio server can run over it. It exits with the command's code.
+ * The sandbox launcher. Two modes:
+ *
+ * - one hand per process: it reads the hand's policy from PADDOCK_SANDBOX_POLICY, starts
+ *   sandbox-runtime's network proxy for that policy, and runs `argv after --` inside bubblewrap
+ *   with stdin/stdout/stderr passed through, so an MCP stdio server can run over it. It exits
+ *   with the command's code. Hands with secrets use it (their proxy holds the values);
+ * - `--host`: one process per network policy, serving every hand with that policy
+ *   (launcher-host.ts, the wire in host-wire.ts): the checks, the runtime's initialize and the
+ *   proxy once, each hand a wrap and a bubblewrap.
  *
  *   node bin/sandbox-launcher.mjs -- <command> [args…]
+ *   node bin/sandbox-launcher.mjs --host       (PADDOCK_SANDBOX_NETWORK: the hands' network)
  *   node bin/sandbox-launcher.mjs --check      (exit 0, or 69 with "sandbox unavailable: …")
  *
  * No spawnSync/execSync here once the proxy runs: it lives on this event loop, and a blocked loop
  * would hang every network call from inside the sandbox.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SandboxManager } from '@anthropic-ai/sandbox-runtime';
-import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/sandbox/cgroup';
-import { applySeccompShim, bwrapShim, giveToHand, handIdentity } from '~/server/hands/sandbox/hand-identity';
+import { GROUP_PREFIX } from '~/server/hands/sandbox/cgroup';
 import { type HandSecret, PASS_ENV_ENV, SECRETS_ON_STDIN_ENV, parseSecretsLine } from '~/server/hands/sandbox/hand-secret';
-import { socatShim } from '~/server/hands/sandbox/socat-shim';
+import {
+  EX_SOFTWARE,
+  EX_USAGE,
+  LauncherError,
+  type Tools,
+  asRoot,
+  cgroupScript,
+  checkDependencies,
+  checkedTools,
+  childEnv,
+  exitCodeOf,
+  handCgroup,
+  handIdentityTools,
+  innerCommand,
+  launcherTools,
+  makeHandDirs,
+  mark,
+  parseExtraEnv,
+  runtimeVendorDir,
+  unavailable,
+} from '~/server/hands/sandbox/launch-steps';
+import { runHost } from '~/server/hands/sandbox/launcher-host';
 import { scrubPairs, scrubProxyResponses } from '~/server/hands/sandbox/response-scrub';
 import { hostAndPort, injectionRules } from '~/server/hands/sandbox/secret-injection';
-import { type RuntimeTools, askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
-import {
-  CHILD_ENV_ENV,
-  NO_LIMITS,
-  POLICY_ENV,
-  TIMINGS_ENV,
-  parseSandboxPolicy,
-  runtimeTmpDir,
-  sandboxHome,
-  type SandboxPolicy,
-} from '~/server/hands/sandbox/policy';
+import { askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
+import { CHILD_ENV_ENV, NO_LIMITS, POLICY_ENV, TOOLS_ENV, parseSandboxPolicy, runtimeTmpDir, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 
-const EX_USAGE = 64;
-const EX_UNAVAILABLE = 69;
-const EX_SOFTWARE = 70;
 /** After our stdin closes, the command gets this long to finish on its own before SIGTERM. */
 const STDIN_EOF_GRACE_MS = 2_000;
 /** After SIGTERM, this long before SIGKILL. */
 const KILL_GRACE_MS = 3_000;
-const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-const timings = process.env[TIMINGS_ENV] === '1';
-delete process.env[TIMINGS_ENV];
-let lastMark = { cpu: 0, wall: 0 };
-/** CPU (user+system, this process only) and wall time since the previous mark; the first since exec. */
-function mark(phase: string): void {
-  if (!timings) return;
-  const { user, system } = process.cpuUsage();
-  const now = { cpu: (user + system) / 1000, wall: performance.now() };
-  process.stderr.write(`sandbox-launcher: timing ${phase} cpu=${(now.cpu - lastMark.cpu).toFixed(1)} wall=${(now.wall - lastMark.wall).toFixed(1)}\n`);
-  lastMark = now;
-}
 mark('boot+load');
-
-const INSTALL_HINTS: Record<string, string> = {
-  bwrap: 'bubblewrap (bwrap) not found; install it with apt-get install bubblewrap',
-  socat: 'socat not found; install it with apt-get install socat',
-  rg: 'ripgrep (rg) not found; install it with apt-get install ripgrep',
-  setpriv: 'setpriv not found (it ties the proxy bridges to their hand, and a root server runs hands as their own uid with it); install it with apt-get install util-linux',
-};
-
-class LauncherError extends Error {
-  constructor(
-    readonly exitCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const unavailable = (what: string) => new LauncherError(EX_UNAVAILABLE, `sandbox unavailable: ${what}`);
-
-/** `which` by hand: a missing binary gets our own message, with the package to install. */
-async function findOnPath(bin: string): Promise<string | undefined> {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    if (!dir) continue;
-    const candidate = path.join(dir, bin);
-    try {
-      await fs.access(candidate, fs.constants.X_OK);
-      if ((await fs.stat(candidate)).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/** `setpriv`: every bridge dies with its launcher (socat-shim.ts); as root, hands drop to their own uid with it. */
-type Tools = RuntimeTools & { setpriv: string };
-
-/** Root on the host: a hand would be root too, so it runs as a uid of its own (hand-identity.ts). */
-const asRoot = () => process.geteuid?.() === 0;
-
-/**
- * Finds what the runtime needs and asks the runtime itself (platform, uid-0 capability probe).
- * The binaries are resolved here and passed as absolute paths, so the sandboxed command's PATH
- * need not contain them.
- */
-async function checkDependencies(): Promise<Tools> {
-  if (!SandboxManager.isSupportedPlatform()) throw unavailable(`platform ${process.platform} is not supported`);
-  const found = {
-    bwrap: await findOnPath('bwrap'),
-    socat: await findOnPath('socat'),
-    rg: await findOnPath('rg'),
-    setpriv: await findOnPath('setpriv'),
-  };
-  const missing = (Object.keys(found) as (keyof typeof found)[]).filter((k) => !found[k]);
-  if (missing.length > 0) throw unavailable(missing.map((k) => INSTALL_HINTS[k]).join('; '));
-  const tools = found as Tools;
-  // Its checks use spawnSync (which, bwrap probes): harmless here, before any proxy runs.
-  const deps = await SandboxManager.checkDependenciesAsync({ command: tools.rg });
-  if (deps.errors.length > 0) throw unavailable(deps.errors.join('; '));
-  return tools;
-}
-
-/**
- * The runtime's own helper binaries (apply-seccomp), which run inside the sandbox: readable even
- * when the project folder holding node_modules is hidden. Next to this file when bundled (see
- * launcher-bundle.ts), else in the package.
- */
-function runtimeVendorDir(): string {
-  const bundled = path.join(path.dirname(fileURLToPath(import.meta.url)), 'vendor', 'seccomp');
-  if (existsSync(bundled)) return bundled;
-  const entry = fileURLToPath(import.meta.resolve('@anthropic-ai/sandbox-runtime'));
-  return path.join(path.dirname(path.dirname(entry)), 'vendor', 'seccomp');
-}
-
-const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
-
-/**
- * The inner script. TMPDIR is set here, not in the env, because the runtime's own
- * `--setenv TMPDIR /tmp/claude` would override an inherited one. The rlimits are hard (no process
- * in the hand can raise them); `-u` binds only non-root users, so the cgroup is what really
- * counts processes, but a command reading `ulimit -u` sees the hand's figure.
- */
-function innerCommand(policy: SandboxPolicy, argv: string[]): string {
-  const { maxProcs, fileSizeMb } = policy.limits;
-  const limits = [
-    maxProcs > 0 ? `ulimit -H -S -u ${maxProcs}` : '',
-    fileSizeMb > 0 ? `ulimit -H -S -f ${fileSizeMb * 1024}` : '',
-  ].filter(Boolean);
-  const prefix = limits.length > 0 ? `${limits.join(' && ')} || exit 70; ` : '';
-  return `${prefix}export TMPDIR=${quote(policy.tmpDir)}; exec ${argv.map(quote).join(' ')}`;
-}
-
-/**
- * The hand's cgroup (process count and memory of the whole hand), or null where this machine has
- * no writable cgroups: then only the per-process rlimits bound it, and we say so.
- */
-async function handCgroup(policy: SandboxPolicy): Promise<HandCgroup | null> {
-  const group = await createHandCgroup(`${GROUP_PREFIX}${process.pid}`, policy.limits);
-  if (!group && (policy.limits.maxProcs > 0 || policy.limits.memoryMb > 0)) {
-    process.stderr.write('sandbox-launcher: warning: no writable cgroup here; the hand has per-process limits only\n');
-  }
-  return group;
-}
-
-/**
- * The command's whole environment: nothing of ours (the policy, the server's env) gets in. (Typed
- * as ProcessEnv by a cast: Next's global types make NODE_ENV required, and a clean env has none.)
- */
-function childEnv(policy: SandboxPolicy, extra: Record<string, string>): NodeJS.ProcessEnv {
-  const nodeDir = path.dirname(process.execPath);
-  const PATH = SYSTEM_PATH.split(':').includes(nodeDir) ? SYSTEM_PATH : `${SYSTEM_PATH}:${nodeDir}`;
-  const env: Record<string, string> = {
-    PATH,
-    // As root, the sandbox's root stage gets a HOME it can enter and holding no start-up file (bash
-    // on a socket stdin reads ~/.bashrc); the seccomp helper's shim gives the hand its own.
-    HOME: asRoot() ? runtimeTmpDir(policy) : sandboxHome(policy),
-    LANG: 'C.UTF-8',
-    TERM: 'dumb',
-    TMPDIR: policy.tmpDir,
-    ...extra,
-  };
-  return env as NodeJS.ProcessEnv;
-}
 
 function readInputs(): { policy: SandboxPolicy; extraEnv: Record<string, string>; secretsOnStdin: boolean } {
   const policyJson = process.env[POLICY_ENV];
@@ -195,22 +72,7 @@ function readInputs(): { policy: SandboxPolicy; extraEnv: Record<string, string>
   } catch (err) {
     throw new LauncherError(EX_USAGE, (err as Error).message);
   }
-  const extraEnv: Record<string, string> = {};
-  if (extraJson) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(extraJson);
-    } catch {
-      throw new LauncherError(EX_USAGE, `${CHILD_ENV_ENV} is not valid JSON`);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new LauncherError(EX_USAGE, `${CHILD_ENV_ENV} must be a JSON object of strings`);
-    }
-    for (const [k, v] of Object.entries(parsed)) {
-      if (typeof v !== 'string') throw new LauncherError(EX_USAGE, `${CHILD_ENV_ENV}.${k} must be a string`);
-      extraEnv[k] = v;
-    }
-  }
+  const extraEnv = parseExtraEnv(extraJson, CHILD_ENV_ENV);
   return { policy, extraEnv, secretsOnStdin };
 }
 
@@ -296,37 +158,15 @@ async function removeCaKeyFile(dir: string): Promise<void> {
   }
 }
 
-/**
- * The runtime gets a socat that dies with this launcher (socat-shim.ts).
- * As root: the hand's writable folders become its own, and the runtime gets a bubblewrap and a
- * seccomp helper that start the command as the hand's uid, with no capability (hand-identity.ts).
- * The shims live in the launcher's runtime dir (root's, read-only inside the sandbox, the shims
- * root's alone), which the hand must read: its CA certificate is there.
- */
+/** The shims (launch-steps.ts) in this launcher's runtime dir, which the hand must read: its CA certificate is there. */
 async function handTools(policy: SandboxPolicy, tools: Tools, dir: string): Promise<Tools> {
-  const socat = path.join(dir, 'socat');
-  await fs.writeFile(socat, socatShim(tools.setpriv, tools.socat), { mode: 0o700 });
-  if (!asRoot()) return { ...tools, socat };
-  const id = handIdentity(policy.workspace);
-  for (const d of [...policy.allowWrite, sandboxHome(policy)]) await giveToHand(d, id);
-  await fs.chmod(dir, 0o755);
-  const apply = path.join(runtimeVendorDir(), process.arch === 'arm64' ? 'arm64' : 'x64', 'apply-seccomp');
-  if (!existsSync(apply)) throw unavailable(`the sandbox runtime's seccomp helper is missing (${apply})`);
-  const bwrap = path.join(dir, 'bwrap');
-  const applySeccomp = path.join(dir, 'apply-seccomp');
-  await fs.writeFile(bwrap, bwrapShim(tools.bwrap), { mode: 0o700 });
-  await fs.writeFile(applySeccomp, applySeccompShim(id, tools.setpriv, apply, sandboxHome(policy)), { mode: 0o700 });
-  return { ...tools, socat, bwrap, applySeccomp };
+  return handIdentityTools(policy, await launcherTools(tools, dir), dir);
 }
 
 async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = false): Promise<void> {
-  // bubblewrap skips a bind whose source is missing, and the command's cwd must exist.
-  await fs.mkdir(policy.workspace, { recursive: true });
-  await fs.mkdir(policy.tmpDir, { recursive: true, mode: 0o700 });
-  await fs.mkdir(sandboxHome(policy), { recursive: true, mode: 0o700 });
+  await makeHandDirs(policy);
   // The runtime makes its sockets and mount sources under os.tmpdir(), which the policy hides.
   runtimeDir = runtimeTmpDir(policy);
-  await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
   process.env.TMPDIR = runtimeDir;
   // The runtime protects dotfiles, .git/hooks and .git/config relative to process.cwd() at wrap
   // time (not the child's cwd): we stand in the workspace, or the hand folder above it.
@@ -347,9 +187,6 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = f
   if (withSecrets) await removeCaKeyFile(runtimeDir);
   mark('initialize+proxy');
 }
-
-const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null) =>
-  code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0);
 
 /** The runtime's tmp dir for this launcher, once made; removed on the way out. */
 let runtimeDir: string | undefined;
@@ -382,11 +219,9 @@ async function run(policy: SandboxPolicy, extraEnv: Record<string, string>, argv
     commandId: 'paddock-hand',
   });
   mark('wrap');
-  const group = await handCgroup(policy);
+  const group = await handCgroup(`${GROUP_PREFIX}${process.pid}`, policy);
   mark('cgroup');
-  // The shell joins the group before it becomes bubblewrap: nothing of the hand starts outside it.
-  const join = (group?.procsFiles ?? []).map((f) => `echo $$ > ${quote(f)} || exit 70; `).join('');
-  const script = join ? `${join}exec /bin/bash -c ${quote(wrapped)}` : wrapped;
+  const script = cgroupScript(wrapped, group);
   const c = spawn('/bin/bash', ['-c', script], {
     cwd: policy.workspace,
     env: childEnv(policy, extraEnv),
@@ -442,6 +277,7 @@ async function check(tools: Tools): Promise<number> {
 
 async function main(): Promise<never> {
   const args = process.argv.slice(2);
+  if (args[0] === '--host') return runHost();
   for (const signal of ['SIGTERM', 'SIGHUP'] as const) process.on(signal, () => terminate(signal));
   // A terminal's Ctrl-C reaches every process of its foreground group, hands included. Stopping a
   // hand is the server's call (on its own SIGINT it suspends idle hands, keeping their files), and
@@ -452,7 +288,10 @@ async function main(): Promise<never> {
   try {
     if (args[0] === '--check') {
       const tools = await checkDependencies();
-      return await shutdown(await check(tools));
+      const code = await check(tools);
+      // What was found, for the server to hand every launcher it starts (TOOLS_ENV).
+      process.stdout.write(`${JSON.stringify({ bwrap: tools.bwrap, socat: tools.socat, rg: tools.rg, setpriv: tools.setpriv })}\n`);
+      return await shutdown(code);
     }
     const { policy, extraEnv, secretsOnStdin } = readInputs();
     const dashdash = args.indexOf('--');
@@ -460,7 +299,8 @@ async function main(): Promise<never> {
     if (argv.length === 0) throw new LauncherError(EX_USAGE, 'usage: sandbox-launcher -- <command> [args…]');
     const secrets = secretsOnStdin ? await readSecrets() : [];
     mark('inputs');
-    const tools = await checkDependencies();
+    const tools = await checkedTools(process.env[TOOLS_ENV]);
+    delete process.env[TOOLS_ENV];
     mark('checks');
     await startSandbox(policy, tools, secrets.length > 0);
     return await shutdown(await run(policy, { ...extraEnv, ...placeSecrets(secrets) }, argv));

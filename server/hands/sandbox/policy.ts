@@ -56,6 +56,11 @@ export const NO_LIMITS: SandboxLimits = { maxProcs: 0, memoryMb: 0, fileSizeMb: 
 export const POLICY_ENV = 'PADDOCK_SANDBOX_POLICY';
 /** Extra variables for the sandboxed command (JSON object), read and dropped by the launcher. */
 export const CHILD_ENV_ENV = 'PADDOCK_SANDBOX_CHILD_ENV';
+/**
+ * The runtime's tools (bwrap, socat, rg, setpriv) as the server's one `--check` found them (JSON):
+ * a launcher given them skips the runtime's dependency checks, done once per server, not per hand.
+ */
+export const TOOLS_ENV = 'PADDOCK_SANDBOX_TOOLS';
 /** `1`: the launcher prints each start-up phase's CPU and wall time on stderr (bench/hand-profile.ts). */
 export const TIMINGS_ENV = 'PADDOCK_LAUNCHER_TIMINGS';
 

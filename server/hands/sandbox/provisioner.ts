@@ -5,6 +5,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { type NamedMcpHand, connectMcpHand } from '~/server/hands/mcp-hand';
 import { buildHandSnapshot, handBundleDir } from '~/server/hands/paddock-hand/bundle';
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
+import { HandHosts } from '~/server/hands/sandbox/hand-hosts';
+import { HostedTransport } from '~/server/hands/sandbox/hosted-transport';
 import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/lib/hand-limits';
@@ -25,6 +27,11 @@ export interface LocalHandOptions {
   root?: string;
   /** The operator's bounds on every hand; an agent's `resources` may only lower them. */
   limits?: HandLimits;
+  /**
+   * One launcher per network policy, shared by its hands (launcher-host.ts), instead of one per
+   * hand; default on (PADDOCK_SHARED_LAUNCHER=0 turns it off). Hands with secrets always get their own.
+   */
+  sharedLaunchers?: boolean;
 }
 
 /**
@@ -55,6 +62,9 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
       }));
   // One check shared by concurrent first provisions (a burst of parallel checks can misreport).
   let check: ReturnType<typeof checkSandboxAvailable> | null = null;
+  /** What that check found: every launcher skips the runtime's checks (done once per server). */
+  let tools: string | undefined;
+  const hosts = (o.sharedLaunchers ?? process.env.PADDOCK_SHARED_LAUNCHER !== '0') ? new HandHosts() : null;
 
   return {
     async provision(handId, spec, opts): Promise<SuspendableHand> {
@@ -67,6 +77,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         opts.onProgress?.('starting', 'checking that this machine can sandbox');
         check ??= checkSandboxAvailable();
         const result = await check;
+        if (result.ok) tools = result.tools;
         if (!result.ok) {
           check = null; // an operator may install what is missing: check again next time
           fail(`${result.missing} (or set PADDOCK_ALLOW_UNSANDBOXED=1 and PADDOCK_DEFAULT_HAND=local to run hands without a sandbox, at your own risk)`);
@@ -100,7 +111,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         ...(limits.memoryMb ? ['--memory-mb', String(limits.memoryMb)] : []),
         ...(limits.cpuSeconds ? ['--cpu-seconds', String(limits.cpuSeconds)] : []),
       ];
-      let transport: StdioClientTransport;
+      let transport: StdioClientTransport | HostedTransport;
       /** The sandboxed hand's private tmp (its HOME inside) and the launcher's runtime dir: gone with the hand. */
       let scratch: string[] = [];
       if (spec.kind === 'sandbox') {
@@ -126,9 +137,24 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           if (!resuming) await fs.rm(folder, { recursive: true, force: true });
           return fail(`could not read the session's secrets: ${e instanceof Error ? e.message : String(e)}`);
         }
-        const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher, secrets });
-        const params = { command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' as const };
-        transport = secrets.length > 0 ? new SecretsFirstTransport(params, secrets) : new StdioClientTransport(params);
+        if (hosts && secrets.length === 0) {
+          transport = new HostedTransport(async () => {
+            let host = hosts.for(policy, code.launcher, tools);
+            const hand = await host.open(policy, argv).catch(async (e: unknown) => {
+              // A launcher that has just died (killed, OOM) is replaced once; any other failure is the hand's.
+              await Promise.race([host.exited, new Promise((r) => setTimeout(r, 500))]);
+              if (host.alive) throw e;
+              host = hosts.for(policy, code.launcher, tools);
+              return host.open(policy, argv);
+            });
+            void hand.exited.then(() => hosts.released(host));
+            return hand;
+          });
+        } else {
+          const inv = launcherInvocation({ policy, command: argv, launcher: code.launcher, secrets, ...(tools ? { tools } : {}) });
+          const params = { command: inv.command, args: inv.args, env: inv.env, cwd: workspace, stderr: 'pipe' as const };
+          transport = secrets.length > 0 ? new SecretsFirstTransport(params, secrets) : new StdioClientTransport(params);
+        }
       } else {
         opts.onProgress?.('starting', 'starting paddock-hand WITHOUT a sandbox (PADDOCK_ALLOW_UNSANDBOXED)');
         transport = new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), env: cleanEnv(), cwd: workspace, stderr: 'pipe' });

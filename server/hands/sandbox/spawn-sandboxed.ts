@@ -2,7 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { type HandSecret, SECRETS_ON_STDIN_ENV, secretsLine } from '~/server/hands/sandbox/hand-secret';
-import { CHILD_ENV_ENV, POLICY_ENV, TIMINGS_ENV, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
+import { CHILD_ENV_ENV, POLICY_ENV, TIMINGS_ENV, TOOLS_ENV, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 
 /** After SIGTERM to the launcher's group, this long before SIGKILL. */
 const KILL_GRACE_MS = 3_000;
@@ -30,18 +30,20 @@ export interface SandboxedCommand {
    * stdin (the caller writes `secretsLine(...)` there before anything else); the command sees placeholders.
    */
   secrets?: readonly HandSecret[];
+  /** The tools the server's check found (checkSandboxAvailable): the launcher then skips its own checks. */
+  tools?: string;
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** The launcher idles for the hand's life: a small young generation keeps it resident-light. */
-const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1'];
+export const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1'];
 
 /**
  * How to start the launcher: for `spawn` or an MCP StdioClientTransport. The environment holds
  * only what the launcher needs (PATH to find bwrap/socat/rg, an upstream proxy if the server has
  * one) plus the policy: none of the server's secrets.
  */
-export function launcherInvocation({ policy, command, env, hostPath, launcher, secrets }: SandboxedCommand): {
+export function launcherInvocation({ policy, command, env, hostPath, launcher, secrets, tools }: SandboxedCommand): {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -55,6 +57,7 @@ export function launcherInvocation({ policy, command, env, hostPath, launcher, s
   };
   if (env && Object.keys(env).length > 0) launcherEnv[CHILD_ENV_ENV] = JSON.stringify(env);
   if (secrets && secrets.length > 0) launcherEnv[SECRETS_ON_STDIN_ENV] = '1';
+  if (tools) launcherEnv[TOOLS_ENV] = tools;
   // The launcher's proxy dials out through the server's own upstream proxy, if there is one, and
   // trusts the CAs the server was told to trust (a TLS-terminating hand proxy verifies upstreams).
   for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'NODE_EXTRA_CA_CERTS', TIMINGS_ENV]) {
@@ -121,19 +124,23 @@ export function spawnSandboxed(opts: SandboxedCommand): SandboxedProcess {
  */
 export async function checkSandboxAvailable(
   opts: { hostPath?: string } = {},
-): Promise<{ ok: true } | { ok: false; missing: string }> {
+): Promise<{ ok: true; tools?: string } | { ok: false; missing: string }> {
   const env: Record<string, string> = { PATH: opts.hostPath ?? process.env.PATH ?? DEFAULT_PATH, LANG: 'C.UTF-8' };
   const child = spawn(process.execPath, [launcherPath(), '--check'], {
     env: env as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => {
     child.once('error', () => resolve(null));
     child.once('close', (c) => resolve(c));
   });
-  if (code === 0) return { ok: true };
+  // The tools it found, for every launcher after it (TOOLS_ENV): the checks once per server.
+  const tools = stdout.trim().split('\n').at(-1);
+  if (code === 0) return tools?.startsWith('{') ? { ok: true, tools } : { ok: true };
   const reason = stderr.trim().replace(/^sandbox-launcher: /, '') || `the sandbox check exited with code ${code}`;
   return { ok: false, missing: reason };
 }
