@@ -189,7 +189,7 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
           {usage}
         </>
       )}
-      <SessionRepositories repositories={owned.data?.resources ?? []} />
+      <SessionRepositories repositories={(owned.data?.resources ?? []).filter((r) => r.type === 'github_repository')} />
       {asking > 0 && !readOnly && (
         // On a phone the chat may be another tab: say so at the top, and take the reader there.
         <button
