@@ -28,6 +28,8 @@ export interface Mount {
   mountPath: string;
   source: MountSource;
   readOnly: boolean;
+  /** What identifies its bytes (a sha256): an unchanged version is not copied again. */
+  version?: string;
 }
 
 /**

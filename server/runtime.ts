@@ -49,6 +49,8 @@ import { S3BlobStore } from '~/server/files/s3-blob-store';
 import { unreachable } from '~/lib/unreachable';
 import { FileStore } from '~/server/files/file-store';
 import { SessionFileStore } from '~/server/files/session-files';
+import { sessionMounts } from '~/server/commands/session-mounts';
+import type { SessionMounts } from '~/server/hands/mount-port';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 
@@ -156,6 +158,7 @@ export function createHands(
   agents: AgentStore,
   repositories?: RepositoryHands,
   handSecrets?: (sessionId: string) => Promise<HandSecret[]>,
+  mounts?: SessionMounts,
 ): HandRegistry {
   const local = limitStarts(createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits }), config.PADDOCK_HAND_START_CONCURRENCY);
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
@@ -196,6 +199,7 @@ export function createHands(
     },
     ...(repositories ? { repositories } : {}),
     ...(handSecrets ? { handSecrets } : {}),
+    ...(mounts ? { mounts } : {}),
   });
 }
 
@@ -274,7 +278,9 @@ async function startRuntime(): Promise<Runtime> {
   const { vaults, vaultSecrets, masterKey } = vaultsFor(config, store);
   const repositories = repositoriesFor(store, masterKey);
   const gitProxy = await new GitProxy({ repositories, port: config.PADDOCK_GIT_PROXY_PORT }).start();
-  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets));
+  const files = filesFor(config, store);
+  const mounts = sessionMounts({ ...files, maxOutputBytes: config.PADDOCK_MAX_UPLOAD_BYTES });
+  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets), mounts);
   const model = modelFromConfig(config);
   const harness = new Harness({
     store,
@@ -307,7 +313,7 @@ async function startRuntime(): Promise<Runtime> {
     stopBudgetWatch();
     stopDataDirWatch();
   };
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...filesFor(config, store), stopBackground };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...files, stopBackground };
 }
 
 /**

@@ -8,15 +8,13 @@ import type { RepositoryResource, RepositoryStore } from '~/server/proxy/reposit
 
 /**
  * A session's resources, whichever edge asks (`/v1/sessions/{id}/resources` and the session page):
- * repositories (their tokens sealed, never answered) and files of the Files API. Adding or removing
- * a file on a running session reaches its live hands (`mounts.refresh`). The edge has already
- * checked that the session exists and the caller may change it.
+ * repositories (their tokens sealed, never answered) and files of the Files API. A file added to or
+ * removed from a running session reaches its hands before their next call (server/hands/hand-mounts.ts).
+ * The edge has already checked that the session exists and the caller may change it.
  */
 export interface ResourceDeps {
   repositories: Pick<RepositoryStore, 'add' | 'list' | 'get' | 'remove'>;
   sessionFiles: Pick<SessionFileStore, 'add' | 'list' | 'find' | 'get' | 'remove'>;
-  /** Puts a session's current files into its live hands (absent: they get them when next provisioned). */
-  mounts?: { refresh(sessionId: string): Promise<void> };
 }
 
 export type SessionResource = RepositoryResource | FileResource;
@@ -39,7 +37,6 @@ export async function addResource(d: ResourceDeps, sessionId: string, body: unkn
     }
     case 'file': {
       const [made] = await d.sessionFiles.add(sessionId, [p]);
-      await d.mounts?.refresh(sessionId);
       return made!;
     }
     case 'memory_store':
@@ -56,7 +53,6 @@ export async function getResource(d: ResourceDeps, sessionId: string, resourceId
 export async function removeResource(d: ResourceDeps, sessionId: string, resourceId: string): Promise<{ id: string; type: 'session_resource_deleted' }> {
   if (await d.sessionFiles.find(sessionId, resourceId)) {
     await d.sessionFiles.remove(sessionId, resourceId);
-    await d.mounts?.refresh(sessionId);
   } else {
     await d.repositories.remove(sessionId, resourceId);
   }

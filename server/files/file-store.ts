@@ -96,6 +96,19 @@ export class FileStore {
     return { data: page.data.map(metadataOf), next_page: page.next_page };
   }
 
+  /** The live files of a scope with this name (a session's outputs), oldest first. */
+  async named(scopeId: string, filename: string): Promise<{ id: string; sha256: string }[]> {
+    const now = new Date().toISOString();
+    return this.db
+      .selectFrom('files')
+      .select(['id', 'sha256'])
+      .where('scope_id', '=', scopeId)
+      .where('filename', '=', filename)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .orderBy('id')
+      .execute();
+  }
+
   /** Removes a file's row; returns its content address and whether any other file still has those bytes. */
   async delete(id: string): Promise<{ sha256: string; shared: boolean }> {
     return this.db.transaction().execute(async (trx) => {

@@ -21,6 +21,7 @@ import { createHandCgroup, GROUP_PREFIX, type HandCgroup } from '~/server/hands/
 import { applySeccompShim, bwrapShim, giveToHand, handIdentity } from '~/server/hands/sandbox/hand-identity';
 import { type HandSecret, PASS_ENV_ENV, SECRETS_ON_STDIN_ENV, parseSecretsLine } from '~/server/hands/sandbox/hand-secret';
 import { socatShim } from '~/server/hands/sandbox/socat-shim';
+import { mountsShim } from '~/server/hands/sandbox/mount-binds';
 import { scrubPairs, scrubProxyResponses } from '~/server/hands/sandbox/response-scrub';
 import { hostAndPort, injectionRules } from '~/server/hands/sandbox/secret-injection';
 import { type RuntimeTools, askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
@@ -306,9 +307,10 @@ async function removeCaKeyFile(dir: string): Promise<void> {
 async function handTools(policy: SandboxPolicy, tools: Tools, dir: string): Promise<Tools> {
   const socat = path.join(dir, 'socat');
   await fs.writeFile(socat, socatShim(tools.setpriv, tools.socat), { mode: 0o700 });
-  if (!asRoot()) return { ...tools, socat };
+  if (!asRoot()) return { ...tools, socat, bwrap: await withMounts(policy, tools.bwrap, dir) };
   const id = handIdentity(policy.workspace);
-  for (const d of [...policy.allowWrite, sandboxHome(policy)]) await giveToHand(d, id);
+  const writableMounts = (policy.mounts ?? []).filter((m) => !m.readOnly).map((m) => m.source);
+  for (const d of [...policy.allowWrite, sandboxHome(policy), ...writableMounts]) await giveToHand(d, id);
   await fs.chmod(dir, 0o755);
   const apply = path.join(runtimeVendorDir(), process.arch === 'arm64' ? 'arm64' : 'x64', 'apply-seccomp');
   if (!existsSync(apply)) throw unavailable(`the sandbox runtime's seccomp helper is missing (${apply})`);
@@ -316,7 +318,16 @@ async function handTools(policy: SandboxPolicy, tools: Tools, dir: string): Prom
   const applySeccomp = path.join(dir, 'apply-seccomp');
   await fs.writeFile(bwrap, bwrapShim(tools.bwrap), { mode: 0o700 });
   await fs.writeFile(applySeccomp, applySeccompShim(id, tools.setpriv, apply, sandboxHome(policy)), { mode: 0o700 });
-  return { ...tools, socat, bwrap, applySeccomp };
+  return { ...tools, socat, bwrap: await withMounts(policy, bwrap, dir), applySeccomp };
+}
+
+/** The policy's mounts (mount-binds.ts): a bwrap in front of `bwrap` that adds their binds, or `bwrap` itself without any. */
+async function withMounts(policy: SandboxPolicy, bwrap: string, dir: string): Promise<string> {
+  const mounts = policy.mounts ?? [];
+  if (mounts.length === 0) return bwrap;
+  const shim = path.join(dir, 'bwrap-mounts');
+  await fs.writeFile(shim, mountsShim(bwrap, mounts), { mode: 0o700 });
+  return shim;
 }
 
 async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = false): Promise<void> {
@@ -324,6 +335,7 @@ async function startSandbox(policy: SandboxPolicy, tools: Tools, withSecrets = f
   await fs.mkdir(policy.workspace, { recursive: true });
   await fs.mkdir(policy.tmpDir, { recursive: true, mode: 0o700 });
   await fs.mkdir(sandboxHome(policy), { recursive: true, mode: 0o700 });
+  for (const m of policy.mounts ?? []) await fs.mkdir(m.source, { recursive: true });
   // The runtime makes its sockets and mount sources under os.tmpdir(), which the policy hides.
   runtimeDir = runtimeTmpDir(policy);
   await fs.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
