@@ -281,6 +281,10 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
         toolUseId: pick(r, world.callIds),
         content: [{ type: 'text', text: 'FORGED' }],
       };
+    case 'files.upload':
+      return { filename: pick(r, ['a.txt', '', 'x\u0000y']), mimeType: pick(r, ['text/plain', '', 'no type']), base64: pick(r, ['aGVsbG8=', '***', '']) };
+    case 'files.ofSession':
+      return { sessionId: s() };
     case 'files.list':
       return { limit: pick(r, [1, 50, 101, 0]) };
     case 'files.addToSession':

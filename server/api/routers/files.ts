@@ -1,9 +1,10 @@
 import 'server-only';
+import { Readable } from 'node:stream';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { ID_PATTERN } from '~/lib/ids';
 import { addResource, listResources, removeResource } from '~/server/commands/resource-commands';
-import { listFiles } from '~/server/commands/file-commands';
+import { listFiles, uploadFile } from '~/server/commands/file-commands';
 import { SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
 import type { Runtime } from '~/server/runtime';
@@ -33,6 +34,17 @@ export const filesRouter = createTRPCRouter({
     const outputs = (await listFiles(ctx.runtime, { limit: 100, scopeId: input.sessionId })).data;
     return { uploads, outputs };
   }),
+
+  /**
+   * A file from the owner's browser (the session page's "Add a file"), as base64 in the request:
+   * so at most about three quarters of PADDOCK_MAX_BODY_BYTES; bigger files go through /v1/files.
+   */
+  upload: protectedProcedure
+    .input(z.object({ filename: z.string().min(1).max(255), mimeType: z.string().max(255).regex(/^[\w.+-]+\/[\w.+-]+$/).or(z.literal('')), base64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64') }))
+    .mutation(async ({ ctx, input }) => {
+      const bytes = Buffer.from(input.base64, 'base64');
+      return uploadFile(ctx.runtime, { filename: input.filename, mimeType: input.mimeType || 'application/octet-stream', source: Readable.from([bytes]), maxBytes: ctx.runtime.config.PADDOCK_MAX_UPLOAD_BYTES, fields: Promise.resolve({}) });
+    }),
 
   /** Mounts a file into a session (a running one's live hands get it at once). */
   addToSession: protectedProcedure
