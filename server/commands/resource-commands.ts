@@ -13,7 +13,7 @@ import type { RepositoryResource, RepositoryStore } from '~/server/proxy/reposit
  * The edge has already checked that the session exists and the caller may change it.
  */
 export interface ResourceDeps {
-  repositories: Pick<RepositoryStore, 'add' | 'list' | 'get' | 'remove'>;
+  repositories: Pick<RepositoryStore, 'add' | 'list' | 'get' | 'remove' | 'setToken'>;
   sessionFiles: Pick<SessionFileStore, 'add' | 'list' | 'find' | 'get' | 'remove'>;
 }
 
@@ -48,6 +48,12 @@ export async function addResource(d: ResourceDeps, sessionId: string, body: unkn
 
 export async function getResource(d: ResourceDeps, sessionId: string, resourceId: string): Promise<SessionResource> {
   return (await d.sessionFiles.find(sessionId, resourceId)) ?? d.repositories.get(sessionId, resourceId);
+}
+
+/** A repository's new token (the SDK's `update`); a file has none. */
+export async function updateResourceToken(d: ResourceDeps, sessionId: string, resourceId: string, token: string): Promise<SessionResource> {
+  if (await d.sessionFiles.find(sessionId, resourceId)) throw new InvalidInputError(`resource ${resourceId} is a file: only a repository's authorization_token can be updated`);
+  return d.repositories.setToken(sessionId, resourceId, token);
 }
 
 export async function removeResource(d: ResourceDeps, sessionId: string, resourceId: string): Promise<{ id: string; type: 'session_resource_deleted' }> {

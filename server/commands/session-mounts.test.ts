@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NEVER_LOST } from '~/lib/hand';
-import { downloadFile, uploadFile } from '~/server/commands/file-commands';
+import { deleteFile, downloadFile, uploadFile } from '~/server/commands/file-commands';
 import { sessionMounts } from '~/server/commands/session-mounts';
 import { DirBlobStore } from '~/server/files/dir-blob-store';
 import { FileStore } from '~/server/files/file-store';
@@ -54,6 +54,14 @@ describe("a session's mounts in a hand", () => {
     const placed = path.join(uploads(), 'data', 'a.bin');
     expect(fs.readFileSync(placed)).toEqual(bytes);
     expect(fs.statSync(placed).mode & 0o777).toBe(0o444);
+    // A file deleted from the Files API is unmounted at the next call, as one taken off the session.
+    const g = await upload('g.bin', Buffer.from('gone soon'));
+    await deps.sessionFiles.add(sessionId, [{ type: 'file', file_id: g.id, mount_path: '/mnt/session/uploads/g.bin' }]);
+    await call();
+    expect(fs.readFileSync(path.join(uploads(), 'g.bin'), 'utf8')).toBe('gone soon');
+    await deleteFile(deps, g.id);
+    await call();
+    expect(fs.existsSync(path.join(uploads(), 'g.bin'))).toBe(false);
     await deps.sessionFiles.remove(sessionId, r!.id);
     await call();
     expect(fs.existsSync(placed)).toBe(false);

@@ -28,12 +28,15 @@ export interface SessionMountDeps extends FileDeps {
 export function sessionMounts(d: SessionMountDeps): SessionMounts {
   return {
     async mountsFor(sessionId: string): Promise<Mount[]> {
+      const resources = await d.sessionFiles.list(sessionId);
+      if (resources.length === 0) return [];
+      const shas = await d.files.contentsOf(resources.map((r) => r.file_id));
       const mounts: Mount[] = [];
-      for (const r of await d.sessionFiles.list(sessionId)) {
-        // A file deleted from the Files API after it was attached is not mounted any more.
-        const row = await d.files.row(r.file_id).catch(() => null);
-        if (!row) continue;
-        mounts.push({ mountPath: r.mount_path, readOnly: true, version: row.sha256, source: { open: () => d.blobs.open(row.sha256) } });
+      for (const r of resources) {
+        // A file deleted from the Files API after it was attached (or expired) is not mounted any more.
+        const sha = shas.get(r.file_id);
+        if (sha === undefined) continue;
+        mounts.push({ mountPath: r.mount_path, readOnly: true, version: sha, source: { open: () => d.blobs.open(sha) } });
       }
       return mounts;
     },

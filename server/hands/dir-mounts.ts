@@ -50,6 +50,8 @@ export class DirMountPoint implements HandMountPoint {
   private readonly placed = new Map<string, string>();
   /** output path → size and mtime when last seen. */
   private readonly seen = new Map<string, string>();
+  /** What the last full sync placed, as one string: the same list again needs no look at the disk (only the server writes there). */
+  private lastSync: string | null = null;
 
   constructor(readonly hostDir: string) {}
 
@@ -63,6 +65,9 @@ export class DirMountPoint implements HandMountPoint {
   }
 
   async sync(mounts: readonly Mount[]): Promise<void> {
+    const signature = mounts.every((m) => m.version !== undefined) ? JSON.stringify(mounts.map((m) => [m.mountPath, m.version]).sort()) : null;
+    if (signature !== null && signature === this.lastSync) return;
+    this.lastSync = null;
     for (const root of SESSION_MOUNT_ROOTS.filter((r) => r.readOnly)) {
       const dir = this.hostPathOf(root.mountPath);
       await fs.mkdir(dir, { recursive: true, mode: 0o755 });
@@ -88,6 +93,7 @@ export class DirMountPoint implements HandMountPoint {
         if (version !== null) this.placed.set(m.mountPath, version);
       }
     }
+    this.lastSync = signature;
   }
 
   async changedOutputs(): Promise<OutputFile[]> {

@@ -136,6 +136,7 @@ describe('file resources through the official SDK', () => {
     const listed = [];
     for await (const r of client.beta.sessions.resources.list(session.id, { limit: 2 })) listed.push(r);
     expect(listed.map((r) => (r as { id: string }).id)).toEqual([...session.resources.map((r) => (r as { id: string }).id), added.id]);
+    await expect(client.beta.sessions.resources.update(added.id, { session_id: session.id, authorization_token: 'ghp_x' })).rejects.toThrow(/is a file/);
     expect(await client.beta.sessions.resources.delete(added.id, { session_id: session.id })).toEqual({ id: added.id, type: 'session_resource_deleted' });
     expect((await client.beta.sessions.retrieve(session.id)).resources).toHaveLength(2);
     // A repository and a file of one session share the list, in the order they were added.

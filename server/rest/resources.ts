@@ -1,6 +1,6 @@
 import 'server-only';
 import { z } from 'zod';
-import { addResource, getResource, listResources, removeResource } from '~/server/commands/resource-commands';
+import { addResource, getResource, listResources, removeResource, updateResourceToken } from '~/server/commands/resource-commands';
 import { CommonQuery, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
@@ -34,7 +34,7 @@ async function retrieve({ rt, params }: RestRequest) {
 async function update({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const p = parseInput(UpdateParams, body, 'body');
-  return rt.repositories.setToken(session.id, params.rid ?? '', p.authorization_token);
+  return updateResourceToken(rt, session.id, params.rid ?? '', p.authorization_token);
 }
 
 async function remove({ rt, params }: RestRequest) {
