@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { UserContent } from '~/lib/events';
 import { AgentToolsParams, type AgentTool } from '~/lib/toolset';
 import { type ContextPolicy, ContextPolicyParams } from '~/lib/context-policy';
+import { uploadMountPath } from '~/lib/mounts';
 
 /**
  * Agents and environments as the Managed Agents API defines them (`@anthropic-ai/sdk`
@@ -289,9 +290,31 @@ export const RepositoryResourceParams = z
   .strict();
 export type RepositoryResourceParams = z.output<typeof RepositoryResourceParams>;
 
+/** A file of the Files API, mounted read-only (`lib/mounts.ts`); its mount path is checked there. */
+export const FileResourceParams = z
+  .object({
+    type: z.literal('file'),
+    file_id: z.string().regex(/^file_[0-9A-Za-z]{1,64}$/, 'must be a file id (file_…)'),
+    mount_path: z.string().max(1024).nullish(),
+  })
+  .strict()
+  .transform((p, ctx) => {
+    const m = uploadMountPath(p.mount_path, p.file_id);
+    if ('error' in m) {
+      ctx.addIssue({ code: 'custom', path: ['mount_path'], message: m.error });
+      return z.NEVER;
+    }
+    return { type: p.type, file_id: p.file_id, mount_path: m.path };
+  });
+export type FileResourceParams = z.output<typeof FileResourceParams>;
+
+/** At most this many resources of each kind in one session. */
+export const MAX_SESSION_FILES = 500;
+export const MAX_SESSION_REPOSITORIES = 20;
+
 export const ResourceParams = z.discriminatedUnion('type', [
   RepositoryResourceParams,
-  z.object({ type: z.literal('file'), file_id: z.string(), mount_path: MountPath.nullish() }).refine(() => false, { message: 'file resources are not supported by Paddock yet (there is no files API)' }),
+  FileResourceParams,
   z.object({ type: z.literal('memory_store'), memory_store_id: z.string() }).loose().refine(() => false, { message: 'memory_store resources are not supported by Paddock yet' }),
 ]);
 export type ResourceParams = z.output<typeof ResourceParams>;
@@ -311,7 +334,7 @@ export const SessionCreateParams = z
     metadata: Metadata.optional(),
     initial_events: z.array(InitialEvent).max(20).optional(),
     vault_ids: z.array(VaultId).max(20).optional(),
-    resources: z.array(ResourceParams).max(20).optional(),
+    resources: z.array(ResourceParams).max(MAX_SESSION_FILES + MAX_SESSION_REPOSITORIES).optional(),
     budget: z.null({ error: 'budget is not supported by Paddock yet' }).optional(),
   })
   .strict();

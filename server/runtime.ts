@@ -48,6 +48,9 @@ import { DirBlobStore } from '~/server/files/dir-blob-store';
 import { S3BlobStore } from '~/server/files/s3-blob-store';
 import { unreachable } from '~/lib/unreachable';
 import { FileStore } from '~/server/files/file-store';
+import { SessionFileStore } from '~/server/files/session-files';
+import { sessionMounts } from '~/server/commands/session-mounts';
+import type { SessionMounts } from '~/server/hands/mount-port';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 
@@ -72,6 +75,8 @@ export interface Runtime {
   /** The Files API's files (metadata) and their bytes. */
   files: FileStore;
   blobs: BlobStore;
+  /** Sessions' file resources (beside their repositories, in the same table). */
+  sessionFiles: SessionFileStore;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -153,6 +158,7 @@ export function createHands(
   agents: AgentStore,
   repositories?: RepositoryHands,
   handSecrets?: (sessionId: string) => Promise<HandSecret[]>,
+  mounts?: SessionMounts,
 ): HandRegistry {
   const local = limitStarts(createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits }), config.PADDOCK_HAND_START_CONCURRENCY);
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
@@ -193,6 +199,7 @@ export function createHands(
     },
     ...(repositories ? { repositories } : {}),
     ...(handSecrets ? { handSecrets } : {}),
+    ...(mounts ? { mounts } : {}),
   });
 }
 
@@ -212,9 +219,9 @@ export function accessFor(config: Config, store: SessionStore): Access {
 
 /** Agents and environments live in the session database too. */
 /** Files' metadata in the session database, their bytes content-addressed (under `<dataDir>/blobs`, or in PostgreSQL). */
-export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore } {
+export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore; sessionFiles: SessionFileStore } {
   if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
-  return { files: new FileStore(store.db), blobs: blobStoreFor(config, store.db) };
+  return { files: new FileStore(store.db), blobs: blobStoreFor(config, store.db), sessionFiles: new SessionFileStore(store.db) };
 }
 
 /** PADDOCK_BLOB_STORE: `auto` keeps bytes where the sessions are (the data dir for SQLite, the database every PostgreSQL instance shares). */
@@ -271,7 +278,9 @@ async function startRuntime(): Promise<Runtime> {
   const { vaults, vaultSecrets, masterKey } = vaultsFor(config, store);
   const repositories = repositoriesFor(store, masterKey);
   const gitProxy = await new GitProxy({ repositories, port: config.PADDOCK_GIT_PROXY_PORT }).start();
-  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets));
+  const files = filesFor(config, store);
+  const mounts = sessionMounts({ ...files, maxOutputBytes: config.PADDOCK_MAX_UPLOAD_BYTES });
+  const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets), mounts);
   const model = modelFromConfig(config);
   const harness = new Harness({
     store,
@@ -304,7 +313,7 @@ async function startRuntime(): Promise<Runtime> {
     stopBudgetWatch();
     stopDataDirWatch();
   };
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...filesFor(config, store), stopBackground };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...files, stopBackground };
 }
 
 /**

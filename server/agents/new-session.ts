@@ -1,12 +1,13 @@
 import 'server-only';
 import type { z } from 'zod';
-import { DEFAULT_ENVIRONMENT_ID, type RepositoryResourceParams, type SessionAgent, SessionCreateParams, normalizeModel, sessionAgentOf, unsupportedEnvironment } from '~/lib/agent';
+import { DEFAULT_ENVIRONMENT_ID, type FileResourceParams, MAX_SESSION_REPOSITORIES, type RepositoryResourceParams, type SessionAgent, SessionCreateParams, normalizeModel, sessionAgentOf, unsupportedEnvironment } from '~/lib/agent';
 import { InvalidInputError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import type { AgentStore } from '~/server/agents/agent-store';
 import type { Config } from '~/server/config';
 import type { RepositoryStore } from '~/server/proxy/repository-store';
+import type { SessionFileStore } from '~/server/files/session-files';
 import type { Session, SessionStore } from '~/server/session/store';
 import type { VaultStore } from '~/server/vault/vault-store';
 
@@ -19,6 +20,8 @@ export interface NewSessionDeps {
   config: Pick<Config, 'PADDOCK_ALLOW_UNRESTRICTED_NETWORK'>;
   /** Where a session's repository resources and their sealed tokens go (absent: none accepted). */
   repositories?: Pick<RepositoryStore, 'add'>;
+  /** Where a session's file resources go (absent: none accepted). */
+  sessionFiles?: Pick<SessionFileStore, 'add' | 'requireFiles'>;
 }
 
 /** The agent a new session runs: the version asked for (else the latest), with any overrides applied. */
@@ -56,6 +59,11 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
   await deps.vaults.requireUsableVaults(p.vault_ids ?? []);
   const repositories = (p.resources ?? []).filter((r): r is RepositoryResourceParams => r.type === 'github_repository');
   if (repositories.length > 0 && !deps.repositories) throw new InvalidInputError('resources: repositories cannot be attached here');
+  if (repositories.length > MAX_SESSION_REPOSITORIES) throw new InvalidInputError(`resources: a session has at most ${MAX_SESSION_REPOSITORIES} repositories`);
+  const files = (p.resources ?? []).filter((r): r is FileResourceParams => r.type === 'file');
+  if (files.length > 0 && !deps.sessionFiles) throw new InvalidInputError('resources: files cannot be attached here');
+  // An unknown file is a 404 naming it before anything is written.
+  if (files.length > 0) await deps.sessionFiles!.requireFiles(files.map((f) => f.file_id));
   const session = await deps.store.createSession({
     ...(p.title ? { title: p.title } : {}),
     ...(p.metadata ? { metadata: p.metadata } : {}),
@@ -68,6 +76,7 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
   const initial = p.initial_events ?? [];
   try {
     if (repositories.length > 0) await deps.repositories!.add(session.id, repositories);
+    if (files.length > 0) await deps.sessionFiles!.add(session.id, files);
     if (initial.length === 0) return { session, hasWork: false };
     await deps.store.emitEvents(session.id, initial);
   } catch (e) {

@@ -160,7 +160,7 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
           [{ type: 'github_repository', url: 'https://github.com/acme/widgets', authorization_token: SECRET, checkout: { type: 'branch', name: 'main' } }],
           [{ type: 'github_repository', url: pick(r, ['http://github.com/a/b', `https://u:${SECRET}@github.com/a/b`, 'not a url', 'file:///etc/passwd']), authorization_token: SECRET }],
           [{ type: 'github_repository', url: 'https://github.com/a/b', mount_path: pick(r, ['/etc', '/workspace/../x', '/workspace/.git']) }],
-          [{ type: 'file', file_id: 'f' }],
+          [{ type: 'file', file_id: pick(r, ['f', 'file_01JZZZZZZZZZZZZZZZZZZZZZZZ']), mount_path: pick(r, [undefined, 'a.csv', '/etc/x']) }],
         ]),
       };
     case 'agents.testMcpServer':
@@ -281,6 +281,16 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
         toolUseId: pick(r, world.callIds),
         content: [{ type: 'text', text: 'FORGED' }],
       };
+    case 'files.upload':
+      return { filename: pick(r, ['a.txt', '', 'x\u0000y']), mimeType: pick(r, ['text/plain', '', 'no type']), base64: pick(r, ['aGVsbG8=', '***', '']) };
+    case 'files.ofSession':
+      return { sessionId: s() };
+    case 'files.list':
+      return { limit: pick(r, [1, 50, 101, 0]) };
+    case 'files.addToSession':
+      return { sessionId: s(), fileId: pick(r, ['file_01JZZZZZZZZZZZZZZZZZZZZZZZ', 'f', '']), mountPath: pick(r, [undefined, 'a.csv', '../x', '/etc/passwd']) };
+    case 'files.removeFromSession':
+      return { sessionId: s(), resourceId: pick(r, ['sesrsc_01JZZZZZZZZZZZZZZZZZZZZZZZ', 'nope']) };
     case 'hands.listFiles':
       return { sessionId: s(), hand: pick(r, ['memory-1', tab.hand, 'nope']) };
     case 'hands.readFile':

@@ -3,6 +3,7 @@ import { agentsRouter } from '~/server/api/routers/agents';
 import { apiKeysRouter } from '~/server/api/routers/api-keys';
 import { environmentsRouter } from '~/server/api/routers/environments';
 import { eventsRouter } from '~/server/api/routers/events';
+import { filesRouter } from '~/server/api/routers/files';
 import { handsRouter } from '~/server/api/routers/hands';
 import { sessionsRouter } from '~/server/api/routers/sessions';
 import { sharesRouter } from '~/server/api/routers/shares';
@@ -19,6 +20,7 @@ export const appRouter = createTRPCRouter({
   agents: agentsRouter,
   environments: environmentsRouter,
   vaults: vaultsRouter,
+  files: filesRouter,
   shares: sharesRouter,
   widget: widgetRouter,
   widgets: widgetsRouter,

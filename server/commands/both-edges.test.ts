@@ -119,3 +119,33 @@ describe('one commands layer for both edges', () => {
     expect((await create({ agent: 'agent_default', title: 'Mine', initial_events })).title).toBe('Mine');
   });
 });
+
+describe('file resources: the same verdict through /v1 and tRPC', () => {
+  const addRest = async (sessionId: string, fileId: string, mountPath?: string): Promise<Verdict> => {
+    const res = await fetch(`${server.url}/v1/sessions/${sessionId}/resources`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'file', file_id: fileId, ...(mountPath ? { mount_path: mountPath } : {}) }) });
+    await res.body?.cancel();
+    return REST_VERDICT[res.status] ?? (`status ${res.status}` as Verdict);
+  };
+  const addTrpc = async (sessionId: string, fileId: string, mountPath?: string): Promise<Verdict> => {
+    try {
+      await createCaller({ runtime: rt, caller: OWNER }).files.addToSession({ sessionId, fileId, ...(mountPath ? { mountPath } : {}) });
+      return 'ok';
+    } catch (e) {
+      if (e instanceof TRPCError) return TRPC_VERDICT[e.code] ?? (`code ${e.code}` as Verdict);
+      throw e;
+    }
+  };
+
+  it.each([
+    ['a known file', 'known', undefined, 'ok'],
+    ['an unknown file', 'file_01JZZZZZZZZZZZZZZZZZZZZZZZ', undefined, 'not_found'],
+    ['a mount path outside the uploads folder', 'known', '/etc/passwd', 'invalid'],
+  ] as const)('%s', async (_name, which, mountPath, verdict) => {
+    const file = (await rt.files.create({ filename: 'a.csv', mimeType: 'text/csv', size: 1, sha256: '0'.repeat(64), expiresAt: null, scopeId: null })).metadata.id;
+    const fileId = which === 'known' ? file : which;
+    const [a, b] = [await sessionIn('idle'), await sessionIn('idle')];
+    expect(await addRest(a, fileId, mountPath)).toBe(verdict);
+    expect(await addTrpc(b, fileId, mountPath)).toBe(verdict);
+    expect((await rt.sessionFiles.list(a)).length).toBe((await rt.sessionFiles.list(b)).length);
+  });
+});

@@ -96,6 +96,36 @@ export class FileStore {
     return { data: page.data.map(metadataOf), next_page: page.next_page };
   }
 
+  /** The content address of each live (unexpired) file among `ids`; a missing one is left out. */
+  async contentsOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const unique = [...new Set(ids)];
+    const now = new Date().toISOString();
+    for (let i = 0; i < unique.length; i += 200) {
+      const rows = await this.db
+        .selectFrom('files')
+        .select(['id', 'sha256'])
+        .where('id', 'in', unique.slice(i, i + 200))
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .execute();
+      for (const r of rows) out.set(r.id, r.sha256);
+    }
+    return out;
+  }
+
+  /** The live files of a scope with this name (a session's outputs), oldest first. */
+  async named(scopeId: string, filename: string): Promise<{ id: string; sha256: string }[]> {
+    const now = new Date().toISOString();
+    return this.db
+      .selectFrom('files')
+      .select(['id', 'sha256'])
+      .where('scope_id', '=', scopeId)
+      .where('filename', '=', filename)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .orderBy('id')
+      .execute();
+  }
+
   /** Removes a file's row; returns its content address and whether any other file still has those bytes. */
   async delete(id: string): Promise<{ sha256: string; shared: boolean }> {
     return this.db.transaction().execute(async (trx) => {

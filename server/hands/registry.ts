@@ -19,6 +19,8 @@ import { errorFields, logger } from '~/server/log';
 import { metrics } from '~/server/metrics/metrics';
 import type { SessionStore } from '~/server/session/store';
 import type { HandRepositories } from '~/server/hands/repository-port';
+import { withMounts } from '~/server/hands/hand-mounts';
+import type { SessionMounts } from '~/server/hands/mount-port';
 
 const log = logger('hands');
 
@@ -50,6 +52,8 @@ export interface HandRegistryOptions {
   repositories?: Pick<HandRepositories, 'hosts' | 'cloneInto' | 'revoke'>;
   /** A session's `environment_variable` secrets (decrypted by the vault, never here): for its sandbox hands' egress proxies. */
   handSecrets?: (sessionId: string) => Promise<HandSecret[]>;
+  /** A session's mounts (its files; outputs kept as files): placed before each call, collected after (hand-mounts.ts). */
+  mounts?: SessionMounts;
 }
 
 /**
@@ -220,7 +224,7 @@ export class HandRegistry {
       if (entry.status === 'suspended') await this.resume(scope, entry);
       const hand = entry.hand;
       if (entry.status !== 'ready' || !hand) throw new ToolError(entry.status === 'lost' ? lostHandText(entry.id, entry.reason ?? 'it is gone') : `hand ${entry.id} is ${entry.status}`);
-      return await fn(hand);
+      return await withMounts(this.o.mounts, scope.sessionId, entry.id, hand, fn);
     } finally {
       entry.inFlight -= 1;
       entry.lastUsed = Date.now();

@@ -3,6 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Hand } from '~/lib/hand';
+import { ExecMountPoint } from '~/server/hands/exec-mounts';
 import { connectMcpHand, errorText, isMcpError } from '~/server/hands/mcp-hand';
 import { cleanEnv, stderrTail } from '~/server/hands/stdio-env';
 import type { ProvisionOptions, ProvisionSpec, Provisioner } from '~/server/hands/provisioner';
@@ -18,6 +19,8 @@ export interface RemoteProvisionerOptions {
   /** Per tool call (default 10 min); see `connectMcpHand`. */
   callTimeoutMs?: number;
   heartbeatMs?: number;
+  /** Where `/mnt` is in the hands (tests: a folder of their own). */
+  mountsRoot?: string;
 }
 
 const log = logger('remote-provisioner');
@@ -94,7 +97,8 @@ export function createRemoteProvisioner(options: RemoteProvisionerOptions = {}):
       try {
         const hand = await attach(handId, spec, opts);
         opts.onProgress?.('ready');
-        return hand;
+        // The session's mounts go in through its bash tool, before each call (exec-mounts.ts).
+        return Object.assign(hand, { mountPoint: new ExecMountPoint(hand, options.mountsRoot) });
       } catch (e) {
         const err = e instanceof Error ? e : new Error(String(e));
         log.info('remote hand failed to start', { hand: handId, transport: spec.transport });

@@ -77,12 +77,13 @@ export class RepositoryStore {
 
   async list(sessionId: string): Promise<RepositoryResource[]> {
     const rows = await this.db.selectFrom('session_resources').selectAll().where('session_id', '=', sessionId).orderBy('id').execute();
-    return rows.map(resourceOf);
+    // The table holds a session's files too (server/files/session-files.ts): only repositories here.
+    return rows.filter(isRepository).map(resourceOf);
   }
 
   async get(sessionId: string, resourceId: string): Promise<RepositoryResource> {
     const row = ID_PATTERN.resource.test(resourceId) ? await this.db.selectFrom('session_resources').selectAll().where('session_id', '=', sessionId).where('id', '=', resourceId).executeTakeFirst() : undefined;
-    if (!row) throw new NotFoundError('resource', `${resourceId.slice(0, 80)} of session ${sessionId}`);
+    if (!row || !isRepository(row)) throw new NotFoundError('resource', `${resourceId.slice(0, 80)} of session ${sessionId}`);
     return resourceOf(row);
   }
 
@@ -156,6 +157,8 @@ export class RepositoryStore {
 function bodyOf(r: RepositoryResource) {
   return { type: r.type, url: r.url, mount_path: r.mount_path, checkout: r.checkout };
 }
+
+const isRepository = (row: { body: string }) => (JSON.parse(row.body) as { type: string }).type === 'github_repository';
 
 function resourceOf(row: { id: string; body: string; created_at: string; updated_at: string }): RepositoryResource {
   const b = JSON.parse(row.body) as Omit<RepositoryResource, 'id' | 'created_at' | 'updated_at'>;

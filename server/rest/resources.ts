@@ -1,15 +1,11 @@
 import 'server-only';
 import { z } from 'zod';
-import { ResourceParams } from '~/lib/agent';
-import { ApiError } from '~/server/rest/api-error';
+import { addResource, getResource, listResources, removeResource, updateResourceToken } from '~/server/commands/resource-commands';
 import { CommonQuery, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
 import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
 import { pageOf } from '~/server/session/keyset-page';
-
-/** As many as a session may be created with. */
-const MAX_RESOURCES = 20;
 
 const ListQuery = z.object({ limit: Limit(100, 20), page: Page, ...CommonQuery }).strict();
 /** Only a repository's token can change (the SDK's `ResourceUpdateParams`). */
@@ -17,12 +13,7 @@ const UpdateParams = z.object({ authorization_token: z.string().min(1).max(4096)
 
 async function add({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
-  const p = parseInput(ResourceParams, body, 'body');
-  if (p.type !== 'github_repository') throw new ApiError('invalid_request_error', `body: ${p.type} resources are not supported by Paddock yet`);
-  const existing = await rt.repositories.list(session.id);
-  if (existing.length >= MAX_RESOURCES) throw new ApiError('invalid_request_error', `session ${session.id} already has ${MAX_RESOURCES} resources`);
-  const [made] = await rt.repositories.add(session.id, [p]);
-  return made;
+  return addResource(rt, session.id, body);
 }
 
 async function list({ rt, params, query }: RestRequest) {
@@ -31,25 +22,24 @@ async function list({ rt, params, query }: RestRequest) {
   // Ids sort by creation (ULIDs): the page cursor is the last id served.
   const scope = `resources:${session.id}`;
   const after = q.page === undefined ? null : decodeCursor(q.page, scope, [z.string()])[0];
-  const all = (await rt.repositories.list(session.id)).filter((r) => after === null || r.id > after);
+  const all = (await listResources(rt, session.id)).filter((r) => after === null || r.id > after);
   return pageOf(all, q.limit, (last) => encodeCursor(scope, [last.id]));
 }
 
 async function retrieve({ rt, params }: RestRequest) {
   const session = await loadSession(rt, params.id);
-  return rt.repositories.get(session.id, params.rid ?? '');
+  return getResource(rt, session.id, params.rid ?? '');
 }
 
 async function update({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const p = parseInput(UpdateParams, body, 'body');
-  return rt.repositories.setToken(session.id, params.rid ?? '', p.authorization_token);
+  return updateResourceToken(rt, session.id, params.rid ?? '', p.authorization_token);
 }
 
 async function remove({ rt, params }: RestRequest) {
   const session = await loadSession(rt, params.id);
-  await rt.repositories.remove(session.id, params.rid ?? '');
-  return { id: params.rid, type: 'session_resource_deleted' as const };
+  return removeResource(rt, session.id, params.rid ?? '');
 }
 
 /** /v1/sessions/{id}/resources: a token goes in (add, update) and never comes back out. */

@@ -24,7 +24,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[] };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[] };
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 
@@ -60,7 +60,9 @@ beforeAll(async () => {
     const v = (await rt.vaults.createVault({ display_name: `fuzz creds ${i}` })).id;
     for (let j = 0; j < 3; j++) credentials.push([v, (await rt.vaults.createCredential(v, { auth: { type: 'static_bearer', mcp_server_url: `https://mcp${j}.example.com/mcp`, token: SECRET } })).id]);
   }
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources };
+  // A file sessions may mount (its row is all a file resource needs).
+  const files = [(await rt.files.create({ filename: 'data.csv', mimeType: 'text/csv', size: 1, sha256: '0'.repeat(64), expiresAt: null, scopeId: null })).metadata.id];
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files };
 });
 
 afterAll(async () => {
@@ -107,7 +109,7 @@ function bodyFor(r: Rand, route: Route): unknown {
   if (p === 'agents/:id') return { version: pick(r, [1, 2, 99]), system: text(), metadata: { k: pick(r, ['v', null]) } };
   if (p === 'environments') return { name: text(), config: pick(r, [{ type: 'cloud' }, { type: 'self_hosted' }, { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['http://x/'] } }]) };
   if (p === 'environments/:id') return { name: text(), config: { type: 'cloud', packages: { npm: ['$(rm -rf /)'] } } };
-  if (p === 'sessions') return { agent: pick(r, [...world.agents, { type: 'agent', id: world.agents[0], version: 7 }, { type: 'agent_with_overrides', id: world.agents[0], system: text() }]), environment_id: pick(r, world.envs), initial_events: pick(r, [undefined, [{ type: 'user.message', content: [{ type: 'text', text: text() }] }], [{ type: 'agent.message', content: [] }]]), resources: pick(r, [undefined, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'FORGED' }]]) };
+  if (p === 'sessions') return { agent: pick(r, [...world.agents, { type: 'agent', id: world.agents[0], version: 7 }, { type: 'agent_with_overrides', id: world.agents[0], system: text() }]), environment_id: pick(r, world.envs), initial_events: pick(r, [undefined, [{ type: 'user.message', content: [{ type: 'text', text: text() }] }], [{ type: 'agent.message', content: [] }]]), resources: pick(r, [undefined, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'FORGED' }], [{ type: 'file', file_id: pick(r, [...world.files, 'file_01UNKNOWN0000000000000000']), mount_path: pick(r, [undefined, 'x.csv', '/tmp/x']) }]]) };
   if (p === 'sessions/:id') return { title: text(), metadata: { a: 'b' }, agent: pick(r, [undefined, 'x']) };
   if (p === 'vaults') return { display_name: text(), metadata: pick(r, [undefined, { k: 'v' }, { k: 5 }]) };
   if (p === 'vaults/:id') return { display_name: pick(r, [text(), null, '']), metadata: { k: pick(r, ['v', null]) } };
@@ -121,7 +123,7 @@ function bodyFor(r: Rand, route: Route): unknown {
     };
   }
   if (p === 'vaults/:vault/credentials/:id') return { auth: pick(r, [{ type: 'environment_variable', secret_value: SECRET }, { type: 'static_bearer', token: SECRET }, { type: 'mcp_oauth', access_token: SECRET }]), display_name: text() };
-  if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: pick(r, ['https://github.com/a/b', 'file:///etc/passwd', 'https://u:p@h/x', 'https://h/']), mount_path: pick(r, [undefined, '/workspace/../x', '/etc', '/workspace/a/.git/hooks']), authorization_token: pick(r, ['FORGED', 'has space', '']) }, { type: 'file', file_id: 'f' }, { type: 'memory_store', memory_store_id: 'm' }]);
+  if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: pick(r, ['https://github.com/a/b', 'file:///etc/passwd', 'https://u:p@h/x', 'https://h/']), mount_path: pick(r, [undefined, '/workspace/../x', '/etc', '/workspace/a/.git/hooks']), authorization_token: pick(r, ['FORGED', 'has space', '']) }, { type: 'file', file_id: pick(r, [...world.files, 'f', 'file_01UNKNOWN0000000000000000']), mount_path: pick(r, [undefined, null, 'a.csv', '/etc/passwd', '../x', '/mnt/session/uploads/a/../b', 'a\u0000b', 7]) }, { type: 'memory_store', memory_store_id: 'm' }]);
   if (p === 'sessions/:id/resources/:rid') return { authorization_token: pick(r, ['FORGED', '', 'a b', 7]), url: pick(r, [undefined, 'https://evil.example/x']) };
   if (p === 'sessions/:id/events') {
     return {
@@ -149,7 +151,7 @@ function cleanBodyFor(r: Rand, route: Route): unknown {
   if (p === 'environments/:id') return { description: 'clean update' };
   if (p === 'sessions') return { agent: pick(r, world.agents), environment_id: pick(r, world.envs) };
   if (p === 'sessions/:id') return { title: 'clean title', metadata: { a: 'b' } };
-  if (p === 'sessions/:id/resources') return { type: 'github_repository', url: 'https://github.com/a/c', authorization_token: 'FORGED' };
+  if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: 'https://github.com/a/c', authorization_token: 'FORGED' }, { type: 'file', file_id: pick(r, world.files), mount_path: `in/${Math.floor(r() * 1e9)}.csv` }]);
   if (p === 'sessions/:id/resources/:rid') return { authorization_token: 'FORGED' };
   if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
   if (p === 'vaults') return { display_name: `vault ${Math.floor(r() * 1e6)}`, metadata: { team: 'fuzz' } };

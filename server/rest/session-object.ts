@@ -1,11 +1,12 @@
 import 'server-only';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, type SessionAgent, sessionAgentOf } from '~/lib/agent';
 import { ACCOUNTED, accountLog } from '~/lib/usage';
+import { listResources } from '~/server/commands/resource-commands';
 import type { Runtime } from '~/server/runtime';
 import type { Session } from '~/server/session/store';
 
 /** A session as the Managed Agents API returns it. */
-export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repositories'>, s: Session) {
+export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repositories' | 'sessionFiles'>, s: Session) {
   const events = await rt.store.getEvents(s.id, { types: ACCOUNTED });
   const { usage, stats } = accountLog(events, s.created_at, Date.now());
   // Sessions made before agents existed run the built-in default.
@@ -19,7 +20,7 @@ export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repo
     agent,
     environment_id: s.environment_id ?? DEFAULT_ENVIRONMENT_ID,
     // Never a token: the store keeps those sealed and returns resources without them.
-    resources: await rt.repositories.list(s.id),
+    resources: await listResources(rt, s.id),
     vault_ids: s.vault_ids,
     budget: null,
     outcome_evaluations: [],

@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { RepositoryFields } from '~/app/_components/new-session/repository-fields';
 import { type RepositoryRow, plainCreateError, repositoryResources } from '~/app/_components/new-session/repository-rows';
 import { VaultPicker } from '~/app/_components/new-session/vault-picker';
+import { FilePicker } from '~/app/_components/new-session/file-picker';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, unsupportedEnvironment } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
 import { useHydrated } from '~/lib/browser/use-hydrated';
@@ -21,6 +22,8 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
   const [agentId, setAgentId] = useState(DEFAULT_AGENT_ID);
   const [environmentId, setEnvironmentId] = useState(DEFAULT_ENVIRONMENT_ID);
   const [vaultIds, setVaultIds] = useState<string[]>([]);
+  const [fileIds, setFileIds] = useState<string[]>([]);
+  const fileList = useQuery(trpc.files.list.queryOptions({ limit: 100 })).data ?? [];
   const [repos, setRepos] = useState<RepositoryRow[]>([]);
   const create = useMutation(
     trpc.sessions.create.mutationOptions({
@@ -33,7 +36,10 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
     }),
   );
   const start = () => {
-    const resources = repositoryResources(repos);
+    // Each picked file at /mnt/session/uploads/<its name>; a name two files share gets the id instead.
+    const names = fileIds.map((id) => fileList.find((f) => f.id === id)?.filename ?? id);
+    const files = fileIds.map((id, i) => ({ type: 'file' as const, file_id: id, mount_path: names.indexOf(names[i]!) === i ? names[i]! : id }));
+    const resources = [...repositoryResources(repos), ...files];
     create.mutate({ agentId, environmentId, ...(vaultIds.length > 0 ? { vault_ids: vaultIds } : {}), ...(resources.length > 0 ? { resources } : {}) });
   };
 
@@ -66,6 +72,7 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
           </select>
         </label>
         <VaultPicker value={vaultIds} onChange={setVaultIds} />
+        <FilePicker value={fileIds} onChange={setFileIds} />
         <button type="button" className="primary" data-testid="new-session" disabled={!hydrated || disabled || create.isPending} onClick={start}>
           {create.isPending ? 'Starting…' : 'New session'}
         </button>

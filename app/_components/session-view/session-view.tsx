@@ -19,6 +19,7 @@ import { useMediaQuery } from '~/lib/browser/use-media-query';
 import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable/resizable';
 import { SessionUsage } from '~/app/_components/session-usage/session-usage';
 import { SessionRepositories } from '~/app/_components/session-repositories/session-repositories';
+import { SessionFiles } from '~/app/_components/session-files/session-files';
 
 // The IDE (CodeMirror, xterm) and the waterfall load after the log has painted.
 const Workbench = dynamic(() => import('~/app/_components/session-view/workbench').then((m) => m.Workbench), {
@@ -196,7 +197,8 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
           {usage}
         </>
       )}
-      <SessionRepositories repositories={owned.data?.resources ?? []} />
+      <SessionRepositories repositories={(owned.data?.resources ?? []).filter((r) => r.type === 'github_repository')} />
+      {!readOnly && owned.data && <SessionFiles sessionId={sessionId} ended={ended} />}
       {asking > 0 && !readOnly && (
         // On a phone the chat may be another tab: say so at the top, and take the reader there.
         <button

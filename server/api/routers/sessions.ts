@@ -1,8 +1,9 @@
 import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { DEFAULT_AGENT_ID, ResourceParams, VaultId } from '~/lib/agent';
+import { DEFAULT_AGENT_ID, MAX_SESSION_FILES, MAX_SESSION_REPOSITORIES, ResourceParams, VaultId } from '~/lib/agent';
 import { WidgetOrigin } from '~/lib/widget';
+import { listResources } from '~/server/commands/resource-commands';
 import { createSession, deleteSession } from '~/server/commands/session-commands';
 import { AgentId, EnvironmentId, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
@@ -41,7 +42,7 @@ export const sessionsRouter = createTRPCRouter({
           environmentId: EnvironmentId.optional(),
           // As the REST API takes them: vaults for the MCP proxy, repositories cloned at provision (a token sealed, never answered).
           vault_ids: z.array(VaultId).max(20).optional(),
-          resources: z.array(ResourceParams).max(20).optional(),
+          resources: z.array(ResourceParams).max(MAX_SESSION_FILES + MAX_SESSION_REPOSITORIES).optional(),
         })
         .default({}),
     )
@@ -84,11 +85,11 @@ export const sessionsRouter = createTRPCRouter({
       return { ...page, data: page.data.map((s) => ({ ...s, widget: marks.get(s.id) ?? null })) };
     }),
 
-  /** The session with its repositories (url, mount path, checkout: never a token; those stay sealed). */
+  /** The session with its resources (repositories: url, mount path, checkout, never a token; files: id and mount path). */
   get: protectedProcedure.input(z.object({ id: SessionId })).query(async ({ ctx, input }) => {
     const session = await ctx.runtime.store.getSession(input.id);
     if (!session) throw new TRPCError({ code: 'NOT_FOUND', message: `session ${input.id} not found` });
-    return { ...session, resources: await ctx.runtime.repositories.list(session.id) };
+    return { ...session, resources: await listResources(ctx.runtime, session.id) };
   }),
 
   /**

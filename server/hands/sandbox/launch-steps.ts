@@ -14,6 +14,7 @@ import { createHandCgroup, type HandCgroup } from '~/server/hands/sandbox/cgroup
 import { applySeccompShim, bwrapShim, giveToHand, handIdentity } from '~/server/hands/sandbox/hand-identity';
 import type { RuntimeTools } from '~/server/hands/sandbox/runtime-config';
 import { socatShim } from '~/server/hands/sandbox/socat-shim';
+import { mountsShim } from '~/server/hands/sandbox/mount-binds';
 import { TIMINGS_ENV, runtimeTmpDir, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 
 export const EX_USAGE = 64;
@@ -210,6 +211,8 @@ export async function makeHandDirs(policy: SandboxPolicy): Promise<void> {
   await fs.mkdir(policy.tmpDir, { recursive: true, mode: 0o700 });
   await fs.mkdir(sandboxHome(policy), { recursive: true, mode: 0o700 });
   await fs.mkdir(runtimeTmpDir(policy), { recursive: true, mode: 0o700 });
+  // bubblewrap skips a bind whose source is missing.
+  for (const m of policy.mounts ?? []) await fs.mkdir(m.source, { recursive: true });
 }
 
 /**
@@ -238,20 +241,32 @@ export async function socatIn(tools: Tools, dir: string): Promise<string> {
 }
 
 /**
- * As root, what is one hand's own: its writable folders become its uid's, and the seccomp helper
- * the runtime starts is a shim that becomes that uid first (hand-identity.ts), written into `dir`
- * (root's, readable inside the sandbox, the shim root's alone). Not root: the tools as they are.
+ * What is one hand's own, written into `dir` (its runtime dir: root's, readable inside the
+ * sandbox, the shims root's alone): its mounts' binds (a bwrap in front of the runtime's,
+ * mount-binds.ts), and as root its writable folders become its uid's and the seccomp helper the
+ * runtime starts is a shim that becomes that uid first (hand-identity.ts).
  */
-export async function handIdentityTools(policy: SandboxPolicy, tools: Tools, dir: string): Promise<Tools> {
+export async function handIdentityTools(policy: SandboxPolicy, found: Tools, dir: string): Promise<Tools> {
+  const tools = { ...found, bwrap: await withMounts(policy, found.bwrap, dir) };
   if (!asRoot()) return tools;
   const id = handIdentity(policy.workspace);
-  for (const d of [...policy.allowWrite, sandboxHome(policy)]) await giveToHand(d, id);
+  const writableMounts = (policy.mounts ?? []).filter((m) => !m.readOnly).map((m) => m.source);
+  for (const d of [...policy.allowWrite, sandboxHome(policy), ...writableMounts]) await giveToHand(d, id);
   await fs.chmod(dir, 0o755);
   const apply = path.join(runtimeVendorDir(), process.arch === 'arm64' ? 'arm64' : 'x64', 'apply-seccomp');
   if (!existsSync(apply)) throw unavailable(`the sandbox runtime's seccomp helper is missing (${apply})`);
   const applySeccomp = path.join(dir, 'apply-seccomp');
   await fs.writeFile(applySeccomp, applySeccompShim(id, tools.setpriv, apply, sandboxHome(policy)), { mode: 0o700 });
   return { ...tools, applySeccomp };
+}
+
+/** The policy's mounts: a bwrap in front of `bwrap` that adds their binds, or `bwrap` itself without any. */
+async function withMounts(policy: SandboxPolicy, bwrap: string, dir: string): Promise<string> {
+  const mounts = policy.mounts ?? [];
+  if (mounts.length === 0) return bwrap;
+  const shim = path.join(dir, 'bwrap-mounts');
+  await fs.writeFile(shim, mountsShim(bwrap, mounts), { mode: 0o700 });
+  return shim;
 }
 
 export const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null) =>

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { type BindMount, BindMountSchema } from '~/server/hands/sandbox/mount-binds';
 
 /**
  * What one sandboxed hand may do: write only in its workspace and private tmp; read the system
@@ -39,6 +40,8 @@ export interface SandboxPolicy {
   network: 'limited' | 'unrestricted';
   /** Bounds on the whole hand (every process in it together); 0 = none. */
   limits: SandboxLimits;
+  /** Host folders bound at other paths in the hand (`/mnt/session/…`; mount-binds.ts). */
+  mounts?: BindMount[];
 }
 
 export interface SandboxLimits {
@@ -80,6 +83,7 @@ const PolicySchema = z.strictObject({
     memoryMb: z.number().int().min(0),
     fileSizeMb: z.number().int().min(0),
   }),
+  mounts: z.array(BindMountSchema).optional(),
 });
 
 /**
@@ -169,6 +173,8 @@ export interface SandboxPolicyOptions {
   /** Files or folders the hand needs to run (its code bundle): readable, not writable. */
   handCode?: string[];
   limits?: SandboxLimits;
+  /** Host folders bound at other paths in the hand. */
+  mounts?: BindMount[];
 }
 
 /** Builds the policy for one hand with the defaults every hand gets. Paths are made absolute. */
@@ -215,6 +221,7 @@ export function sandboxPolicy(opts: SandboxPolicyOptions): SandboxPolicy {
     allowedDomains: [...new Set(opts.allowedDomains ?? [])],
     network: opts.network ?? 'limited',
     limits: opts.limits ?? NO_LIMITS,
+    ...(opts.mounts && opts.mounts.length > 0 ? { mounts: opts.mounts } : {}),
   };
 }
 

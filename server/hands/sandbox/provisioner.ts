@@ -2,6 +2,7 @@ import 'server-only';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { DirMountPoint } from '~/server/hands/dir-mounts';
 import { type NamedMcpHand, connectMcpHand } from '~/server/hands/mcp-hand';
 import { buildHandSnapshot, handBundleDir } from '~/server/hands/paddock-hand/bundle';
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
@@ -111,6 +112,8 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         ...(limits.memoryMb ? ['--memory-mb', String(limits.memoryMb)] : []),
         ...(limits.cpuSeconds ? ['--cpu-seconds', String(limits.cpuSeconds)] : []),
       ];
+      // The session's mounts (uploads, outputs) in the hand folder, bound at /mnt/… (dir-mounts.ts).
+      const mountPoint = spec.kind === 'sandbox' && handFolder ? new DirMountPoint(path.join(handFolder, 'mnt')) : null;
       let transport: StdioClientTransport | HostedTransport;
       /** The sandboxed hand's private tmp (its HOME inside) and the launcher's runtime dir: gone with the hand. */
       let scratch: string[] = [];
@@ -128,6 +131,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           allowedDomains: spec.allowedDomains ?? [],
           ...(spec.network ? { network: spec.network } : {}),
           ...(o.masterKeyFile ? { masterKeyFile: o.masterKeyFile } : {}),
+          ...(mountPoint ? { mounts: mountPoint.bindMounts() } : {}),
         });
         scratch = [policy.tmpDir, runtimeTmpDir(policy)];
         let secrets: HandSecret[];
@@ -187,6 +191,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         kind: hand.kind,
         lost: hand.lost,
         workspace,
+        ...(mountPoint ? { mountPoint } : {}),
         tools: () => hand.tools(),
         execute: (name, input, ctx) => hand.execute(name, input, ctx),
         rename: (id) => hand.rename(id),

@@ -1,0 +1,97 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Anthropic, { toFile } from '@anthropic-ai/sdk';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sessionMounts } from '~/server/commands/session-mounts';
+import { loadConfig } from '~/server/config';
+import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
+import { createAnthropicModel } from '~/server/harness/anthropic-model';
+import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
+import { handleRest } from '~/server/rest/handler';
+import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
+import { filesFor, type Runtime } from '~/server/runtime';
+import { openSqliteStore } from '~/server/session/sqlite-store';
+
+/**
+ * The Files API with sessions, end to end on real parts: the official SDK against the /v1 handler,
+ * the scripted fake model, and a real sandboxed paddock-hand (bubblewrap) reading the upload at
+ * /mnt/session/uploads and leaving an output that comes back through `files.list({scope_id})`.
+ */
+const KEY = 'pdk_test_key_0123456789abcdef';
+let dir: string;
+let rt: Runtime;
+let fake: FakeMessagesApi;
+let server: FetchServer;
+let client: Anthropic;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-session-files-'));
+  const dataDir = path.join(dir, 'data');
+  const store = await openSqliteStore({ file: path.join(dataDir, 'paddock.sqlite') });
+  fake = await startFakeMessagesApi();
+  const files = filesFor(loadConfig({ PADDOCK_DATA_DIR: dataDir }), store);
+  rt = testRuntime({
+    store,
+    model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
+    dataDir,
+    env: { PADDOCK_API_KEY: KEY },
+    hands: { provisioners: { sandbox: createLocalHandProvisioner({ dataDir, workspacesDir: path.join(dir, 'hands') }) }, defaultKind: 'sandbox', mounts: sessionMounts({ ...files, maxOutputBytes: 1 << 20 }) },
+    harness: { retryBaseMs: 5 },
+  });
+  await rt.agents.ensureDefaults();
+  server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
+  client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+});
+
+afterEach(async () => {
+  await server.close();
+  await rt.harness.close();
+  await rt.hands.closeAll();
+  await fake.close();
+  await rt.store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function untilIdle(sessionId: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const last = (await client.beta.sessions.events.list(sessionId, { order: 'desc', limit: 1 })).data[0];
+    if (last?.type === 'session.status_idle') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`session ${sessionId} did not go idle`);
+}
+
+describe('files in a session, through the official SDK', () => {
+  it('mounts an upload a bash call reads, and collects an output downloaded byte-identical', { timeout: 120_000 }, async () => {
+    const input = Buffer.concat([Buffer.from('name,qty\nbolts,12\n'), randomBytes(64)]);
+    const uploaded = await client.beta.files.upload({ file: await toFile(input, 'parts.csv', { type: 'text/csv' }) });
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', resources: [{ type: 'file', file_id: uploaded.id, mount_path: 'in/parts.csv' }] });
+    fake.enqueue(
+      toolUseResponse('bash', { command: 'head -c 18 /mnt/session/uploads/in/parts.csv; sha256sum < /mnt/session/uploads/in/parts.csv; mkdir -p /mnt/session/outputs/out && cp /mnt/session/uploads/in/parts.csv /mnt/session/outputs/out/copy.bin && echo from-the-hand > /mnt/session/outputs/note.txt' }),
+      textResponse('Copied.'),
+    );
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'copy the parts list' }] }] });
+    await untilIdle(session.id);
+
+    const events = [];
+    for await (const e of client.beta.sessions.events.list(session.id)) events.push(e);
+    const result = events.find((e) => e.type === 'agent.tool_result');
+    const text = JSON.stringify(result);
+    expect(text).toContain('name,qty\\nbolts,12\\n');
+    expect(text).toContain(createHashHex(input));
+
+    const outputs = (await client.beta.files.list({ scope_id: session.id })).data;
+    expect(outputs.map((f) => f.filename).sort()).toEqual(['note.txt', 'out/copy.bin']);
+    const copy = outputs.find((f) => f.filename === 'out/copy.bin')!;
+    expect(copy).toMatchObject({ size_bytes: input.length, scope: { type: 'session', id: session.id } });
+    const downloaded = Buffer.from(await (await client.beta.files.download(copy.id)).arrayBuffer());
+    expect(downloaded.equals(input)).toBe(true);
+    // The upload itself is not the session's: it stays out of the session's outputs.
+    expect(outputs.map((f) => f.id)).not.toContain(uploaded.id);
+  });
+});
+
+const createHashHex = (b: Buffer) => createHash('sha256').update(b).digest('hex');
