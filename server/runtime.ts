@@ -48,6 +48,7 @@ import { DirBlobStore } from '~/server/files/dir-blob-store';
 import { S3BlobStore } from '~/server/files/s3-blob-store';
 import { unreachable } from '~/lib/unreachable';
 import { FileStore } from '~/server/files/file-store';
+import { MemoryRepo } from '~/server/memory/memory-repo';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 
@@ -72,6 +73,8 @@ export interface Runtime {
   /** The Files API's files (metadata) and their bytes. */
   files: FileStore;
   blobs: BlobStore;
+  /** Memory stores: path-addressed memories and their versions. */
+  memory: MemoryRepo;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -211,10 +214,13 @@ export function accessFor(config: Config, store: SessionStore): Access {
 }
 
 /** Agents and environments live in the session database too. */
-/** Files' metadata in the session database, their bytes content-addressed (under `<dataDir>/blobs`, or in PostgreSQL). */
-export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore } {
+/**
+ * What agents read and keep, in the session database: files' metadata (their bytes
+ * content-addressed under `<dataDir>/blobs`, or in PostgreSQL) and memory stores.
+ */
+export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore; memory: MemoryRepo } {
   if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
-  return { files: new FileStore(store.db), blobs: blobStoreFor(config, store.db) };
+  return { files: new FileStore(store.db), blobs: blobStoreFor(config, store.db), memory: new MemoryRepo(store.db) };
 }
 
 /** PADDOCK_BLOB_STORE: `auto` keeps bytes where the sessions are (the data dir for SQLite, the database every PostgreSQL instance shares). */

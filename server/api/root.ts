@@ -4,6 +4,7 @@ import { apiKeysRouter } from '~/server/api/routers/api-keys';
 import { environmentsRouter } from '~/server/api/routers/environments';
 import { eventsRouter } from '~/server/api/routers/events';
 import { handsRouter } from '~/server/api/routers/hands';
+import { memoryStoresRouter } from '~/server/api/routers/memory-stores';
 import { sessionsRouter } from '~/server/api/routers/sessions';
 import { sharesRouter } from '~/server/api/routers/shares';
 import { vaultsRouter } from '~/server/api/routers/vaults';
@@ -19,6 +20,7 @@ export const appRouter = createTRPCRouter({
   agents: agentsRouter,
   environments: environmentsRouter,
   vaults: vaultsRouter,
+  memoryStores: memoryStoresRouter,
   shares: sharesRouter,
   widget: widgetRouter,
   widgets: widgetsRouter,

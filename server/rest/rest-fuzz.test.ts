@@ -24,7 +24,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[] };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }> };
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 
@@ -60,7 +60,21 @@ beforeAll(async () => {
     const v = (await rt.vaults.createVault({ display_name: `fuzz creds ${i}` })).id;
     for (let j = 0; j < 3; j++) credentials.push([v, (await rt.vaults.createCredential(v, { auth: { type: 'static_bearer', mcp_server_url: `https://mcp${j}.example.com/mcp`, token: SECRET } })).id]);
   }
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources };
+  // Memory stores, each with memories (a past version apiece, so redact has something to take).
+  const memory = [];
+  for (let i = 0; i < 3; i++) {
+    const store = (await rt.memory.createStore({ name: `fuzz ${i}` })).id;
+    const memories = [];
+    const versions = [];
+    for (let j = 0; j < 3; j++) {
+      const m = await rt.memory.createMemory(store, { path: `/notes/m${j}.md`, content: `m${j}` }, { type: 'api_actor', api_key_id: 'fuzz' });
+      await rt.memory.updateMemory(store, m.id, { content: `m${j} v2` }, { type: 'api_actor', api_key_id: 'fuzz' });
+      memories.push(m.id);
+      versions.push(m.memory_version_id);
+    }
+    memory.push({ store, memories, versions });
+  }
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, memory };
 });
 
 afterAll(async () => {
@@ -97,6 +111,13 @@ function idFor(r: Rand, route: Route): string {
   if (route.path.startsWith('environments')) return pick(r, world.envs);
   if (route.path.startsWith('vaults/:vault/')) return pick(r, world.credentials).join('/');
   if (route.path.startsWith('vaults')) return pick(r, world.vaults);
+  if (route.path.startsWith('memory_stores')) {
+    // `<store>/<memory or version>`: a pair that belongs together, as the credential routes do.
+    const m = pick(r, world.memory);
+    if (route.path.includes(':mid')) return `${m.store}/${pick(r, m.memories)}`;
+    if (route.path.includes(':vid')) return `${m.store}/${pick(r, m.versions)}`;
+    return m.store;
+  }
   return pick(r, world.sessions);
 }
 
@@ -122,6 +143,10 @@ function bodyFor(r: Rand, route: Route): unknown {
   }
   if (p === 'vaults/:vault/credentials/:id') return { auth: pick(r, [{ type: 'environment_variable', secret_value: SECRET }, { type: 'static_bearer', token: SECRET }, { type: 'mcp_oauth', access_token: SECRET }]), display_name: text() };
   if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: pick(r, ['https://github.com/a/b', 'file:///etc/passwd', 'https://u:p@h/x', 'https://h/']), mount_path: pick(r, [undefined, '/workspace/../x', '/etc', '/workspace/a/.git/hooks']), authorization_token: pick(r, ['FORGED', 'has space', '']) }, { type: 'file', file_id: 'f' }, { type: 'memory_store', memory_store_id: 'm' }]);
+  if (p === 'memory_stores') return { name: pick(r, [text(), '../x', 'a/b', '']), description: pick(r, [undefined, text()]), metadata: pick(r, [undefined, { k: 5 }]) };
+  if (p === 'memory_stores/:id') return { name: pick(r, [text(), null, '..']), metadata: { k: pick(r, ['v', null]) } };
+  if (p === 'memory_stores/:id/memories') return { path: pick(r, ['/a/../../etc/passwd', '/a\u0000b', 'relative', '/ok/new.md', '/notes/m0.md', '/notes']), content: pick(r, ['x', null, 'y'.repeat(110_000), 'a\u0000b']) };
+  if (p === 'memory_stores/:id/memories/:mid') return { content: text(), path: pick(r, [undefined, '/../x', '/notes/m1.md']), precondition: pick(r, [undefined, { type: 'content_sha256', content_sha256: 'ab' }, { type: 'content_sha256', content_sha256: '0'.repeat(64) }]) };
   if (p === 'sessions/:id/resources/:rid') return { authorization_token: pick(r, ['FORGED', '', 'a b', 7]), url: pick(r, [undefined, 'https://evil.example/x']) };
   if (p === 'sessions/:id/events') {
     return {
@@ -153,6 +178,10 @@ function cleanBodyFor(r: Rand, route: Route): unknown {
   if (p === 'sessions/:id/resources/:rid') return { authorization_token: 'FORGED' };
   if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
   if (p === 'vaults') return { display_name: `vault ${Math.floor(r() * 1e6)}`, metadata: { team: 'fuzz' } };
+  if (p === 'memory_stores') return { name: `store ${Math.floor(r() * 1e6)}`, description: 'clean' };
+  if (p === 'memory_stores/:id') return { description: 'clean update' };
+  if (p === 'memory_stores/:id/memories') return { path: `/clean/${Math.floor(r() * 1e9)}.md`, content: 'clean' };
+  if (p === 'memory_stores/:id/memories/:mid') return { content: `clean ${Math.floor(r() * 1e9)}` };
   if (p === 'vaults/:id') return { display_name: 'clean update', metadata: { team: null } };
   if (p === 'vaults/:vault/credentials') {
     const n = Math.floor(r() * 1e9);
@@ -218,7 +247,10 @@ async function snapshot(): Promise<string> {
   const credentials = await store.db.selectFrom('vault_credentials').selectAll().orderBy('id').execute();
   const resources = await store.db.selectFrom('session_resources').select(['id', 'body', 'updated_at']).orderBy('id').execute();
   const tokens = await store.db.selectFrom('repository_tokens').select(['resource_id', 'sealed']).orderBy('resource_id').execute();
-  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens });
+  const memoryStores = await store.db.selectFrom('memory_stores').selectAll().orderBy('id').execute();
+  const memories = await store.db.selectFrom('memories').selectAll().orderBy('id').execute();
+  const memoryVersions = await store.db.selectFrom('memory_versions').selectAll().orderBy('id').execute();
+  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
 }
 
 /** A resource id for a path: mostly the session's own, sometimes another's or none at all. */
@@ -231,6 +263,11 @@ function ridFor(id: string): string {
 /** A credential route's id is `<vault>/<credential>`: the pair it belongs to; a resource route's `:rid` is picked for its session. */
 const url = (route: Route, id: string) => {
   const [vault, cred] = route.path.includes(':vault') && id.includes('/') ? id.split('/') : [id, id];
+  if (route.path.startsWith('memory_stores')) {
+    const [storeId, sub] = id.includes('/') ? id.split('/') : [id, id];
+    const p = route.path.replace(':id', encodeURIComponent(storeId!)).replace(':mid', encodeURIComponent(sub!)).replace(':vid', encodeURIComponent(sub!));
+    return `http://localhost:3000/v1/${p}`;
+  }
   const path = route.path.replace(':vault', encodeURIComponent(vault!)).replace(':id', encodeURIComponent(cred!));
   return `http://localhost:3000/v1/${path.includes(':rid') ? path.replace(':rid', encodeURIComponent(ridFor(id))) : path}`;
 };
