@@ -49,6 +49,8 @@ import { S3BlobStore } from '~/server/files/s3-blob-store';
 import { unreachable } from '~/lib/unreachable';
 import { FileStore } from '~/server/files/file-store';
 import { MemoryRepo } from '~/server/memory/memory-repo';
+import { promptAttachments } from '~/server/commands/session-attachments';
+import { SkillStore } from '~/server/skills/skill-store';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 
@@ -75,6 +77,8 @@ export interface Runtime {
   blobs: BlobStore;
   /** Memory stores: path-addressed memories and their versions. */
   memory: MemoryRepo;
+  /** Skills' rows (their archives are in `blobs`). */
+  skills: SkillStore;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -216,11 +220,11 @@ export function accessFor(config: Config, store: SessionStore): Access {
 /** Agents and environments live in the session database too. */
 /**
  * What agents read and keep, in the session database: files' metadata (their bytes
- * content-addressed under `<dataDir>/blobs`, or in PostgreSQL) and memory stores.
+ * content-addressed under `<dataDir>/blobs`, or in PostgreSQL), memory stores and skills.
  */
-export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore; memory: MemoryRepo } {
+export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore; memory: MemoryRepo; skills: SkillStore } {
   if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
-  return { files: new FileStore(store.db), blobs: blobStoreFor(config, store.db), memory: new MemoryRepo(store.db) };
+  return { files: new FileStore(store.db), blobs: blobStoreFor(config, store.db), memory: new MemoryRepo(store.db), skills: new SkillStore(store.db) };
 }
 
 /** PADDOCK_BLOB_STORE: `auto` keeps bytes where the sessions are (the data dir for SQLite, the database every PostgreSQL instance shares). */
@@ -279,11 +283,14 @@ async function startRuntime(): Promise<Runtime> {
   const gitProxy = await new GitProxy({ repositories, port: config.PADDOCK_GIT_PROXY_PORT }).start();
   const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets));
   const model = modelFromConfig(config);
+  const kept = filesFor(config, store);
   const harness = new Harness({
     store,
     model,
     hands,
     live,
+    // Skills and memory stores a session has attached, named in its system prompt.
+    attachments: (id) => promptAttachments({ store, ...kept }, id),
     // MCP servers through the proxy (short-lived session tokens); only the proxy opens the vault's credentials.
     mcp: mcpGatewayFor(store.db, store, vaultSecrets),
     maxTokens: config.PADDOCK_MAX_TOKENS,
@@ -310,7 +317,7 @@ async function startRuntime(): Promise<Runtime> {
     stopBudgetWatch();
     stopDataDirWatch();
   };
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...filesFor(config, store), stopBackground };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...kept, stopBackground };
 }
 
 /**

@@ -6,6 +6,7 @@ import { eventsRouter } from '~/server/api/routers/events';
 import { handsRouter } from '~/server/api/routers/hands';
 import { memoryStoresRouter } from '~/server/api/routers/memory-stores';
 import { sessionsRouter } from '~/server/api/routers/sessions';
+import { skillsRouter } from '~/server/api/routers/skills';
 import { sharesRouter } from '~/server/api/routers/shares';
 import { vaultsRouter } from '~/server/api/routers/vaults';
 import { widgetRouter } from '~/server/api/routers/widget';
@@ -21,6 +22,7 @@ export const appRouter = createTRPCRouter({
   environments: environmentsRouter,
   vaults: vaultsRouter,
   memoryStores: memoryStoresRouter,
+  skills: skillsRouter,
   shares: sharesRouter,
   widget: widgetRouter,
   widgets: widgetsRouter,

@@ -10,6 +10,7 @@ import { eventRoutes } from '~/server/rest/events';
 import { metricsRoutes } from '~/server/rest/metrics';
 import { fileRoutes } from '~/server/rest/files';
 import { memoryStoreRoutes } from '~/server/rest/memory-stores';
+import { skillRoutes } from '~/server/rest/skills';
 import { resourceRoutes } from '~/server/rest/resources';
 import { type Route, matchRoute } from '~/server/rest/route-table';
 import { sessionRoutes } from '~/server/rest/sessions';
@@ -20,7 +21,7 @@ const log = logger('rest');
 const ulid = monotonicFactory();
 
 /** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
-export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...metricsRoutes];
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...skillRoutes, ...metricsRoutes];
 
 export interface RestDeps {
   runtime: () => Promise<Runtime>;

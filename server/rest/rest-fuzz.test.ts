@@ -7,6 +7,7 @@ import { type Rand, fakeId, pick } from '~/server/api/testing/fuzz-random';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
+import { createSkill, createSkillVersion } from '~/server/commands/skill-commands';
 import { REST_ROUTES, handleRest } from '~/server/rest/handler';
 import type { Route } from '~/server/rest/route-table';
 import type { Runtime } from '~/server/runtime';
@@ -24,7 +25,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }> };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }>; skills: Array<{ id: string; versions: string[] }> };
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 
@@ -74,7 +75,15 @@ beforeAll(async () => {
     }
     memory.push({ store, memories, versions });
   }
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, memory };
+  // Skills with two versions each (a version route may delete one; the last is refused).
+  const skills = [];
+  for (let i = 0; i < 3; i++) {
+    const files = (d: string) => [{ name: `s${i}/SKILL.md`, data: Buffer.from(`---\nname: s${i}\ndescription: fuzz ${d}\n---\n`) }];
+    const s = await createSkill({ skills: rt.skills, blobs: rt.blobs }, files('one'), null);
+    const v = await createSkillVersion({ skills: rt.skills, blobs: rt.blobs }, s.id, files('two'));
+    skills.push({ id: s.id, versions: [s.latest_version_id, v.id] });
+  }
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, memory, skills };
 });
 
 afterAll(async () => {
@@ -111,6 +120,10 @@ function idFor(r: Rand, route: Route): string {
   if (route.path.startsWith('environments')) return pick(r, world.envs);
   if (route.path.startsWith('vaults/:vault/')) return pick(r, world.credentials).join('/');
   if (route.path.startsWith('vaults')) return pick(r, world.vaults);
+  if (route.path.startsWith('skills')) {
+    const k = pick(r, world.skills);
+    return route.path.includes(':version') ? `${k.id}/${pick(r, [...k.versions, 'latest', '1'])}` : k.id;
+  }
   if (route.path.startsWith('memory_stores')) {
     // `<store>/<memory or version>`: a pair that belongs together, as the credential routes do.
     const m = pick(r, world.memory);
@@ -232,6 +245,9 @@ async function send(req: Request): Promise<{ status: number; body: unknown; requ
   } else if (res.status === 200 && res.headers.get('content-type')?.startsWith('text/plain')) {
     // /v1/metrics: Prometheus's text format, not JSON.
     body = await res.text();
+  } else if (res.status === 200 && res.headers.get('content-type') === 'application/zip') {
+    // A skill version's archive: bytes, not JSON.
+    body = `zip of ${(await res.arrayBuffer()).byteLength} bytes`;
   } else {
     body = JSON.parse(await res.text()) as unknown;
   }
@@ -250,7 +266,9 @@ async function snapshot(): Promise<string> {
   const memoryStores = await store.db.selectFrom('memory_stores').selectAll().orderBy('id').execute();
   const memories = await store.db.selectFrom('memories').selectAll().orderBy('id').execute();
   const memoryVersions = await store.db.selectFrom('memory_versions').selectAll().orderBy('id').execute();
-  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
+  const skills = await store.db.selectFrom('skills').selectAll().orderBy('id').execute();
+  const skillVersions = await store.db.selectFrom('skill_versions').selectAll().orderBy('skill_id').orderBy('version').execute();
+  return JSON.stringify({ skills, skillVersions,  sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
 }
 
 /** A resource id for a path: mostly the session's own, sometimes another's or none at all. */
@@ -263,6 +281,10 @@ function ridFor(id: string): string {
 /** A credential route's id is `<vault>/<credential>`: the pair it belongs to; a resource route's `:rid` is picked for its session. */
 const url = (route: Route, id: string) => {
   const [vault, cred] = route.path.includes(':vault') && id.includes('/') ? id.split('/') : [id, id];
+  if (route.path.startsWith('skills')) {
+    const [skillId, version] = id.includes('/') ? id.split('/') : [id, id];
+    return `http://localhost:3000/v1/${route.path.replace(':id', encodeURIComponent(skillId!)).replace(':version', encodeURIComponent(version!))}`;
+  }
   if (route.path.startsWith('memory_stores')) {
     const [storeId, sub] = id.includes('/') ? id.split('/') : [id, id];
     const p = route.path.replace(':id', encodeURIComponent(storeId!)).replace(':mid', encodeURIComponent(sub!)).replace(':vid', encodeURIComponent(sub!));

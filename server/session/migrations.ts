@@ -428,6 +428,37 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('memory_stores').execute();
     },
   },
+  '0017_skills': {
+    // Skills (server/skills): a skill and its immutable versions, each version's files one zip in
+    // the BlobStore under its SHA-256 (shared with files of the same bytes, freed with the last).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('skills')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('latest_version', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('skill_versions')
+        .addColumn('skill_id', 'text', (c) => c.notNull())
+        .addColumn('version', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('size_bytes', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('skill_versions_pk', ['skill_id', 'version'])
+        .execute();
+      await db.schema.createIndex('skill_versions_sha256').on('skill_versions').column('sha256').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('skill_versions').execute();
+      await db.schema.dropTable('skills').execute();
+    },
+  },
 };
 
 /**

@@ -37,6 +37,8 @@ export interface Database {
   memory_stores: MemoryStoresTable;
   memories: MemoriesTable;
   memory_versions: MemoryVersionsTable;
+  skills: SkillsTable;
+  skill_versions: SkillVersionsTable;
 }
 
 export interface SessionsTable {
@@ -325,6 +327,28 @@ export interface MemoryVersionsTable {
   redacted_at: string | null;
   redacted_by_type: 'api_actor' | 'session_actor' | 'user_actor' | null;
   redacted_by_id: string | null;
+}
+
+/** A skill (server/skills): `name` is its slug, fixed by its first version. */
+export interface SkillsTable {
+  id: string;
+  name: string;
+  display_name: string;
+  latest_version: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One immutable version of a skill: its files are one zip in the BlobStore under `sha256`. */
+export interface SkillVersionsTable {
+  skill_id: string;
+  /** Epoch microseconds as digits, increasing per skill (the hosted API's form). */
+  version: string;
+  name: string;
+  description: string;
+  sha256: string;
+  size_bytes: number;
+  created_at: string;
 }
 
 /** A transaction over the store's tables. */
