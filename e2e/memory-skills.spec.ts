@@ -34,7 +34,7 @@ test('a memory store made on the Memory page: memories browsed by path, one edit
   await page.getByTestId('memory-prefix').click();
   await page.getByTestId('memory-item').filter({ hasText: 'stack.md' }).click();
   await expect(page.getByTestId('memory-content')).toHaveValue('kysely on SQLite and PostgreSQL');
-  await expect(page.getByTestId('memory-version')).toContainText('by API key');
+  await expect(page.getByTestId('memory-version')).toContainText('by the configured API key');
 
   // Edited here: a second version, by the owner.
   await page.getByTestId('memory-content').fill('kysely on SQLite and PostgreSQL; jszip for skills');

@@ -3,13 +3,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import { handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
 import type { Runtime } from '~/server/runtime';
+import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import type { SessionStore } from '~/server/session/store';
+import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 
 const KEY = 'memory-api-key-0123456789';
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
@@ -18,13 +21,34 @@ let rt: Runtime;
 let server: FetchServer;
 let client: Anthropic;
 
-beforeEach(async () => {
+let pg: TestDatabase | null = null;
+beforeAll(async () => {
+  pg = await createTestDatabase('paddock_memory_api');
+});
+afterAll(async () => {
+  await pg?.drop();
+});
+
+/** Each database its own run of the suite: SQLite in a temp dir, PostgreSQL emptied of memory rows. */
+const BACKENDS: Array<[string, () => Promise<SessionStore>]> = [
+  ['SQLite', () => openSqliteStore({ file: path.join(dir, 'db.sqlite') })],
+  [
+    'PostgreSQL',
+    async () => {
+      const s = await openPostgresStore({ url: pg!.url });
+      for (const t of ['memory_versions', 'memories', 'memory_stores'] as const) await s.db.deleteFrom(t).execute();
+      return s;
+    },
+  ],
+];
+
+async function start(open: () => Promise<SessionStore>): Promise<void> {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-memory-api-'));
-  const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+  const store = await open();
   rt = testRuntime({ store, model: createDemoBrain(), dataDir: dir, env: { PADDOCK_API_KEY: KEY } });
   server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
   client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
-});
+}
 
 afterEach(async () => {
   await server.close();
@@ -33,7 +57,9 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe('memory stores through the official SDK', () => {
+describe.each(BACKENDS)('memory stores through the official SDK on %s', (_name, open) => {
+  beforeEach(() => start(open));
+
   it('creates, retrieves, updates, lists, archives and deletes a store', async () => {
     const s = await client.beta.memoryStores.create({ name: 'team notes', description: 'what we learned', metadata: { team: 'a' } });
     expect(s).toMatchObject({ type: 'memory_store', name: 'team notes', description: 'what we learned', metadata: { team: 'a' }, archived_at: null });

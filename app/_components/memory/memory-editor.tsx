@@ -11,7 +11,8 @@ function who(a: Actor | undefined): string {
   if (!a) return 'unknown';
   switch (a.type) {
     case 'api_actor':
-      return `API key ${a.api_key_id}`;
+      // `configured`: the key from PADDOCK_API_KEY.
+      return a.api_key_id === 'configured' ? 'the configured API key' : `API key ${a.api_key_id}`;
     case 'session_actor':
       return `session ${a.session_id}`;
     case 'user_actor':
