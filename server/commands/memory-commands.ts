@@ -72,7 +72,7 @@ export function updateMemory(repo: MemoryRepo, storeId: string, id: string, inpu
 }
 
 export function deleteMemory(repo: MemoryRepo, storeId: string, id: string, expectedSha256: string | undefined, actor: Actor): Promise<{ id: string; type: 'memory_deleted' }> {
-  if (expectedSha256 !== undefined) parse(Sha, expectedSha256);
+  if (expectedSha256 !== undefined && !Sha.safeParse(expectedSha256).success) throw new InvalidInputError('expected_content_sha256: must be 64 lowercase hexadecimal characters');
   return repo.deleteMemory(storeId, id, expectedSha256, actor);
 }
 

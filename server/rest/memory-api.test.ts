@@ -121,6 +121,7 @@ describe.each(BACKENDS)('memory stores through the official SDK on %s', (_name, 
     expect((err as InstanceType<typeof Anthropic.ConflictError>).error).toMatchObject({ type: 'error', error: { type: 'memory_precondition_failed_error' } });
     const del = await client.beta.memoryStores.memories.delete(m.id, { memory_store_id: s.id, expected_content_sha256: sha('one') }).catch((e: unknown) => e);
     expect(del).toBeInstanceOf(Anthropic.ConflictError);
+    await expect(client.beta.memoryStores.memories.delete(m.id, { memory_store_id: s.id, expected_content_sha256: 'ABC' })).rejects.toThrow(/expected_content_sha256: must be 64 lowercase hexadecimal/);
     expect((await client.beta.memoryStores.memories.retrieve(m.id, { memory_store_id: s.id })).content).toBe('two');
   });
 
