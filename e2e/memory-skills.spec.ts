@@ -83,6 +83,21 @@ test('a skill uploaded as a zip on the Skills page is listed with its name and d
   await expect(page.locator('.error')).toContainText('no SKILL.md');
   await shoot(page, 'skills', WIDTHS);
 
+  // An agent given the skill in its form keeps it (by id, the latest version).
+  await page.getByRole('link', { name: 'Agents' }).click();
+  await page.getByTestId('new-agent').click();
+  const form = page.getByTestId('agent-form');
+  const agentName = `Notes writer ${randomBytes(3).toString('hex')}`;
+  await form.getByTestId('agent-name').fill(agentName);
+  await form.getByTestId('agent-skills').getByLabel('release-notes').check();
+  await shoot(page, 'agent-form-skills', WIDTHS);
+  await form.getByTestId('save-agent').click();
+  await expect(page.getByTestId('agent-form')).toHaveCount(0);
+  await page.getByTestId('agent-row').filter({ hasText: agentName }).getByTestId('edit-agent').click();
+  await expect(page.getByTestId('agent-skills').getByLabel('release-notes')).toBeChecked();
+  await page.getByRole('button', { name: 'Cancel' }).click();
+
+  await page.getByRole('link', { name: 'Skills' }).click();
   const before = await page.getByTestId('skill-row').count();
   page.once('dialog', (d) => void d.accept());
   await row.getByTestId('delete-skill').click();
