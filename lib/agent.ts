@@ -53,7 +53,26 @@ export const McpServerParams = z
   .strict();
 export type McpServer = z.infer<typeof McpServerParams>;
 
-const SkillParams = z.object({ type: z.enum(['anthropic', 'custom']), skill_id: z.string(), version: z.string().nullish() }).strict();
+/** At most this many skills per agent (and so per session). */
+export const MAX_AGENT_SKILLS = 20;
+/**
+ * An agent's skills: custom ones (uploaded through /v1/skills), by id and optionally a pinned
+ * version (else the latest at each session's start). None of Anthropic's ship with Paddock, so an
+ * `anthropic` skill is refused by name rather than silently dropped.
+ */
+const SkillParams = z
+  .object({ type: z.enum(['anthropic', 'custom']), skill_id: z.string().min(1).max(64), version: z.string().regex(/^(?:\d{1,20}|latest)$/, 'must be a skill version (digits) or latest').nullish() })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.type === 'anthropic') ctx.addIssue({ code: 'custom', message: `anthropic skill ${JSON.stringify(s.skill_id)} is not available: Paddock ships no Anthropic skills; upload it as a custom skill (/v1/skills) instead` });
+  })
+  .transform((s): AgentSkill => ({ type: 'custom', skill_id: s.skill_id, version: s.version ?? 'latest' }));
+export interface AgentSkill {
+  type: 'custom';
+  skill_id: string;
+  /** A pinned version, or `latest`: the newest when a session starts. */
+  version: string;
+}
 
 /** Fields of an agent that clients set (create: required ones; update: all optional). */
 const agentFields = {
@@ -64,8 +83,11 @@ const agentFields = {
   system: z.string().max(100_000).nullish(),
   tools: AgentToolsParams.optional(),
   mcp_servers: z.array(McpServerParams).max(20).optional(),
-  // Skills are refused until supported: the API error names the field.
-  skills: z.array(SkillParams).max(0, 'skills are not supported by Paddock yet').optional(),
+  skills: z
+    .array(SkillParams)
+    .max(MAX_AGENT_SKILLS, `at most ${MAX_AGENT_SKILLS} skills`)
+    .refine((a) => new Set(a.map((s) => s.skill_id)).size === a.length, { message: 'each skill at most once' })
+    .optional(),
   /** Paddock's extension: what of the log the model sees (lib/context-policy.ts). */
   context_policy: ContextPolicyParams.optional(),
 };
@@ -109,7 +131,7 @@ export interface Agent {
   system: string | null;
   tools: AgentTool[];
   mcp_servers: McpServer[];
-  skills: [];
+  skills: AgentSkill[];
   execution_identity: null;
   multiagent: null;
   /** Paddock's extension (absent on versions stored before it: read as `full`). */
@@ -312,10 +334,23 @@ export type FileResourceParams = z.output<typeof FileResourceParams>;
 export const MAX_SESSION_FILES = 500;
 export const MAX_SESSION_REPOSITORIES = 20;
 
+/** At most this many memory stores per session. */
+export const MAX_SESSION_MEMORY_STORES = 8;
+/** A memory store attached to a session (mounted at /mnt/memory/<name>/, named in the system prompt). */
+export const MemoryStoreResourceParams = z
+  .object({
+    type: z.literal('memory_store'),
+    memory_store_id: z.string().regex(/^memstore_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a memory store id (memstore_…)'),
+    access: z.enum(['read_write', 'read_only']).nullish(),
+    instructions: z.string().max(4096).nullish(),
+  })
+  .strict();
+export type MemoryStoreResourceParams = z.output<typeof MemoryStoreResourceParams>;
+
 export const ResourceParams = z.discriminatedUnion('type', [
   RepositoryResourceParams,
   FileResourceParams,
-  z.object({ type: z.literal('memory_store'), memory_store_id: z.string() }).loose().refine(() => false, { message: 'memory_store resources are not supported by Paddock yet' }),
+  MemoryStoreResourceParams,
 ]);
 export type ResourceParams = z.output<typeof ResourceParams>;
 

@@ -2,7 +2,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file';
+export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file' | 'memstore' | 'mem' | 'memver' | 'skill';
 
 /** Sortable, prefixed ids in the Managed Agents style (`sesn_01J…`, `sevt_01J…`). */
 export function newId(prefix: IdPrefix): string {
@@ -16,4 +16,8 @@ export const ID_PATTERN = {
   resource: /^sesrsc_[0-9A-HJKMNP-TV-Z]{26}$/,
   share: /^shr_[0-9A-HJKMNP-TV-Z]{26}$/,
   file: /^file_[0-9A-HJKMNP-TV-Z]{26}$/,
+  memoryStore: /^memstore_[0-9A-HJKMNP-TV-Z]{26}$/,
+  memory: /^mem_[0-9A-HJKMNP-TV-Z]{26}$/,
+  memoryVersion: /^memver_[0-9A-HJKMNP-TV-Z]{26}$/,
+  skill: /^skill_[0-9A-HJKMNP-TV-Z]{26}$/,
 } as const;

@@ -51,6 +51,9 @@ import { FileStore } from '~/server/files/file-store';
 import { SessionFileStore } from '~/server/files/session-files';
 import { sessionMounts } from '~/server/commands/session-mounts';
 import type { SessionMounts } from '~/server/hands/mount-port';
+import { MemoryRepo } from '~/server/memory/memory-repo';
+import { promptAttachments } from '~/server/commands/session-attachments';
+import { SkillStore } from '~/server/skills/skill-store';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 
@@ -77,6 +80,10 @@ export interface Runtime {
   blobs: BlobStore;
   /** Sessions' file resources (beside their repositories, in the same table). */
   sessionFiles: SessionFileStore;
+  /** Memory stores: path-addressed memories and their versions. */
+  memory: MemoryRepo;
+  /** Skills' rows (their archives are in `blobs`). */
+  skills: SkillStore;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -218,10 +225,23 @@ export function accessFor(config: Config, store: SessionStore): Access {
 }
 
 /** Agents and environments live in the session database too. */
-/** Files' metadata in the session database, their bytes content-addressed (under `<dataDir>/blobs`, or in PostgreSQL). */
-export function filesFor(config: Config, store: SessionStore): { files: FileStore; blobs: BlobStore; sessionFiles: SessionFileStore } {
+/**
+ * What agents read and keep, in the session database: files' metadata (their bytes
+ * content-addressed under `<dataDir>/blobs`, or in PostgreSQL), sessions' file resources, memory
+ * stores and skills.
+ */
+export function filesFor(
+  config: Config,
+  store: SessionStore,
+): { files: FileStore; blobs: BlobStore; sessionFiles: SessionFileStore; memory: MemoryRepo; skills: SkillStore } {
   if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
-  return { files: new FileStore(store.db), blobs: blobStoreFor(config, store.db), sessionFiles: new SessionFileStore(store.db) };
+  return {
+    files: new FileStore(store.db),
+    blobs: blobStoreFor(config, store.db),
+    sessionFiles: new SessionFileStore(store.db),
+    memory: new MemoryRepo(store.db),
+    skills: new SkillStore(store.db),
+  };
 }
 
 /** PADDOCK_BLOB_STORE: `auto` keeps bytes where the sessions are (the data dir for SQLite, the database every PostgreSQL instance shares). */
@@ -287,6 +307,8 @@ async function startRuntime(): Promise<Runtime> {
     model,
     hands,
     live,
+    // Skills and memory stores a session has attached, named in its system prompt.
+    attachments: (id) => promptAttachments({ store, ...files }, id),
     // MCP servers through the proxy (short-lived session tokens); only the proxy opens the vault's credentials.
     mcp: mcpGatewayFor(store.db, store, vaultSecrets),
     maxTokens: config.PADDOCK_MAX_TOKENS,

@@ -20,6 +20,8 @@ export default async function OwnerLayout({ children }: { children: ReactNode })
         <nav className="topnav">
           <Link href="/agents">Agents</Link>
           <Link href="/environments">Environments</Link>
+          <Link href="/memory">Memory</Link>
+          <Link href="/skills">Skills</Link>
           <Link href="/settings">Settings</Link>
         </nav>
       </header>

@@ -4,6 +4,7 @@ import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 import {
   type Agent,
+  type AgentSkill,
   AgentCreateParams,
   AgentUpdateParams,
   DEFAULT_AGENT_ID,
@@ -62,6 +63,7 @@ export class AgentStore {
   // ── agents ──
   async createAgent(input: unknown): Promise<Agent> {
     const p = parse(AgentCreateParams, input);
+    await this.requireSkills(p.skills ?? []);
     const now = new Date().toISOString();
     const id = `agent_${ulid()}`;
     const agent = this.#agentFrom(id, 1, now, now, p);
@@ -70,6 +72,17 @@ export class AgentStore {
       await trx.insertInto('agent_versions').values({ agent_id: id, version: 1, body: JSON.stringify(agent), created_at: now }).execute();
     });
     return agent;
+  }
+
+  /** Each skill (and a pinned version) exists: else a 404 naming the first that does not. */
+  async requireSkills(skills: readonly AgentSkill[]): Promise<void> {
+    for (const s of skills) {
+      const row = await this.db.selectFrom('skills').select('id').where('id', '=', s.skill_id).executeTakeFirst();
+      if (!row) throw new NotFoundError('skill', s.skill_id);
+      if (s.version === 'latest') continue;
+      const v = await this.db.selectFrom('skill_versions').select('version').where('skill_id', '=', s.skill_id).where('version', '=', s.version).executeTakeFirst();
+      if (!v) throw new NotFoundError(`version of skill ${s.skill_id}`, s.version);
+    }
   }
 
   async getAgent(id: string, version?: number): Promise<Agent> {
@@ -95,6 +108,7 @@ export class AgentStore {
 
   async updateAgent(id: string, input: unknown): Promise<Agent> {
     const p = parse(AgentUpdateParams, input);
+    await this.requireSkills(p.skills ?? []);
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
       if (!row) throw new NotFoundError('agent', id);
@@ -112,6 +126,7 @@ export class AgentStore {
         system: p.system === undefined ? prev.system : p.system,
         tools: p.tools === undefined ? prev.tools : normalizeTools(p.tools ?? []),
         mcp_servers: p.mcp_servers === undefined ? prev.mcp_servers : (p.mcp_servers ?? []),
+        skills: p.skills === undefined ? (prev.skills ?? []) : (p.skills ?? []),
         context_policy: p.context_policy === undefined ? normalizeContextPolicy(prev.context_policy) : normalizeContextPolicy(p.context_policy),
         updated_at: now,
       };
@@ -167,7 +182,7 @@ export class AgentStore {
       system: p.system ?? null,
       tools: normalizeTools(p.tools ?? []),
       mcp_servers: p.mcp_servers ?? [],
-      skills: [],
+      skills: p.skills ?? [],
       execution_identity: null,
       multiagent: null,
       context_policy: normalizeContextPolicy(p.context_policy),

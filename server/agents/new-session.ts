@@ -1,11 +1,26 @@
 import 'server-only';
 import type { z } from 'zod';
-import { DEFAULT_ENVIRONMENT_ID, type FileResourceParams, MAX_SESSION_REPOSITORIES, type RepositoryResourceParams, type SessionAgent, SessionCreateParams, normalizeModel, sessionAgentOf, unsupportedEnvironment } from '~/lib/agent';
-import { InvalidInputError } from '~/lib/errors';
+import {
+  DEFAULT_ENVIRONMENT_ID,
+  type FileResourceParams,
+  MAX_SESSION_MEMORY_STORES,
+  MAX_SESSION_REPOSITORIES,
+  type MemoryStoreResourceParams,
+  type RepositoryResourceParams,
+  type ResourceParams,
+  type SessionAgent,
+  SessionCreateParams,
+  normalizeModel,
+  sessionAgentOf,
+  unsupportedEnvironment,
+} from '~/lib/agent';
+import { InvalidInputError, NotFoundError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import type { AgentStore } from '~/server/agents/agent-store';
 import type { Config } from '~/server/config';
+import type { MemoryRepo } from '~/server/memory/memory-repo';
+import { type MemoryStoreResource, memoryResourcesFor } from '~/server/memory/session-memory';
 import type { RepositoryStore } from '~/server/proxy/repository-store';
 import type { SessionFileStore } from '~/server/files/session-files';
 import type { Session, SessionStore } from '~/server/session/store';
@@ -22,6 +37,8 @@ export interface NewSessionDeps {
   repositories?: Pick<RepositoryStore, 'add'>;
   /** Where a session's file resources go (absent: none accepted). */
   sessionFiles?: Pick<SessionFileStore, 'add' | 'requireFiles'>;
+  /** The memory stores a session's `memory_store` resources name (absent: none accepted). */
+  memory?: Pick<MemoryRepo, 'getStores'>;
 }
 
 /** The agent a new session runs: the version asked for (else the latest), with any overrides applied. */
@@ -38,7 +55,29 @@ export async function resolveSessionAgent(agents: AgentStore, ref: z.output<type
     ...(ref.system !== undefined ? { system: ref.system } : {}),
     ...(ref.tools ? { tools: normalizeTools(ref.tools) } : {}),
     ...(ref.mcp_servers ? { mcp_servers: ref.mcp_servers } : {}),
+    ...(ref.skills ? { skills: ref.skills } : {}),
   };
+}
+
+/**
+ * The memory stores a new session attaches: at most 8, each existing and not archived (else a 404
+ * or 400 naming it, before anything is written), snapshotted as resources.
+ */
+async function memoryResources(deps: NewSessionDeps, resources: readonly ResourceParams[]): Promise<MemoryStoreResource[]> {
+  const params = resources.filter((r): r is MemoryStoreResourceParams => r.type === 'memory_store');
+  if (params.length === 0) return [];
+  if (!deps.memory) throw new InvalidInputError('resources: memory stores cannot be attached here');
+  if (params.length > MAX_SESSION_MEMORY_STORES) throw new InvalidInputError(`resources: at most ${MAX_SESSION_MEMORY_STORES} memory stores per session (got ${params.length})`);
+  const ids = params.map((p) => p.memory_store_id);
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup) throw new InvalidInputError(`resources: memory store ${dup} is attached twice`);
+  const stores = new Map((await deps.memory.getStores(ids)).map((s) => [s.id, s]));
+  for (const id of ids) {
+    const s = stores.get(id);
+    if (!s) throw new NotFoundError('memory store', id);
+    if (s.archived_at !== null) throw new InvalidInputError(`resources: memory store ${id} is archived`);
+  }
+  return memoryResourcesFor(params, stores);
 }
 
 /**
@@ -57,6 +96,9 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
   const unsupported = unsupportedEnvironment(environment.config, { allowUnrestrictedNetwork: deps.config.PADDOCK_ALLOW_UNRESTRICTED_NETWORK });
   if (unsupported) throw new InvalidInputError(`environment_id: ${envId} ${unsupported}`);
   await deps.vaults.requireUsableVaults(p.vault_ids ?? []);
+  // A session's skills are its agent's (overrides included): each must still exist.
+  await deps.agents.requireSkills(agent.skills ?? []);
+  const memory = await memoryResources(deps, p.resources ?? []);
   const repositories = (p.resources ?? []).filter((r): r is RepositoryResourceParams => r.type === 'github_repository');
   if (repositories.length > 0 && !deps.repositories) throw new InvalidInputError('resources: repositories cannot be attached here');
   if (repositories.length > MAX_SESSION_REPOSITORIES) throw new InvalidInputError(`resources: a session has at most ${MAX_SESSION_REPOSITORIES} repositories`);
@@ -70,8 +112,9 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
     agent,
     environment_id: envId,
     vault_ids: p.vault_ids ?? [],
-    // Resources have rows of their own (the resources API changes them; a token is sealed beside its repository).
-    resources: [],
+    // Repositories have rows of their own (the resources API changes them; a token is sealed beside
+    // its repository). Memory stores are kept here, snapshotted as attached.
+    resources: memory,
   });
   const initial = p.initial_events ?? [];
   try {

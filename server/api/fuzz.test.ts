@@ -12,6 +12,7 @@ import { SAME_ORIGIN, answeredStatus, httpApi } from '~/server/api/testing/http'
 import { handleSignIn, handleSignOut } from '~/server/api/auth-routes';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
+import { createSkill } from '~/server/commands/skill-commands';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import type { Runtime } from '~/server/runtime';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
@@ -46,6 +47,9 @@ interface World {
   share: { id: string; sessionId: string; token: string; revoked: string; expired: string };
   /** Two widget visitors of agent_default (from WIDGET_ORIGIN), each with a conversation of its own. */
   visitors: { token: string; sessionId: string }[];
+  /** A memory store, one memory and a past version of it. */
+  memory: { store: string; memory: string; version: string };
+  skill: string;
 }
 const WIDGET_ORIGIN = 'http://127.0.0.1:4020';
 /** What a widget's visitor may call: the widget's procedures, and reads of its own sessions (with GET). */
@@ -104,7 +108,10 @@ beforeAll(async () => {
     const made = await httpApi(rt).mutate('widget.create', undefined, { ...headers, [VISITOR_HEADER]: token });
     visitors.push({ token, sessionId: (made.body!.result!.data as { id: string }).id });
   }
-  world = { cookie, apiKey, sessions, tab, callIds, vault, credential, share, visitors };
+  const memStore = (await rt.memory.createStore({ name: 'fuzz' })).id;
+  const mem = await rt.memory.createMemory(memStore, { path: '/notes/a.md', content: 'a' }, { type: 'user_actor', user_id: 'owner' });
+  await rt.memory.updateMemory(memStore, mem.id, { content: 'a2' }, { type: 'user_actor', user_id: 'owner' });
+  world = { cookie, apiKey, sessions, tab, callIds, vault, credential, share, visitors, memory: { store: memStore, memory: mem.id, version: mem.memory_version_id }, skill: (await createSkill({ skills: rt.skills, blobs: rt.blobs }, [{ name: 'k/SKILL.md', data: Buffer.from('---\nname: k\ndescription: fuzz\n---\n') }], null)).id };
 });
 
 afterAll(async () => {
@@ -320,6 +327,47 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
     case 'vaults.archiveCredential':
     case 'vaults.deleteCredential':
       return { vaultId: pick(r, [world.vault, fakeId(r, 'vlt')]), id: pick(r, [world.credential, fakeId(r, 'vcrd')]) };
+    case 'skills.list':
+      return undefined;
+    case 'skills.versions':
+    case 'skills.delete':
+      return { id: pick(r, [world.skill, fakeId(r, 'skill'), 'skill_']), skillId: pick(r, [world.skill, fakeId(r, 'skill')]) };
+    case 'skills.upload':
+      return {
+        displayName: text(),
+        files: pick(r, [
+          [{ path: 'x/SKILL.md', base64: Buffer.from('---\nname: x\ndescription: d\n---\n').toString('base64') }],
+          [{ path: '../SKILL.md', base64: 'AAAA' }],
+          [{ path: 'x/README.md', base64: '!!!' }],
+          [],
+        ]),
+      };
+    case 'memoryStores.list':
+      return { includeArchived: pick(r, [true, false, 'yes']) };
+    case 'memoryStores.create':
+      return { name: pick(r, [text(), '../x', 'a/b', '']), description: text() };
+    case 'memoryStores.get':
+    case 'memoryStores.update':
+    case 'memoryStores.archive':
+    case 'memoryStores.delete':
+      return { id: pick(r, [world.memory.store, fakeId(r, 'memstore'), 'memstore_']), name: pick(r, [undefined, text(), '..']) };
+    case 'memoryStores.memories':
+      return { storeId: pick(r, [world.memory.store, fakeId(r, 'memstore')]), pathPrefix: pick(r, [undefined, '/notes/', '../', 'x\u0000']), depth: pick(r, [0, 1, -1, 99]) };
+    case 'memoryStores.memory':
+    case 'memoryStores.createMemory':
+    case 'memoryStores.updateMemory':
+    case 'memoryStores.deleteMemory':
+      return {
+        storeId: pick(r, [world.memory.store, fakeId(r, 'memstore')]),
+        id: pick(r, [world.memory.memory, fakeId(r, 'mem')]),
+        path: pick(r, ['/ok/x.md', '/a/../../etc/passwd', '/a\u0000b', 'relative', '/notes/a.md']),
+        content: pick(r, [text(), 'a\u0000b']),
+        expectedSha256: pick(r, [undefined, 'ab', '0'.repeat(64)]),
+      };
+    case 'memoryStores.versions':
+    case 'memoryStores.version':
+    case 'memoryStores.redact':
+      return { storeId: pick(r, [world.memory.store, fakeId(r, 'memstore')]), id: pick(r, [world.memory.version, fakeId(r, 'memver')]), memoryId: pick(r, [undefined, world.memory.memory]) };
     default:
       return { sessionId: s(), id: s() };
   }
@@ -400,7 +448,9 @@ async function snapshot(): Promise<string> {
   const shares = await store.db.selectFrom('share_links').select(['id', 'revoked_at']).orderBy('id').execute();
   const widgets = await store.db.selectFrom('widget_settings').selectAll().orderBy('agent_id').execute();
   const widgetSessions = await store.db.selectFrom('widget_sessions').selectAll().orderBy('session_id').execute();
-  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens, shares, widgets, widgetSessions });
+  const skills = await Promise.all((['skills', 'skill_versions'] as const).map((t) => store.db.selectFrom(t).selectAll().execute()));
+  const memory = await Promise.all((['memory_stores', 'memories', 'memory_versions'] as const).map((t) => store.db.selectFrom(t).selectAll().orderBy('id').execute()));
+  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens, shares, widgets, widgetSessions, memory, skills });
 }
 
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);

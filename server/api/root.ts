@@ -5,7 +5,9 @@ import { environmentsRouter } from '~/server/api/routers/environments';
 import { eventsRouter } from '~/server/api/routers/events';
 import { filesRouter } from '~/server/api/routers/files';
 import { handsRouter } from '~/server/api/routers/hands';
+import { memoryStoresRouter } from '~/server/api/routers/memory-stores';
 import { sessionsRouter } from '~/server/api/routers/sessions';
+import { skillsRouter } from '~/server/api/routers/skills';
 import { sharesRouter } from '~/server/api/routers/shares';
 import { vaultsRouter } from '~/server/api/routers/vaults';
 import { widgetRouter } from '~/server/api/routers/widget';
@@ -21,6 +23,8 @@ export const appRouter = createTRPCRouter({
   environments: environmentsRouter,
   vaults: vaultsRouter,
   files: filesRouter,
+  memoryStores: memoryStoresRouter,
+  skills: skillsRouter,
   shares: sharesRouter,
   widget: widgetRouter,
   widgets: widgetsRouter,

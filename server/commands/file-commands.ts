@@ -25,7 +25,7 @@ export interface FileDeps {
  * them under an upload that just recorded one. (In this process; between PostgreSQL instances the
  * window stays open: stated in the README.)
  */
-const byContent = new KeyLock();
+export const byContent = new KeyLock();
 
 export interface Upload {
   filename: string;

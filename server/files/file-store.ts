@@ -132,7 +132,9 @@ export class FileStore {
       const r = await trx.deleteFrom('files').where('id', '=', id).returning(['sha256']).executeTakeFirst();
       if (!r) throw new NotFoundError('file', id);
       const other = await trx.selectFrom('files').select('id').where('sha256', '=', r.sha256).limit(1).executeTakeFirst();
-      return { sha256: r.sha256, shared: other !== undefined };
+      // A skill version's archive may be the same bytes (a downloaded skill uploaded as a file).
+      const skill = other ? undefined : await trx.selectFrom('skill_versions').select('skill_id').where('sha256', '=', r.sha256).limit(1).executeTakeFirst();
+      return { sha256: r.sha256, shared: other !== undefined || skill !== undefined };
     });
   }
 }

@@ -1,4 +1,5 @@
 import { type DomainError, isDomainError } from '~/lib/errors';
+import { isMemoryConflict } from '~/lib/memory-errors';
 import { unreachable } from '~/lib/unreachable';
 
 /** The error types of the Managed Agents API, each with the status it is answered with. */
@@ -8,6 +9,8 @@ export const ERROR_STATUS = {
   permission_error: 403,
   not_found_error: 404,
   conflict_error: 409,
+  memory_precondition_failed_error: 409,
+  memory_path_conflict_error: 409,
   request_too_large: 413,
   rate_limit_error: 429,
   api_error: 500,
@@ -20,6 +23,8 @@ export class ApiError extends Error {
   constructor(
     readonly type: ApiErrorType,
     message: string,
+    /** Fields an error type carries besides its message (a path conflict's `conflicting_path`). */
+    readonly fields: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -54,11 +59,12 @@ function typeOf(e: DomainError): ApiErrorType {
 /** Domain errors (and a hand's ToolError) become API errors; anything else is not ours to explain. */
 export function toApiError(e: unknown): ApiError | null {
   if (e instanceof ApiError) return e;
+  if (isMemoryConflict(e)) return new ApiError(e.apiType, e.message, e.fields);
   if (isDomainError(e)) return new ApiError(typeOf(e), e.message);
   if (e instanceof Error && e.name === 'ToolError') return new ApiError('invalid_request_error', e.message);
   return null;
 }
 
-export function errorBody(type: ApiErrorType, message: string): { type: 'error'; error: { type: ApiErrorType; message: string } } {
-  return { type: 'error', error: { type, message } };
+export function errorBody(type: ApiErrorType, message: string, fields: Readonly<Record<string, string>> = {}): { type: 'error'; error: { type: ApiErrorType; message: string } } {
+  return { type: 'error', error: { ...fields, type, message } };
 }

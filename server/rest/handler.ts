@@ -9,6 +9,8 @@ import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/res
 import { eventRoutes } from '~/server/rest/events';
 import { metricsRoutes } from '~/server/rest/metrics';
 import { fileRoutes } from '~/server/rest/files';
+import { memoryStoreRoutes } from '~/server/rest/memory-stores';
+import { skillRoutes } from '~/server/rest/skills';
 import { resourceRoutes } from '~/server/rest/resources';
 import { type Route, matchRoute } from '~/server/rest/route-table';
 import { sessionRoutes } from '~/server/rest/sessions';
@@ -19,7 +21,7 @@ const log = logger('rest');
 const ulid = monotonicFactory();
 
 /** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
-export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...metricsRoutes];
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...skillRoutes, ...metricsRoutes];
 
 export interface RestDeps {
   runtime: () => Promise<Runtime>;
@@ -33,8 +35,8 @@ export interface RestDeps {
 /** The upload cap when none is configured: the Files API's own limit. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 500 * 1024 * 1024;
 
-function errorResponse(type: ApiErrorType, message: string, requestId: string, status = new ApiError(type, '').status): Response {
-  return Response.json(errorBody(type, message), { status, headers: { 'request-id': requestId, 'cache-control': 'no-store' } });
+function errorResponse(type: ApiErrorType, message: string, requestId: string, status = new ApiError(type, '').status, fields: Readonly<Record<string, string>> = {}): Response {
+  return Response.json(errorBody(type, message, fields), { status, headers: { 'request-id': requestId, 'cache-control': 'no-store' } });
 }
 
 /**
@@ -127,7 +129,7 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
     const api = toApiError(e);
     if (api) {
       if (isStoreUnavailable(e)) log.warn('store unavailable', { path: url.pathname });
-      return errorResponse(api.type, api.message, requestId);
+      return errorResponse(api.type, api.message, requestId, api.status, api.fields);
     }
     log.error('request failed', { method: req.method, path: url.pathname, requestId, error: e instanceof Error ? e.message : String(e) });
     return errorResponse('api_error', `internal error; request-id ${requestId}`, requestId);

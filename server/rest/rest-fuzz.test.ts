@@ -7,6 +7,7 @@ import { type Rand, fakeId, pick } from '~/server/api/testing/fuzz-random';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
+import { createSkill, createSkillVersion } from '~/server/commands/skill-commands';
 import { REST_ROUTES, handleRest } from '~/server/rest/handler';
 import type { Route } from '~/server/rest/route-table';
 import type { Runtime } from '~/server/runtime';
@@ -24,7 +25,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[] };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }>; skills: Array<{ id: string; versions: string[] }> };
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 
@@ -62,7 +63,29 @@ beforeAll(async () => {
   }
   // A file sessions may mount (its row is all a file resource needs).
   const files = [(await rt.files.create({ filename: 'data.csv', mimeType: 'text/csv', size: 1, sha256: '0'.repeat(64), expiresAt: null, scopeId: null })).metadata.id];
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files };
+  // Memory stores, each with memories (a past version apiece, so redact has something to take).
+  const memory = [];
+  for (let i = 0; i < 3; i++) {
+    const store = (await rt.memory.createStore({ name: `fuzz ${i}` })).id;
+    const memories = [];
+    const versions = [];
+    for (let j = 0; j < 3; j++) {
+      const m = await rt.memory.createMemory(store, { path: `/notes/m${j}.md`, content: `m${j}` }, { type: 'api_actor', api_key_id: 'fuzz' });
+      await rt.memory.updateMemory(store, m.id, { content: `m${j} v2` }, { type: 'api_actor', api_key_id: 'fuzz' });
+      memories.push(m.id);
+      versions.push(m.memory_version_id);
+    }
+    memory.push({ store, memories, versions });
+  }
+  // Skills with two versions each (a version route may delete one; the last is refused).
+  const skills = [];
+  for (let i = 0; i < 3; i++) {
+    const files = (d: string) => [{ name: `s${i}/SKILL.md`, data: Buffer.from(`---\nname: s${i}\ndescription: fuzz ${d}\n---\n`) }];
+    const s = await createSkill({ skills: rt.skills, blobs: rt.blobs }, files('one'), null);
+    const v = await createSkillVersion({ skills: rt.skills, blobs: rt.blobs }, s.id, files('two'));
+    skills.push({ id: s.id, versions: [s.latest_version_id, v.id] });
+  }
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files, memory, skills };
 });
 
 afterAll(async () => {
@@ -99,6 +122,17 @@ function idFor(r: Rand, route: Route): string {
   if (route.path.startsWith('environments')) return pick(r, world.envs);
   if (route.path.startsWith('vaults/:vault/')) return pick(r, world.credentials).join('/');
   if (route.path.startsWith('vaults')) return pick(r, world.vaults);
+  if (route.path.startsWith('skills')) {
+    const k = pick(r, world.skills);
+    return route.path.includes(':version') ? `${k.id}/${pick(r, [...k.versions, 'latest', '1'])}` : k.id;
+  }
+  if (route.path.startsWith('memory_stores')) {
+    // `<store>/<memory or version>`: a pair that belongs together, as the credential routes do.
+    const m = pick(r, world.memory);
+    if (route.path.includes(':mid')) return `${m.store}/${pick(r, m.memories)}`;
+    if (route.path.includes(':vid')) return `${m.store}/${pick(r, m.versions)}`;
+    return m.store;
+  }
   return pick(r, world.sessions);
 }
 
@@ -124,6 +158,10 @@ function bodyFor(r: Rand, route: Route): unknown {
   }
   if (p === 'vaults/:vault/credentials/:id') return { auth: pick(r, [{ type: 'environment_variable', secret_value: SECRET }, { type: 'static_bearer', token: SECRET }, { type: 'mcp_oauth', access_token: SECRET }]), display_name: text() };
   if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: pick(r, ['https://github.com/a/b', 'file:///etc/passwd', 'https://u:p@h/x', 'https://h/']), mount_path: pick(r, [undefined, '/workspace/../x', '/etc', '/workspace/a/.git/hooks']), authorization_token: pick(r, ['FORGED', 'has space', '']) }, { type: 'file', file_id: pick(r, [...world.files, 'f', 'file_01UNKNOWN0000000000000000']), mount_path: pick(r, [undefined, null, 'a.csv', '/etc/passwd', '../x', '/mnt/session/uploads/a/../b', 'a\u0000b', 7]) }, { type: 'memory_store', memory_store_id: 'm' }]);
+  if (p === 'memory_stores') return { name: pick(r, [text(), '../x', 'a/b', '']), description: pick(r, [undefined, text()]), metadata: pick(r, [undefined, { k: 5 }]) };
+  if (p === 'memory_stores/:id') return { name: pick(r, [text(), null, '..']), metadata: { k: pick(r, ['v', null]) } };
+  if (p === 'memory_stores/:id/memories') return { path: pick(r, ['/a/../../etc/passwd', '/a\u0000b', 'relative', '/ok/new.md', '/notes/m0.md', '/notes']), content: pick(r, ['x', null, 'y'.repeat(110_000), 'a\u0000b']) };
+  if (p === 'memory_stores/:id/memories/:mid') return { content: text(), path: pick(r, [undefined, '/../x', '/notes/m1.md']), precondition: pick(r, [undefined, { type: 'content_sha256', content_sha256: 'ab' }, { type: 'content_sha256', content_sha256: '0'.repeat(64) }]) };
   if (p === 'sessions/:id/resources/:rid') return { authorization_token: pick(r, ['FORGED', '', 'a b', 7]), url: pick(r, [undefined, 'https://evil.example/x']) };
   if (p === 'sessions/:id/events') {
     return {
@@ -155,6 +193,10 @@ function cleanBodyFor(r: Rand, route: Route): unknown {
   if (p === 'sessions/:id/resources/:rid') return { authorization_token: 'FORGED' };
   if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
   if (p === 'vaults') return { display_name: `vault ${Math.floor(r() * 1e6)}`, metadata: { team: 'fuzz' } };
+  if (p === 'memory_stores') return { name: `store ${Math.floor(r() * 1e6)}`, description: 'clean' };
+  if (p === 'memory_stores/:id') return { description: 'clean update' };
+  if (p === 'memory_stores/:id/memories') return { path: `/clean/${Math.floor(r() * 1e9)}.md`, content: 'clean' };
+  if (p === 'memory_stores/:id/memories/:mid') return { content: `clean ${Math.floor(r() * 1e9)}` };
   if (p === 'vaults/:id') return { display_name: 'clean update', metadata: { team: null } };
   if (p === 'vaults/:vault/credentials') {
     const n = Math.floor(r() * 1e9);
@@ -205,6 +247,9 @@ async function send(req: Request): Promise<{ status: number; body: unknown; requ
   } else if (res.status === 200 && res.headers.get('content-type')?.startsWith('text/plain')) {
     // /v1/metrics: Prometheus's text format, not JSON.
     body = await res.text();
+  } else if (res.status === 200 && res.headers.get('content-type') === 'application/zip') {
+    // A skill version's archive: bytes, not JSON.
+    body = `zip of ${(await res.arrayBuffer()).byteLength} bytes`;
   } else {
     body = JSON.parse(await res.text()) as unknown;
   }
@@ -220,7 +265,12 @@ async function snapshot(): Promise<string> {
   const credentials = await store.db.selectFrom('vault_credentials').selectAll().orderBy('id').execute();
   const resources = await store.db.selectFrom('session_resources').select(['id', 'body', 'updated_at']).orderBy('id').execute();
   const tokens = await store.db.selectFrom('repository_tokens').select(['resource_id', 'sealed']).orderBy('resource_id').execute();
-  return JSON.stringify({ sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens });
+  const memoryStores = await store.db.selectFrom('memory_stores').selectAll().orderBy('id').execute();
+  const memories = await store.db.selectFrom('memories').selectAll().orderBy('id').execute();
+  const memoryVersions = await store.db.selectFrom('memory_versions').selectAll().orderBy('id').execute();
+  const skills = await store.db.selectFrom('skills').selectAll().orderBy('id').execute();
+  const skillVersions = await store.db.selectFrom('skill_versions').selectAll().orderBy('skill_id').orderBy('version').execute();
+  return JSON.stringify({ skills, skillVersions,  sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
 }
 
 /** A resource id for a path: mostly the session's own, sometimes another's or none at all. */
@@ -233,6 +283,15 @@ function ridFor(id: string): string {
 /** A credential route's id is `<vault>/<credential>`: the pair it belongs to; a resource route's `:rid` is picked for its session. */
 const url = (route: Route, id: string) => {
   const [vault, cred] = route.path.includes(':vault') && id.includes('/') ? id.split('/') : [id, id];
+  if (route.path.startsWith('skills')) {
+    const [skillId, version] = id.includes('/') ? id.split('/') : [id, id];
+    return `http://localhost:3000/v1/${route.path.replace(':id', encodeURIComponent(skillId!)).replace(':version', encodeURIComponent(version!))}`;
+  }
+  if (route.path.startsWith('memory_stores')) {
+    const [storeId, sub] = id.includes('/') ? id.split('/') : [id, id];
+    const p = route.path.replace(':id', encodeURIComponent(storeId!)).replace(':mid', encodeURIComponent(sub!)).replace(':vid', encodeURIComponent(sub!));
+    return `http://localhost:3000/v1/${p}`;
+  }
   const path = route.path.replace(':vault', encodeURIComponent(vault!)).replace(':id', encodeURIComponent(cred!));
   return `http://localhost:3000/v1/${path.includes(':rid') ? path.replace(':rid', encodeURIComponent(ridFor(id))) : path}`;
 };

@@ -406,6 +406,91 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('sessions').dropColumn('waiting_on').execute();
     },
   },
+  '0016_memory_stores': {
+    // Memory stores (server/memory): path-addressed text memories and every change to one as an
+    // immutable version naming who made it. Versions outlive their memory (a delete is a version);
+    // the store's delete removes all three. One live memory per (store, path).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('memory_stores')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('archived_at', 'text')
+        .execute();
+      await db.schema
+        .createTable('memories')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('store_id', 'text', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('content', 'text', (c) => c.notNull())
+        .addColumn('content_sha256', 'text', (c) => c.notNull())
+        .addColumn('size_bytes', 'integer', (c) => c.notNull())
+        .addColumn('version_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('memories_store_path').on('memories').columns(['store_id', 'path']).unique().execute();
+      await db.schema
+        .createTable('memory_versions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('store_id', 'text', (c) => c.notNull())
+        .addColumn('memory_id', 'text', (c) => c.notNull())
+        .addColumn('operation', 'text', (c) => c.notNull())
+        .addColumn('path', 'text')
+        .addColumn('content', 'text')
+        .addColumn('content_sha256', 'text')
+        .addColumn('size_bytes', 'integer')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        // The actor as the API names it: api_actor, session_actor or user_actor, and its id.
+        .addColumn('actor_type', 'text', (c) => c.notNull())
+        .addColumn('actor_id', 'text', (c) => c.notNull())
+        .addColumn('redacted_at', 'text')
+        .addColumn('redacted_by_type', 'text')
+        .addColumn('redacted_by_id', 'text')
+        .execute();
+      await db.schema.createIndex('memory_versions_store').on('memory_versions').columns(['store_id', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('memory_versions').execute();
+      await db.schema.dropTable('memories').execute();
+      await db.schema.dropTable('memory_stores').execute();
+    },
+  },
+  '0017_skills': {
+    // Skills (server/skills): a skill and its immutable versions, each version's files one zip in
+    // the BlobStore under its SHA-256 (shared with files of the same bytes, freed with the last).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('skills')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('latest_version', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('skill_versions')
+        .addColumn('skill_id', 'text', (c) => c.notNull())
+        .addColumn('version', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('size_bytes', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('skill_versions_pk', ['skill_id', 'version'])
+        .execute();
+      await db.schema.createIndex('skill_versions_sha256').on('skill_versions').column('sha256').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('skill_versions').execute();
+      await db.schema.dropTable('skills').execute();
+    },
+  },
 };
 
 /**

@@ -34,6 +34,11 @@ export interface Database {
   files: FilesTable;
   blob_chunks: BlobChunksTable;
   blobs: BlobsTable;
+  memory_stores: MemoryStoresTable;
+  memories: MemoriesTable;
+  memory_versions: MemoryVersionsTable;
+  skills: SkillsTable;
+  skill_versions: SkillVersionsTable;
 }
 
 export interface SessionsTable {
@@ -284,6 +289,70 @@ export interface BlobChunksTable {
 export interface BlobsTable {
   sha256: string;
   size: number;
+}
+
+/** A memory store (server/memory): `metadata` is a JSON object of strings. */
+export interface MemoryStoresTable {
+  id: string;
+  name: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+/** A live memory: its current path and content, and the version that wrote them. */
+export interface MemoriesTable {
+  id: string;
+  store_id: string;
+  path: string;
+  content: string;
+  content_sha256: string;
+  size_bytes: number;
+  version_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One change to a memory; only a redaction changes it afterwards (nulling what it held). */
+export interface MemoryVersionsTable {
+  id: string;
+  store_id: string;
+  memory_id: string;
+  operation: 'created' | 'modified' | 'deleted';
+  path: string | null;
+  content: string | null;
+  content_sha256: string | null;
+  size_bytes: number | null;
+  created_at: string;
+  actor_type: 'api_actor' | 'session_actor' | 'user_actor';
+  actor_id: string;
+  redacted_at: string | null;
+  redacted_by_type: 'api_actor' | 'session_actor' | 'user_actor' | null;
+  redacted_by_id: string | null;
+}
+
+/** A skill (server/skills): `name` is its slug, fixed by its first version. */
+export interface SkillsTable {
+  id: string;
+  name: string;
+  display_name: string;
+  latest_version: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One immutable version of a skill: its files are one zip in the BlobStore under `sha256`. */
+export interface SkillVersionsTable {
+  skill_id: string;
+  /** Epoch microseconds as digits, increasing per skill (the hosted API's form). */
+  version: string;
+  name: string;
+  description: string;
+  sha256: string;
+  size_bytes: number;
+  created_at: string;
 }
 
 /** A transaction over the store's tables. */

@@ -5,7 +5,8 @@ import { McpServersFieldset } from '~/app/_components/mcp-servers/mcp-servers-fi
 import { initialMcpRows, mcpParams, type McpRow } from '~/app/_components/mcp-servers/mcp-rows';
 import { ContextPolicyFieldset } from '~/app/_components/context-policy/context-policy-fieldset';
 import { type ContextPolicy, normalizeContextPolicy } from '~/lib/context-policy';
-import type { Agent } from '~/lib/agent';
+import type { Agent, AgentSkill } from '~/lib/agent';
+import { SkillsFieldset } from '~/app/_components/skills/skills-fieldset';
 import { useTRPC } from '~/lib/browser/trpc';
 import { type AgentToolParams, CUSTOM_TOOL_NAME, NOT_BUILT, PADDOCK_TOOLS, TOOLSET_TOOLS, type ToolConfig, toolsetConfig } from '~/lib/toolset';
 
@@ -91,6 +92,8 @@ export function AgentForm({ agent, defaultModel, onDone, onCancel }: { agent: Ag
   const [custom, setCustom] = useState(() => initialCustom(agent));
   const [mcp, setMcp] = useState<McpRow[]>(() => initialMcpRows(agent, () => crypto.randomUUID()));
   const [contextPolicy, setContextPolicy] = useState<ContextPolicy>(() => normalizeContextPolicy(agent?.context_policy));
+  // Older agent versions were stored before skills existed.
+  const [skills, setSkills] = useState<AgentSkill[]>(() => agent?.skills ?? []);
   const [formError, setFormError] = useState<string | null>(null);
   // A new agent starts on the default agent's model, which may arrive after the form opened.
   useEffect(() => {
@@ -115,7 +118,7 @@ export function AgentForm({ agent, defaultModel, onDone, onCancel }: { agent: Ag
       setFormError((err as Error).message);
       return;
     }
-    const common = { name: name.trim(), description: description.trim() || null, system: system.trim() ? system : null, tools: toolList, mcp_servers: servers.mcp_servers, context_policy: contextPolicy };
+    const common = { name: name.trim(), description: description.trim() || null, system: system.trim() ? system : null, tools: toolList, mcp_servers: servers.mcp_servers, skills, context_policy: contextPolicy };
     if (!agent) create.mutate({ ...common, model: model.trim() });
     // The model is sent only when changed, so settings this form does not show (effort, speed) stay.
     else update.mutate({ id: agent.id, version: agent.version, ...common, ...(model.trim() !== agent.model.id ? { model: model.trim() } : {}) });
@@ -164,6 +167,8 @@ export function AgentForm({ agent, defaultModel, onDone, onCancel }: { agent: Ag
       </fieldset>
 
       <McpServersFieldset rows={mcp} onChange={setMcp} />
+
+      <SkillsFieldset value={skills} onChange={setSkills} />
 
       <ContextPolicyFieldset value={contextPolicy} onChange={setContextPolicy} />
 

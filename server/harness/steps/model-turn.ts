@@ -5,6 +5,7 @@ import { newId } from '~/lib/ids';
 import { mcpToolsFor } from '~/lib/mcp-tools';
 import { BRAIN_TOOLS, toolSpecsFor } from '~/lib/tools';
 import type { SessionAgent } from '~/lib/agent';
+import { NO_ATTACHMENTS, withAttachments } from '~/server/harness/core/attachments-prompt';
 import { requestTokens } from '~/server/harness/core/compaction';
 import { type RequestSettings, SYSTEM_PROMPT, buildRequest } from '~/server/harness/core/context';
 import { ModelError, type ModelTurn } from '~/server/harness/core/model-client';
@@ -49,10 +50,12 @@ export async function modelTurn(ctx: StepContext, action: { attempt: number }, m
   const asked = agent && !model.isDemo ? agent.model.id : null;
   // What of the log the model sees; the recall tool comes with every policy that leaves something out.
   const history = policyOf(agent);
+  const { attachments } = ctx.deps;
+  const attached = attachments ? await ctx.read('attachments', () => attachments(ctx.sessionId)) : NO_ATTACHMENTS;
   const settings: RequestSettings = {
     model: asked ?? model.model,
     maxTokens: ctx.deps.maxTokens ?? 8192,
-    system: agent?.system ?? SYSTEM_PROMPT,
+    system: withAttachments(agent?.system ?? SYSTEM_PROMPT, attached),
     tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(offersRecall(history) ? [SESSION_EVENTS_TOOL] : [])],
     history,
     tokenScale: view.fold.scale.value,

@@ -1,4 +1,5 @@
 import 'server-only';
+import type { PromptAttachments } from '~/server/harness/core/attachments-prompt';
 import type { SessionAgent } from '~/lib/agent';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
@@ -17,6 +18,8 @@ export interface StepDeps {
   mcp?: McpGateway;
   maxTokens?: number;
   retry: RetryPolicy;
+  /** What the session has attached (skills, memory stores), for its system prompt; absent: nothing. */
+  attachments?: (sessionId: string) => Promise<PromptAttachments>;
 }
 
 /** How a step writes the log; the run's commit path (run/commit.ts) carries the fence, keys and retries. */

@@ -1,4 +1,5 @@
 import { loadConfig } from '~/server/config';
+import { promptAttachments } from '~/server/commands/session-attachments';
 import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry, type HandRegistryOptions } from '~/server/hands/registry';
 import { Harness, type HarnessOptions } from '~/server/harness/harness';
@@ -22,8 +23,9 @@ export interface TestRuntimeOptions {
 export function testRuntime(o: TestRuntimeOptions): Runtime {
   const live = new LiveBus(o.store.liveRelay);
   const hands = new HandRegistry({ store: o.store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory', ...o.hands });
-  const harness = new Harness({ store: o.store, live, hands, model: o.model, ...o.harness });
   const config = loadConfig({ PADDOCK_DATA_DIR: o.dataDir, ...o.env });
+  const kept = filesFor(config, o.store);
+  const harness = new Harness({ store: o.store, live, hands, model: o.model, attachments: (id) => promptAttachments({ store: o.store, ...kept }, id), ...o.harness });
   const vaults = vaultsFor(config, o.store);
-  return { config, store: o.store, live, hands, harness, access: accessFor(config, o.store), agents: agentsFor(config, o.store), vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(o.store, vaults.masterKey), gitProxy: null, ...filesFor(config, o.store) };
+  return { config, store: o.store, live, hands, harness, access: accessFor(config, o.store), agents: agentsFor(config, o.store), vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(o.store, vaults.masterKey), gitProxy: null, ...kept };
 }
