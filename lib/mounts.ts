@@ -9,6 +9,9 @@
 /** Where a session's uploaded files appear (read-only), and where what the agent leaves is collected from. */
 export const SESSION_UPLOADS = '/mnt/session/uploads';
 export const SESSION_OUTPUTS = '/mnt/session/outputs';
+/** A session's memory stores (`/mnt/memory/<store>/`) and its agent's skills (`/mnt/skills/<name>/`). */
+export const MEMORY_MOUNTS = '/mnt/memory';
+export const SKILL_MOUNTS = '/mnt/skills';
 /** Every mount lives under here: a sandbox hand binds one host folder per root below it. */
 export const MOUNTS_ROOT = '/mnt';
 
@@ -42,10 +45,16 @@ export interface MountRoot {
   readOnly: boolean;
 }
 
-/** The folders every sandbox hand binds: the uploads read-only, the outputs writable. */
+/**
+ * The folders every sandbox hand binds: the uploads read-only, the outputs writable, and the
+ * memory stores and skills read-only (a memory store is a snapshot of it taken before each call;
+ * the agent's writes there do not go back to the store yet: docs/memory-and-skills.md).
+ */
 export const SESSION_MOUNT_ROOTS: readonly MountRoot[] = [
   { mountPath: SESSION_UPLOADS, readOnly: true },
   { mountPath: SESSION_OUTPUTS, readOnly: false },
+  { mountPath: MEMORY_MOUNTS, readOnly: true },
+  { mountPath: SKILL_MOUNTS, readOnly: true },
 ];
 
 /**

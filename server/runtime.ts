@@ -299,7 +299,7 @@ async function startRuntime(): Promise<Runtime> {
   const repositories = repositoriesFor(store, masterKey);
   const gitProxy = await new GitProxy({ repositories, port: config.PADDOCK_GIT_PROXY_PORT }).start();
   const files = filesFor(config, store);
-  const mounts = sessionMounts({ ...files, maxOutputBytes: config.PADDOCK_MAX_UPLOAD_BYTES });
+  const mounts = sessionMounts({ ...files, maxOutputBytes: config.PADDOCK_MAX_UPLOAD_BYTES, attachments: { store, ...files } });
   const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets), mounts);
   const model = modelFromConfig(config);
   const harness = new Harness({

@@ -1,5 +1,6 @@
 import 'server-only';
 import type { AgentSkill } from '~/lib/agent';
+import { SKILL_MOUNTS } from '~/lib/mounts';
 import type { BlobStore } from '~/server/files/blob-store';
 import type { PromptAttachments } from '~/server/harness/core/attachments-prompt';
 import type { MemoryRepo } from '~/server/memory/memory-repo';
@@ -9,7 +10,7 @@ import type { SkillStore } from '~/server/skills/skill-store';
 import type { SessionStore } from '~/server/session/store';
 
 /** Where a session's skills are mounted, read-only: `/mnt/skills/<name>/SKILL.md`. */
-export const SKILLS_MOUNT_ROOT = '/mnt/skills';
+export const SKILLS_MOUNT_ROOT = SKILL_MOUNTS;
 
 export interface AttachmentDeps {
   store: Pick<SessionStore, 'getSession'>;

@@ -1,5 +1,7 @@
 import 'server-only';
+import { createHash } from 'node:crypto';
 import type { Mount } from '~/lib/mounts';
+import { type AttachmentDeps, sessionMountSources } from '~/server/commands/session-attachments';
 import { type FileDeps, deleteFile, uploadFile } from '~/server/commands/file-commands';
 import type { SessionFileStore } from '~/server/files/session-files';
 import type { OutputFile, SessionMounts } from '~/server/hands/mount-port';
@@ -17,6 +19,19 @@ export interface SessionMountDeps extends FileDeps {
   sessionFiles: Pick<SessionFileStore, 'list'>;
   /** The largest output kept (PADDOCK_MAX_UPLOAD_BYTES, as an upload). */
   maxOutputBytes: number;
+  /** Memory stores and skills (absent: only file resources are mounted). */
+  attachments?: AttachmentDeps;
+}
+
+const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+/** The session's memory stores and skills as read-only mounts, each file with its content's hash as its version. */
+async function attachmentMounts(d: AttachmentDeps, sessionId: string): Promise<Mount[]> {
+  const mounts: Mount[] = [];
+  for (const src of await sessionMountSources(d, sessionId)) {
+    for (const f of await src.files()) mounts.push({ mountPath: `${src.path}/${f.path}`, readOnly: true, version: sha256(f.data), source: { contents: f.data } });
+  }
+  return mounts;
 }
 
 /**
@@ -29,9 +44,9 @@ export function sessionMounts(d: SessionMountDeps): SessionMounts {
   return {
     async mountsFor(sessionId: string): Promise<Mount[]> {
       const resources = await d.sessionFiles.list(sessionId);
-      if (resources.length === 0) return [];
+      const mounts: Mount[] = d.attachments ? await attachmentMounts(d.attachments, sessionId) : [];
+      if (resources.length === 0) return mounts;
       const shas = await d.files.contentsOf(resources.map((r) => r.file_id));
-      const mounts: Mount[] = [];
       for (const r of resources) {
         // A file deleted from the Files API after it was attached (or expired) is not mounted any more.
         const sha = shas.get(r.file_id);

@@ -1,8 +1,9 @@
 import type { MemoryStoreResourceParams } from '~/lib/agent';
 import type { MemoryStore } from '~/server/memory/memory-types';
+import { MEMORY_MOUNTS } from '~/lib/mounts';
 
 /** Where a session's memory stores are mounted: `/mnt/memory/<store name>/`. */
-export const MEMORY_MOUNT_ROOT = '/mnt/memory';
+export const MEMORY_MOUNT_ROOT = MEMORY_MOUNTS;
 
 /**
  * A memory store as attached to a session (`BetaManagedAgentsMemoryStoreResource`): its name and

@@ -38,7 +38,7 @@ beforeEach(async () => {
     model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
     dataDir,
     env: { PADDOCK_API_KEY: KEY },
-    hands: { provisioners: { sandbox: createLocalHandProvisioner({ dataDir, workspacesDir: path.join(dir, 'hands') }) }, defaultKind: 'sandbox', mounts: sessionMounts({ ...files, maxOutputBytes: 1 << 20 }) },
+    hands: { provisioners: { sandbox: createLocalHandProvisioner({ dataDir, workspacesDir: path.join(dir, 'hands') }) }, defaultKind: 'sandbox', mounts: sessionMounts({ ...files, maxOutputBytes: 1 << 20, attachments: { store, ...files } }) },
     harness: { retryBaseMs: 5 },
   });
   await rt.agents.ensureDefaults();
@@ -91,6 +91,47 @@ describe('files in a session, through the official SDK', () => {
     expect(downloaded.equals(input)).toBe(true);
     // The upload itself is not the session's: it stays out of the session's outputs.
     expect(outputs.map((f) => f.id)).not.toContain(uploaded.id);
+  });
+});
+
+describe('memory stores and skills in a session, through the official SDK', () => {
+  it('mounts the agent’s skill and the session’s memory stores read-only, each call seeing the store as it is then', { timeout: 120_000 }, async () => {
+    const skillMd = '---\nname: pdf-tools\ndescription: Fill PDF forms.\n---\nRun fill.py.\n';
+    const skill = await client.beta.skills.create({ files: [await toFile(Buffer.from(skillMd), 'pdf-tools/SKILL.md'), await toFile(Buffer.from('print(1)\n'), 'pdf-tools/fill.py')] });
+    const agent = await client.beta.agents.create({ name: 'with a skill', model: 'claude-fake-test', tools: [{ type: 'agent_toolset_20260401' }], skills: [{ type: 'custom', skill_id: skill.id }] });
+    const notes = await client.beta.memoryStores.create({ name: 'team notes' });
+    const memory = await client.beta.memoryStores.memories.create(notes.id, { path: '/projects/paddock.md', content: 'Uses kysely.' });
+    const handbook = await client.beta.memoryStores.create({ name: 'handbook' });
+    await client.beta.memoryStores.memories.create(handbook.id, { path: '/rules.md', content: 'Be kind.' });
+    const session = await client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: 'env_default',
+      resources: [
+        { type: 'memory_store', memory_store_id: notes.id },
+        { type: 'memory_store', memory_store_id: handbook.id, access: 'read_only' },
+      ],
+    });
+    // The second call is asked for only once the store has changed under the session.
+    let changed!: () => void;
+    const storeChanged = new Promise<void>((r) => (changed = r));
+    fake.enqueue(
+      toolUseResponse('bash', { command: 'cat /mnt/memory/team-notes/projects/paddock.md; echo; cat /mnt/memory/handbook/rules.md; echo; cat /mnt/skills/pdf-tools/SKILL.md; ls /mnt/skills/pdf-tools; echo x > /mnt/memory/handbook/rules.md && echo WROTE' }),
+      toolUseResponse('bash', { command: 'cat /mnt/memory/team-notes/projects/paddock.md' }, { endAfter: storeChanged }),
+      textResponse('Read.'),
+    );
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'read your notes' }] }] });
+    for (let i = 0; i < 600 && fake.requests.filter((r) => r.path === '/v1/messages').length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await client.beta.memoryStores.memories.update(memory.id, { memory_store_id: notes.id, content: 'Uses kysely and zod.' });
+    changed();
+    await untilIdle(session.id);
+
+    const results = [];
+    for await (const e of client.beta.sessions.events.list(session.id)) if (e.type === 'agent.tool_result') results.push(JSON.stringify(e.content));
+    expect(results[0]).toContain('Uses kysely.\\nBe kind.\\n---\\nname: pdf-tools');
+    expect(results[0]).toContain('SKILL.md\\nfill.py');
+    expect(results[0]).toContain('Read-only file system');
+    expect(results[0]).not.toContain('WROTE');
+    expect(results[1]).toContain('Uses kysely and zod.');
   });
 });
 
