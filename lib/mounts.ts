@@ -43,18 +43,20 @@ export interface MountRoot {
   /** Absolute path in the hand. */
   mountPath: string;
   readOnly: boolean;
+  /** The server puts the session's files here before each call (not the outputs folder, which only the agent fills). */
+  placed: boolean;
 }
 
 /**
- * The folders every sandbox hand binds: the uploads read-only, the outputs writable, and the
- * memory stores and skills read-only (a memory store is a snapshot of it taken before each call;
- * the agent's writes there do not go back to the store yet: docs/memory-and-skills.md).
+ * The folders every sandbox hand binds: the uploads and skills read-only, the outputs writable,
+ * and the memory stores writable (each store as it is before each call; what the agent changes
+ * there goes back to its store after the call: docs/memory-and-skills.md).
  */
 export const SESSION_MOUNT_ROOTS: readonly MountRoot[] = [
-  { mountPath: SESSION_UPLOADS, readOnly: true },
-  { mountPath: SESSION_OUTPUTS, readOnly: false },
-  { mountPath: MEMORY_MOUNTS, readOnly: true },
-  { mountPath: SKILL_MOUNTS, readOnly: true },
+  { mountPath: SESSION_UPLOADS, readOnly: true, placed: true },
+  { mountPath: SESSION_OUTPUTS, readOnly: false, placed: false },
+  { mountPath: MEMORY_MOUNTS, readOnly: false, placed: true },
+  { mountPath: SKILL_MOUNTS, readOnly: true, placed: true },
 ];
 
 /**

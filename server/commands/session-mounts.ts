@@ -2,9 +2,11 @@ import 'server-only';
 import { createHash } from 'node:crypto';
 import type { Mount } from '~/lib/mounts';
 import { type AttachmentDeps, sessionMountSources } from '~/server/commands/session-attachments';
+import { type MountWriteDeps, writeFromSession } from '~/server/commands/memory-mount-writes';
+import { memoryResourcesOf } from '~/server/memory/session-memory';
 import { type FileDeps, deleteFile, uploadFile } from '~/server/commands/file-commands';
 import type { SessionFileStore } from '~/server/files/session-files';
-import type { OutputFile, SessionMounts } from '~/server/hands/mount-port';
+import type { MemoryChange, OutputFile, SessionMounts } from '~/server/hands/mount-port';
 import { errorFields, logger } from '~/server/log';
 
 const log = logger('mounts');
@@ -20,7 +22,7 @@ export interface SessionMountDeps extends FileDeps {
   /** The largest output kept (PADDOCK_MAX_UPLOAD_BYTES, as an upload). */
   maxOutputBytes: number;
   /** Memory stores and skills (absent: only file resources are mounted). */
-  attachments?: AttachmentDeps;
+  attachments?: AttachmentDeps & MountWriteDeps;
 }
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -54,6 +56,27 @@ export function sessionMounts(d: SessionMountDeps): SessionMounts {
         mounts.push({ mountPath: r.mount_path, readOnly: true, version: sha, source: { open: () => d.blobs.open(sha) } });
       }
       return mounts;
+    },
+
+    async saveMemory(sessionId: string, changes: readonly MemoryChange[]): Promise<string[]> {
+      const a = d.attachments;
+      if (!a || changes.length === 0) return [];
+      const session = await a.store.getSession(sessionId);
+      const stores = memoryResourcesOf(session?.resources ?? []);
+      const problems: string[] = [];
+      for (const c of changes) {
+        const store = stores.find((s) => c.mountPath.startsWith(`${s.mount_path}/`));
+        if (!store) {
+          problems.push(`${c.mountPath}: not inside a memory store of this session (each is a folder under /mnt/memory)`);
+          continue;
+        }
+        try {
+          await writeFromSession(a, sessionId, store.memory_store_id, { path: c.mountPath.slice(store.mount_path.length), content: c.content, readSha256: c.readSha256 });
+        } catch (e) {
+          problems.push(`${c.mountPath}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+      return problems;
     },
 
     async saveOutputs(sessionId: string, outputs: readonly OutputFile[]): Promise<void> {

@@ -3,20 +3,35 @@ import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { type Mount, MOUNTS_ROOT, SESSION_MOUNT_ROOTS, SESSION_OUTPUTS, mountSegments, underRoot } from '~/lib/mounts';
-import type { HandMountPoint, OutputFile } from '~/server/hands/mount-port';
+import { createHash } from 'node:crypto';
+import { type Mount, MEMORY_MOUNTS, MOUNTS_ROOT, type MountRoot, SESSION_MOUNT_ROOTS, SESSION_OUTPUTS, mountSegments, underRoot } from '~/lib/mounts';
+import type { HandMountPoint, MemoryChange, OutputFile } from '~/server/hands/mount-port';
 import type { BindMount } from '~/server/hands/sandbox/mount-binds';
 
 /** At most this many outputs are looked at per call: a hand cannot make the server walk forever. */
 const MAX_OUTPUT_ENTRIES = 1000;
+/** A memory file is read back up to this (the store refuses far less: its error then names the file). */
+const MAX_MEMORY_READ = 1024 * 1024;
 
-async function writeSource(m: Mount, file: string): Promise<void> {
+/**
+ * Files in a writable root the agent may change (a memory store's), its folders too: as root the
+ * hand runs as its own uid, which must be able to replace and add files there.
+ */
+const modes = (root: MountRoot) => (root.readOnly ? { file: 0o444, dir: 0o755 } : { file: 0o666, dir: 0o777 });
+
+async function mkdirMode(dir: string, mode: number): Promise<void> {
+  const made = await fs.mkdir(dir, { recursive: true, mode });
+  // mkdir's mode goes through the umask: the folders it made get theirs exactly.
+  if (made !== undefined) for (let d = dir; d.length >= made.length; d = path.dirname(d)) await fs.chmod(d, mode);
+}
+
+async function writeSource(m: Mount, file: string, mode: number): Promise<void> {
   const tmp = `${file}.paddock-${process.pid}-${Date.now()}`;
   const s = m.source;
   if ('hostPath' in s) await fs.copyFile(s.hostPath, tmp);
   else if ('contents' in s) await fs.writeFile(tmp, s.contents);
   else await pipeline(await s.open(), (await fs.open(tmp, 'w', 0o644)).createWriteStream());
-  await fs.chmod(tmp, 0o444);
+  await fs.chmod(tmp, mode);
   await fs.rename(tmp, file);
 }
 
@@ -68,9 +83,10 @@ export class DirMountPoint implements HandMountPoint {
     const signature = mounts.every((m) => m.version !== undefined) ? JSON.stringify(mounts.map((m) => [m.mountPath, m.version]).sort()) : null;
     if (signature !== null && signature === this.lastSync) return;
     this.lastSync = null;
-    for (const root of SESSION_MOUNT_ROOTS.filter((r) => r.readOnly)) {
+    for (const root of SESSION_MOUNT_ROOTS.filter((r) => r.placed)) {
       const dir = this.hostPathOf(root.mountPath);
-      await fs.mkdir(dir, { recursive: true, mode: 0o755 });
+      const mode = modes(root);
+      await fs.mkdir(dir, { recursive: true, mode: mode.dir });
       const wanted = new Map<string, Mount>();
       for (const m of mounts) {
         const rel = underRoot(root.mountPath, m.mountPath);
@@ -88,8 +104,8 @@ export class DirMountPoint implements HandMountPoint {
         const version = mountVersion(m);
         const file = path.join(dir, rel);
         if (version !== null && this.placed.get(m.mountPath) === version && (await fs.lstat(file).catch(() => null))?.isFile()) continue;
-        await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o755 });
-        await writeSource(m, file);
+        await mkdirMode(path.dirname(file), mode.dir);
+        await writeSource(m, file, mode.file);
         if (version !== null) this.placed.set(m.mountPath, version);
       }
     }
@@ -108,6 +124,45 @@ export class DirMountPoint implements HandMountPoint {
     }
     return changed;
   }
+
+  /**
+   * What the agent changed under the memory stores since they were placed: each file whose content
+   * is not what was placed there (by its SHA-256), and each placed file gone. A changed path is
+   * placed again at the next sync from what the store then holds (its write went back, or was refused).
+   */
+  async changedMemory(): Promise<MemoryChange[]> {
+    const dir = this.hostPathOf(MEMORY_MOUNTS);
+    const files = (await walk(dir, MAX_OUTPUT_ENTRIES)).filter((e) => e.kind === 'file');
+    const changes: MemoryChange[] = [];
+    const seen = new Set<string>();
+    for (const e of files) {
+      const mountPath = `${MEMORY_MOUNTS}/${e.rel}`;
+      seen.add(mountPath);
+      const content = await readInside(dir, e.rel, MAX_MEMORY_READ).catch(() => null);
+      if (content === null) continue;
+      const readSha256 = this.placed.get(mountPath) ?? null;
+      if (createHash('sha256').update(content).digest('hex') === readSha256) continue;
+      changes.push({ mountPath, content: content.toString('utf8'), readSha256 });
+    }
+    for (const [mountPath, sha] of this.placed) {
+      if (mountPath.startsWith(`${MEMORY_MOUNTS}/`) && !seen.has(mountPath)) changes.push({ mountPath, content: null, readSha256: sha });
+    }
+    for (const c of changes) this.placed.delete(c.mountPath);
+    if (changes.length > 0) this.lastSync = null;
+    return changes;
+  }
+}
+
+/** Reads `rel` under `root` (at most `max` + 1 bytes), refusing anything that is not a regular file really inside it. */
+async function readInside(root: string, rel: string, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of await openInside(root, rel)) {
+    chunks.push(c as Buffer);
+    size += (c as Buffer).length;
+    if (size > max) break;
+  }
+  return Buffer.concat(chunks);
 }
 
 /** What identifies a mount's bytes (no copy when unchanged); null: always written. */

@@ -37,6 +37,7 @@ function session(mounts: Mount[]): SessionMounts & { kept: Map<string, Buffer> }
   return {
     kept,
     mountsFor: () => Promise.resolve(mounts),
+    saveMemory: () => Promise.resolve([]),
     async saveOutputs(_id: string, files: readonly OutputFile[]) {
       for (const f of files) {
         const chunks: Buffer[] = [];

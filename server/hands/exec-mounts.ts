@@ -70,7 +70,7 @@ export class ExecMountPoint implements HandMountPoint {
   async sync(mounts: readonly Mount[]): Promise<void> {
     if (!(await this.usable())) return;
     for (const root of SESSION_MOUNT_ROOTS) await this.bash(`mkdir -p ${shellQuote(this.at(root.mountPath))}`);
-    for (const root of SESSION_MOUNT_ROOTS.filter((r) => r.readOnly)) {
+    for (const root of SESSION_MOUNT_ROOTS.filter((r) => r.placed)) {
       const dir = this.at(root.mountPath);
       const wanted = new Map<string, Mount>();
       for (const m of mounts) {

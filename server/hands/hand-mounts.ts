@@ -1,6 +1,7 @@
 import 'server-only';
 import type { Hand } from '~/lib/hand';
-import { type SessionMounts, mountPointOf } from '~/server/hands/mount-port';
+import { type HandMountPoint, type SessionMounts, mountPointOf } from '~/server/hands/mount-port';
+import { ToolError } from '~/lib/hand';
 import { errorFields, logger } from '~/server/log';
 
 const log = logger('mounts');
@@ -19,8 +20,10 @@ export async function withMounts<T>(mounts: SessionMounts | undefined, sessionId
   } catch (e) {
     log.warn('mounts not placed', { session: sessionId, hand: handId, ...errorFields(e) });
   }
+  const refused: string[] = [];
+  let result: T;
   try {
-    return await fn(hand);
+    result = await fn(hand);
   } finally {
     try {
       const changed = await point.changedOutputs();
@@ -28,5 +31,32 @@ export async function withMounts<T>(mounts: SessionMounts | undefined, sessionId
     } catch (e) {
       log.warn('outputs not collected', { session: sessionId, hand: handId, ...errorFields(e) });
     }
+    refused.push(...(await saveMemory(mounts, sessionId, handId, point)));
+  }
+  // A change to a memory store that did not go back (a conflict, a read-only store) fails the call,
+  // so the agent knows; the file holds the store's version again at the next call.
+  if (refused.length > 0) {
+    const output = outputOf(result);
+    const notice = `these changes to memory were not saved:\n${refused.map((r) => `- ${r}`).join('\n')}\nEach file now holds what its store holds; read it again before changing it.`;
+    throw new ToolError(output === null ? `the command ran, but ${notice}` : `${output}\n\nThe command ran, but ${notice}`);
+  }
+  return result;
+}
+
+/** The call's text, when the result carries one (a tool call's `{ text }`), so the error keeps what the command printed. */
+function outputOf(result: unknown): string | null {
+  if (typeof result === 'string') return result;
+  const text = (result as { text?: unknown } | null)?.text;
+  return typeof text === 'string' ? text : null;
+}
+
+async function saveMemory(mounts: SessionMounts, sessionId: string, handId: string, point: HandMountPoint): Promise<string[]> {
+  if (!point.changedMemory) return [];
+  try {
+    const changes = await point.changedMemory();
+    return changes.length > 0 ? await mounts.saveMemory(sessionId, changes) : [];
+  } catch (e) {
+    log.warn('memory changes not written back', { session: sessionId, hand: handId, ...errorFields(e) });
+    return ['the memory folder could not be read back; nothing of it was saved'];
   }
 }

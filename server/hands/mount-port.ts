@@ -11,6 +11,16 @@ export interface OutputFile {
   open(): Promise<Readable>;
 }
 
+/** A file the agent changed under `/mnt/memory/` during a call. */
+export interface MemoryChange {
+  /** Its path in the hand (`/mnt/memory/<store>/<path>`). */
+  mountPath: string;
+  /** Its text now; null: the agent deleted it. */
+  content: string | null;
+  /** The SHA-256 of what the hand was given there before the call; null: nothing was. */
+  readSha256: string | null;
+}
+
 /**
  * Where one hand keeps its mounts (lib/mounts.ts): each hand kind that can carry them has one
  * (a sandbox: host folders bound into bubblewrap).
@@ -20,6 +30,8 @@ export interface HandMountPoint {
   sync(mounts: readonly Mount[]): Promise<void>;
   /** The outputs that are new or changed since the last look. */
   changedOutputs(): Promise<OutputFile[]>;
+  /** What the agent changed under the memory stores since they were placed (absent: a hand kind that does not give them back). */
+  changedMemory?(): Promise<MemoryChange[]>;
 }
 
 export function mountPointOf(hand: Hand): HandMountPoint | null {
@@ -32,4 +44,6 @@ export interface SessionMounts {
   mountsFor(sessionId: string): Promise<Mount[]>;
   /** Keeps outputs as Files API files scoped to the session. */
   saveOutputs(sessionId: string, files: readonly OutputFile[]): Promise<void>;
+  /** Writes the agent's memory changes back as versions by the session; what was refused, one sentence each. */
+  saveMemory(sessionId: string, changes: readonly MemoryChange[]): Promise<string[]>;
 }

@@ -95,7 +95,7 @@ describe('files in a session, through the official SDK', () => {
 });
 
 describe('memory stores and skills in a session, through the official SDK', () => {
-  it('mounts the agent’s skill and the session’s memory stores read-only, each call seeing the store as it is then', { timeout: 120_000 }, async () => {
+  it('mounts the agent’s skill read-only and the session’s memory stores as they are at each call; a write goes back as a version by the session, one to a read-only store is a tool error', { timeout: 120_000 }, async () => {
     const skillMd = '---\nname: pdf-tools\ndescription: Fill PDF forms.\n---\nRun fill.py.\n';
     const skill = await client.beta.skills.create({ files: [await toFile(Buffer.from(skillMd), 'pdf-tools/SKILL.md'), await toFile(Buffer.from('print(1)\n'), 'pdf-tools/fill.py')] });
     const agent = await client.beta.agents.create({ name: 'with a skill', model: 'claude-fake-test', tools: [{ type: 'agent_toolset_20260401' }], skills: [{ type: 'custom', skill_id: skill.id }] });
@@ -116,7 +116,7 @@ describe('memory stores and skills in a session, through the official SDK', () =
     const storeChanged = new Promise<void>((r) => (changed = r));
     fake.enqueue(
       toolUseResponse('bash', { command: 'cat /mnt/memory/team-notes/projects/paddock.md; echo; cat /mnt/memory/handbook/rules.md; echo; cat /mnt/skills/pdf-tools/SKILL.md; ls /mnt/skills/pdf-tools; echo x > /mnt/memory/handbook/rules.md && echo WROTE' }),
-      toolUseResponse('bash', { command: 'cat /mnt/memory/team-notes/projects/paddock.md' }, { endAfter: storeChanged }),
+      toolUseResponse('bash', { command: "cat /mnt/memory/team-notes/projects/paddock.md && mkdir -p /mnt/memory/team-notes/decisions && echo 'PostgreSQL to scale.' > /mnt/memory/team-notes/decisions/db.md" }, { endAfter: storeChanged }),
       textResponse('Read.'),
     );
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'read your notes' }] }] });
@@ -129,9 +129,13 @@ describe('memory stores and skills in a session, through the official SDK', () =
     for await (const e of client.beta.sessions.events.list(session.id)) if (e.type === 'agent.tool_result') results.push(JSON.stringify(e.content));
     expect(results[0]).toContain('Uses kysely.\\nBe kind.\\n---\\nname: pdf-tools');
     expect(results[0]).toContain('SKILL.md\\nfill.py');
-    expect(results[0]).toContain('Read-only file system');
-    expect(results[0]).not.toContain('WROTE');
+    expect(results[0]).toMatch(/changes to memory were not saved:\\n- \/mnt\/memory\/handbook\/rules\.md: memory store handbook is mounted read-only/);
     expect(results[1]).toContain('Uses kysely and zod.');
+    const written = (await client.beta.memoryStores.memories.list(notes.id, { path_prefix: '/decisions/', view: 'full' })).data;
+    expect(written).toMatchObject([{ type: 'memory', path: '/decisions/db.md', content: 'PostgreSQL to scale.\n' }]);
+    const versions = (await client.beta.memoryStores.memoryVersions.list(notes.id, { session_id: session.id })).data;
+    expect(versions).toMatchObject([{ operation: 'created', path: '/decisions/db.md', created_by: { type: 'session_actor', session_id: session.id } }]);
+    expect((await client.beta.memoryStores.memories.list(handbook.id, { view: 'full' })).data).toMatchObject([{ path: '/rules.md', content: 'Be kind.' }]);
   });
 });
 
