@@ -17,6 +17,7 @@ import { Rows, ms, perSec, printTable } from '~/bench/table';
 import { runBrowserBench } from '~/bench/browser';
 import { runApiTurnBench } from '~/bench/api-turn';
 import { runCrowdBench } from '~/bench/crowd';
+import { runFilesBench } from '~/bench/files';
 import { runHandsBench } from '~/bench/hands';
 import { runScaleBench } from '~/bench/scale';
 import { runSoakBench } from '~/bench/soak';
@@ -129,8 +130,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context,crowd (default: all) runs only some tables. */
-const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context', 'crowd'] as const;
+/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context,crowd,files (default: all) runs only some tables. */
+const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context', 'crowd', 'files'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -150,6 +151,7 @@ async function main(): Promise<void> {
     lifecycle: async () => printTable(await runLifecycleBench()),
     context: () => Promise.resolve(printTable(runContextBench())),
     crowd: async () => printTable(await runCrowdBench()),
+    files: async () => printTable(await runFilesBench()),
   };
   for (const part of PARTS) {
     if (!asked.includes(part)) continue;
