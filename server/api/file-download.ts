@@ -1,8 +1,8 @@
 import 'server-only';
-import { Readable } from 'node:stream';
 import { ID_PATTERN } from '~/lib/ids';
 import { isDomainError } from '~/lib/errors';
 import { downloadFile } from '~/server/commands/file-commands';
+import { fileResponse } from '~/server/files/file-response';
 import { refuse } from '~/server/api/http-handler';
 import type { Runtime } from '~/server/runtime';
 
@@ -15,16 +15,7 @@ export async function handleFileDownload(req: Request, id: string, rt: Runtime):
   if (caller.kind !== 'owner') return refuse(401, 'sign in to download files');
   if (!ID_PATTERN.file.test(id)) return refuse(404, `file ${id.slice(0, 80)} not found`);
   try {
-    const { metadata, body } = await downloadFile(rt, id);
-    return new Response(Readable.toWeb(body) as ReadableStream<Uint8Array>, {
-      headers: {
-        'content-type': metadata.mime_type,
-        'content-length': String(metadata.size_bytes),
-        'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(metadata.filename)}`,
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-      },
-    });
+    return fileResponse(await downloadFile(rt, id));
   } catch (e) {
     if (isDomainError(e) && e.code === 'not_found') return refuse(404, e.message);
     if (isDomainError(e) && e.code === 'invalid_input') return refuse(400, e.message);

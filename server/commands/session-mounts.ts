@@ -27,11 +27,27 @@ export interface SessionMountDeps extends FileDeps {
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
-/** The session's memory stores and skills as read-only mounts, each file with its content's hash as its version. */
-async function attachmentMounts(d: AttachmentDeps, sessionId: string): Promise<Mount[]> {
+/** Skill versions never change: their files, unpacked once, are kept for the next call (a few dozen at most). */
+const SKILL_CACHE = 64;
+
+/**
+ * The session's memory stores and skills as mounts, each file with its content's hash as its
+ * version. Memory stores are read at every call (another writer may have changed them); a skill
+ * version is unpacked once per server.
+ */
+async function attachmentMounts(d: AttachmentDeps, sessionId: string, skills: Map<string, Mount[]>): Promise<Mount[]> {
   const mounts: Mount[] = [];
   for (const src of await sessionMountSources(d, sessionId)) {
-    for (const f of await src.files()) mounts.push({ mountPath: `${src.path}/${f.path}`, readOnly: true, version: sha256(f.data), source: { contents: f.data } });
+    const key = src.origin.type === 'skill' ? `${src.origin.skill_id}@${src.origin.version}:${src.path}` : null;
+    let made = key === null ? undefined : skills.get(key);
+    if (made === undefined) {
+      made = (await src.files()).map((f): Mount => ({ mountPath: `${src.path}/${f.path}`, readOnly: src.readOnly, version: sha256(f.data), source: { contents: f.data } }));
+      if (key !== null) {
+        if (skills.size >= SKILL_CACHE) skills.delete(skills.keys().next().value!);
+        skills.set(key, made);
+      }
+    }
+    mounts.push(...made);
   }
   return mounts;
 }
@@ -43,10 +59,11 @@ async function attachmentMounts(d: AttachmentDeps, sessionId: string): Promise<M
  * not kept twice; a changed one replaces the session's earlier file of that name.
  */
 export function sessionMounts(d: SessionMountDeps): SessionMounts {
+  const skills = new Map<string, Mount[]>();
   return {
     async mountsFor(sessionId: string): Promise<Mount[]> {
       const resources = await d.sessionFiles.list(sessionId);
-      const mounts: Mount[] = d.attachments ? await attachmentMounts(d.attachments, sessionId) : [];
+      const mounts: Mount[] = d.attachments ? await attachmentMounts(d.attachments, sessionId, skills) : [];
       if (resources.length === 0) return mounts;
       const shas = await d.files.contentsOf(resources.map((r) => r.file_id));
       for (const r of resources) {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '~/lib/errors';
 import { ID_PATTERN } from '~/lib/ids';
 import { deleteFile, downloadFile, getFile, listFiles, uploadFile } from '~/server/commands/file-commands';
+import { fileResponse } from '~/server/files/file-response';
 import { CommonQuery, Limit, List, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 
@@ -80,15 +81,7 @@ async function retrieve({ rt, params }: RestRequest) {
 
 /** The bytes, streamed, with their type and length; the name in Content-Disposition. */
 async function content({ rt, params }: RestRequest) {
-  const { metadata, body } = await downloadFile({ files: rt.files, blobs: rt.blobs }, fileId(params));
-  return new Response(Readable.toWeb(body) as ReadableStream<Uint8Array>, {
-    headers: {
-      'content-type': metadata.mime_type,
-      'content-length': String(metadata.size_bytes),
-      'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(metadata.filename)}`,
-      'cache-control': 'no-store',
-    },
-  });
+  return fileResponse(await downloadFile({ files: rt.files, blobs: rt.blobs }, fileId(params)));
 }
 
 async function remove({ rt, params }: RestRequest) {
