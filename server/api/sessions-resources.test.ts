@@ -33,7 +33,8 @@ describe('sessions.create with vaults and repositories (the new-session form)', 
       expect.objectContaining({ type: 'github_repository', url: 'https://github.com/acme/docs.git', mount_path: '/workspace/site', checkout: null }),
     ]);
     // The token is sealed beside its repository, and no answer carries it.
-    expect(await runtime().repositories.token(s.id, got.resources[0]!.id)).toBe(TOKEN);
+    const first = got.resources[0]!;
+    expect(await runtime().repositories.token(s.id, 'id' in first ? first.id : '')).toBe(TOKEN);
     const raw = await (await ownerHttp()).query('sessions.get', { id: s.id });
     expect(raw.status).toBe(200);
     expect(raw.text).toContain('acme/widgets');

@@ -1,6 +1,6 @@
 import 'server-only';
 import { z } from 'zod';
-import { addResource, getResource, listResources, removeResource, updateResourceToken } from '~/server/commands/resource-commands';
+import { addResource, getResource, listResources, removeResource, resourceKey, updateResourceToken } from '~/server/commands/resource-commands';
 import { CommonQuery, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
@@ -22,8 +22,8 @@ async function list({ rt, params, query }: RestRequest) {
   // Ids sort by creation (ULIDs): the page cursor is the last id served.
   const scope = `resources:${session.id}`;
   const after = q.page === undefined ? null : decodeCursor(q.page, scope, [z.string()])[0];
-  const all = (await listResources(rt, session.id)).filter((r) => after === null || r.id > after);
-  return pageOf(all, q.limit, (last) => encodeCursor(scope, [last.id]));
+  const all = (await listResources(rt, session.id)).filter((r) => after === null || resourceKey(r) > after);
+  return pageOf(all, q.limit, (last) => encodeCursor(scope, [resourceKey(last)]));
 }
 
 async function retrieve({ rt, params }: RestRequest) {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Anthropic, { toFile } from '@anthropic-ai/sdk';
+import Anthropic, { BadRequestError, toFile } from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sessionMounts } from '~/server/commands/session-mounts';
 import { loadConfig } from '~/server/config';
@@ -111,6 +111,26 @@ describe('memory stores and skills in a session, through the official SDK', () =
         { type: 'memory_store', memory_store_id: handbook.id, access: 'read_only' },
       ],
     });
+    // The attached stores are the session's resources too: listed, retrievable by the store's id,
+    // fixed for its life (neither removed nor added on a running session).
+    const listed = [];
+    for await (const r of client.beta.sessions.resources.list(session.id)) listed.push(r);
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'memory_store', memory_store_id: notes.id, name: 'team notes', mount_path: '/mnt/memory/team-notes', access: 'read_write' }),
+        expect.objectContaining({ type: 'memory_store', memory_store_id: handbook.id, access: 'read_only' }),
+      ]),
+    );
+    expect(listed).toHaveLength(2);
+    expect(await client.beta.sessions.resources.retrieve(handbook.id, { session_id: session.id })).toMatchObject({ type: 'memory_store', name: 'handbook' });
+    const removed = await client.beta.sessions.resources.delete(notes.id, { session_id: session.id }).catch((e: unknown) => e);
+    expect(removed).toBeInstanceOf(BadRequestError);
+    expect((removed as Error).message).toContain('stays attached');
+    const addStore = { type: 'memory_store', memory_store_id: handbook.id } as unknown as Parameters<typeof client.beta.sessions.resources.add>[1];
+    const added = await client.beta.sessions.resources.add(session.id, addStore).catch((e: unknown) => e);
+    expect(added).toBeInstanceOf(BadRequestError);
+    expect((added as Error).message).toContain('attached when the session is created');
+    expect((await client.beta.sessions.retrieve(session.id)).resources).toHaveLength(2);
     // The second call is asked for only once the store has changed under the session.
     let changed!: () => void;
     const storeChanged = new Promise<void>((r) => (changed = r));

@@ -2,7 +2,6 @@ import 'server-only';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, type SessionAgent, sessionAgentOf } from '~/lib/agent';
 import { ACCOUNTED, accountLog } from '~/lib/usage';
 import { listResources } from '~/server/commands/resource-commands';
-import { memoryResourcesOf } from '~/server/memory/session-memory';
 import type { Runtime } from '~/server/runtime';
 import type { Session } from '~/server/session/store';
 
@@ -21,7 +20,7 @@ export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repo
     agent,
     environment_id: s.environment_id ?? DEFAULT_ENVIRONMENT_ID,
     // Never a token: the store keeps those sealed and returns resources without them.
-    resources: [...(await listResources(rt, s.id)), ...memoryResourcesOf(s.resources)],
+    resources: await listResources(rt, s.id),
     vault_ids: s.vault_ids,
     budget: null,
     outcome_evaluations: [],
