@@ -2,8 +2,8 @@ import 'server-only';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Hand } from '~/lib/hand';
-import { type Mount, MOUNTS_ROOT, SESSION_MOUNT_ROOTS, SESSION_OUTPUTS, mountSegments, underRoot } from '~/lib/mounts';
-import type { HandMountPoint, OutputFile } from '~/server/hands/mount-port';
+import { type Mount, MEMORY_MOUNTS, MOUNTS_ROOT, SESSION_MOUNT_ROOTS, SESSION_OUTPUTS, mountSegments, underRoot } from '~/lib/mounts';
+import type { HandMountPoint, MemoryChange, OutputFile } from '~/server/hands/mount-port';
 import { logger } from '~/server/log';
 
 const log = logger('mounts');
@@ -16,6 +16,10 @@ const WRITE_CHUNK = 48 * 1024;
 const READ_CHUNK = 15_000;
 /** Copies through a shell are slow: larger mounts and outputs are left out (logged). */
 export const EXEC_MOUNT_MAX_BYTES = 16 * 1024 * 1024;
+/** A memory file is read back up to this (the store refuses far less: its error then names the file). */
+const MAX_MEMORY_READ = 1024 * 1024;
+/** At most this many files are looked at per call, as a sandbox hand does. */
+const MAX_LISTED = 1000;
 
 async function bytesOf(m: Mount, max: number): Promise<Buffer | null> {
   const s = m.source;
@@ -35,8 +39,10 @@ async function bytesOf(m: Mount, max: number): Promise<Buffer | null> {
  * A hand's mounts copied through its own `bash` tool (a remote paddock-hand on another machine):
  * files written in base64 chunks before the hand's next call, outputs listed with `find` and read
  * back in chunks. Its user must be able to create `/mnt/session` (hand/Dockerfile makes it so).
- * Read-only is a file mode here (0444), not a mount: the hand's user could change it back. A hand
- * without a bash tool gets no mounts.
+ * Read-only is a file mode here (0444), not a mount: the hand's user could change it back, which
+ * is why a memory store's write-back checks the store's access on the server, not this mode.
+ * What the agent changed under `/mnt/memory/` is found by SHA-256 after each call and read back.
+ * A hand without a bash tool gets no mounts.
  */
 export class ExecMountPoint implements HandMountPoint {
   private readonly placed = new Map<string, string>();
@@ -94,7 +100,7 @@ export class ExecMountPoint implements HandMountPoint {
         for (let at = 0; at < bytes.length; at += WRITE_CHUNK) {
           await this.bash(`printf %s ${shellQuote(bytes.subarray(at, at + WRITE_CHUNK).toString('base64'))} | base64 -d >> ${tmp}`);
         }
-        await this.bash(`chmod 444 ${tmp} && mv -f ${tmp} ${shellQuote(file)}`);
+        await this.bash(`chmod ${m.readOnly ? 444 : 644} ${tmp} && mv -f ${tmp} ${shellQuote(file)}`);
         if (m.version !== undefined) this.placed.set(m.mountPath, m.version);
       }
     }
@@ -118,6 +124,39 @@ export class ExecMountPoint implements HandMountPoint {
       changed.push({ path: rel, size, open: () => Promise.resolve(Readable.from(this.read(`${dir}/${rel}`, size))) });
     }
     return changed;
+  }
+
+  /**
+   * What the agent changed under the memory stores since they were placed: each file whose SHA-256
+   * is not what was placed there, and each placed file gone (as the sandbox's DirMountPoint does).
+   * A changed path is copied again at the next sync from what the store then holds.
+   */
+  async changedMemory(): Promise<MemoryChange[]> {
+    if (!(await this.usable())) return [];
+    const dir = this.at(MEMORY_MOUNTS);
+    // sha256sum marks a name it had to escape (a newline, a backslash) with a leading `\`: no memory path has one.
+    const listing = await this.bash(`mkdir -p ${shellQuote(dir)} && cd ${shellQuote(dir)} && find . -type f -print0 | head -z -n ${MAX_LISTED} | xargs -0 -r sha256sum`);
+    const now = new Map<string, string>();
+    for (const line of listing.split('\n')) {
+      const m = /^([0-9a-f]{64}) [ *]\.\/(.+)$/.exec(line);
+      if (m && mountSegments(m[2]!) !== null) now.set(`${MEMORY_MOUNTS}/${m[2]!}`, m[1]!);
+    }
+    const changes: MemoryChange[] = [];
+    for (const [mountPath, sha] of now) {
+      const readSha256 = this.placed.get(mountPath) ?? null;
+      if (sha === readSha256) continue;
+      const file = this.at(mountPath);
+      const size = Number((await this.bash(`stat -c %s ${shellQuote(file)}`)).trim());
+      // Past the cap, a prefix goes back: the store refuses it by size and the refusal names the file.
+      const chunks: Buffer[] = [];
+      for await (const c of this.read(file, Math.min(size, MAX_MEMORY_READ + 1))) chunks.push(c);
+      changes.push({ mountPath, content: Buffer.concat(chunks).toString('utf8'), readSha256 });
+    }
+    for (const [mountPath, sha] of this.placed) {
+      if (mountPath.startsWith(`${MEMORY_MOUNTS}/`) && !now.has(mountPath)) changes.push({ mountPath, content: null, readSha256: sha });
+    }
+    for (const c of changes) this.placed.delete(c.mountPath);
+    return changes;
   }
 
   private async *read(file: string, size: number): AsyncGenerator<Buffer> {
