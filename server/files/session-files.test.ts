@@ -54,3 +54,31 @@ describe.each(backends)("a session's file resources on %s", (_name, open) => {
     }
   });
 });
+
+describe('file resources added by two PostgreSQL instances at once', () => {
+  it('keeps the cap and the mount paths: of two racing adds of the 500th file, or of one path, exactly one lands', async () => {
+    const [a, b] = [await openPostgresStore({ url: pg.url }), await openPostgresStore({ url: pg.url })];
+    try {
+      const files = new FileStore(a.db);
+      const f = (await files.create({ filename: 'a', mimeType: 'text/plain', size: 1, sha256: 'c'.repeat(64), expiresAt: null, scopeId: null })).metadata.id;
+      const at = (p: string) => ({ type: 'file' as const, file_id: f, mount_path: `/mnt/session/uploads/${p}` });
+      const [sa, sb] = [new SessionFileStore(a.db), new SessionFileStore(b.db)];
+      for (let round = 0; round < 5; round++) {
+        const s = (await a.createSession({})).id;
+        await sa.add(s, Array.from({ length: 499 }, (_, i) => at(`f${i}`)));
+        const cap = await Promise.allSettled([sa.add(s, [at('last-a')]), sb.add(s, [at('last-b')])]);
+        expect(cap.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(await sa.list(s)).toHaveLength(500);
+
+        const t = (await a.createSession({})).id;
+        const same = await Promise.allSettled([sa.add(t, [at('same')]), sb.add(t, [at('same')])]);
+        expect(same.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(await sa.list(t)).toHaveLength(1);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+

@@ -57,6 +57,9 @@ export class SessionFileStore {
     const now = new Date().toISOString();
     const made: FileResource[] = params.map((p) => ({ id: newId('sesrsc'), type: 'file', file_id: p.file_id, mount_path: p.mount_path, created_at: now, updated_at: now }));
     await this.db.transaction().execute(async (trx) => {
+      // The session's row locked first (a no-op write): concurrent adds, from any instance, then
+      // take turns, so the cap and the mount paths are checked against what the other one added.
+      await trx.updateTable('sessions').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', sessionId).execute();
       await this.requireFiles(made.map((m) => m.file_id), trx);
       const existing = (await trx.selectFrom('session_resources').selectAll().where('session_id', '=', sessionId).execute()).filter((r) => resourceType(r) === 'file').map(fileOf);
       if (existing.length + made.length > MAX_SESSION_FILES) {
@@ -68,9 +71,8 @@ export class SessionFileStore {
         if (other !== undefined) throw new InvalidInputError(`mount_path: ${m.mount_path} is already the mount path of ${other.startsWith('sesrsc_') ? `resource ${other}` : other}`);
         taken.set(m.mount_path, `another file of this request (${m.file_id})`);
       }
-      for (const m of made) {
-        await trx.insertInto('session_resources').values({ id: m.id, session_id: sessionId, body: JSON.stringify({ type: 'file', file_id: m.file_id, mount_path: m.mount_path }), created_at: now, updated_at: now }).execute();
-      }
+      // One insert (at most 500 rows of 5 parameters: far below either database's limit).
+      await trx.insertInto('session_resources').values(made.map((m) => ({ id: m.id, session_id: sessionId, body: JSON.stringify({ type: 'file', file_id: m.file_id, mount_path: m.mount_path }), created_at: now, updated_at: now }))).execute();
     });
     return made;
   }
