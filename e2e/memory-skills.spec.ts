@@ -66,6 +66,21 @@ test('a memory store made on the Memory page: memories browsed by path, one edit
   await shoot(page, 'memory-store', WIDTHS);
 });
 
+test('the new-session form attaches a memory store, read-only when ticked', async ({ page, baseURL }) => {
+  const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL, maxRetries: 0 });
+  const store = await client.beta.memoryStores.create({ name: `handbook ${randomBytes(3).toString('hex')}` });
+  await page.goto('/');
+  await page.getByTestId('new-session-memory').selectOption([{ label: store.name }]);
+  await page.getByTestId(`new-session-memory-readonly-${store.id}`).check();
+  await shoot(page, 'new-session-memory', WIDTHS);
+  await page.getByTestId('new-session').click();
+  await expect(page).toHaveURL(/\/s\/sesn_/);
+  const sessionId = page.url().split('/').at(-1)!;
+  expect((await client.beta.sessions.retrieve(sessionId)).resources).toEqual([
+    expect.objectContaining({ type: 'memory_store', memory_store_id: store.id, access: 'read_only', mount_path: `/mnt/memory/${store.name.replace(' ', '-')}` }),
+  ]);
+});
+
 test('a skill uploaded as a zip on the Skills page is listed with its name and description, then deleted', async ({ page }) => {
   const zip = new JSZip();
   zip.file('release-notes/SKILL.md', '---\nname: release-notes\ndescription: Write release notes from merged pull requests.\n---\n# Release notes\n');

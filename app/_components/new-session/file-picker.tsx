@@ -1,37 +1,22 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
+import { MultiPicker } from '~/app/_components/new-session/multi-picker';
 import { formatBytes } from '~/app/_components/session-files/format-bytes';
 import { useTRPC } from '~/lib/browser/trpc';
 
 /** Files of the Files API a new session mounts read-only at /mnt/session/uploads/<filename>. */
 export function FilePicker({ value, onChange }: { value: string[]; onChange: (ids: string[]) => void }) {
   const trpc = useTRPC();
-  const files = useQuery(trpc.files.list.queryOptions({ limit: 100 }));
-  const list = files.data ?? [];
+  const list = useQuery(trpc.files.list.queryOptions({ limit: 100 })).data ?? [];
   return (
-    <label>
-      <span className="muted small">files</span>
-      <select
-        multiple
-        data-testid="new-session-files"
-        value={value}
-        disabled={list.length === 0}
-        size={Math.max(1, Math.min(3, list.length))}
-        title="Mounted read-only at /mnt/session/uploads/<name>; hold Ctrl or ⌘ to pick more than one"
-        onChange={(e) => onChange(Array.from(e.target.selectedOptions, (o) => o.value))}
-      >
-        {list.length === 0 ? (
-          <option value="" disabled>
-            no files (upload with /v1/files)
-          </option>
-        ) : (
-          list.map((f) => (
-            <option key={f.id} value={f.id}>
-              {f.filename} ({formatBytes(f.size_bytes)})
-            </option>
-          ))
-        )}
-      </select>
-    </label>
+    <MultiPicker
+      label="files"
+      testId="new-session-files"
+      items={list.map((f) => ({ value: f.id, label: `${f.filename} (${formatBytes(f.size_bytes)})` }))}
+      value={value}
+      onChange={onChange}
+      empty="no files (upload with /v1/files)"
+      title="Mounted read-only at /mnt/session/uploads/<name>"
+    />
   );
 }

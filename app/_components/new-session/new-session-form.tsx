@@ -5,11 +5,12 @@ import { RepositoryFields } from '~/app/_components/new-session/repository-field
 import { type RepositoryRow, plainCreateError, repositoryResources } from '~/app/_components/new-session/repository-rows';
 import { VaultPicker } from '~/app/_components/new-session/vault-picker';
 import { FilePicker } from '~/app/_components/new-session/file-picker';
+import { MemoryStorePicker, type PickedStore } from '~/app/_components/new-session/memory-store-picker';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, unsupportedEnvironment } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
 import { useHydrated } from '~/lib/browser/use-hydrated';
 
-/** What a new session runs (agent, environment; the built-in defaults preselected), its vaults and repositories. */
+/** What a new session runs (agent, environment; the built-in defaults preselected), its vaults, files, memory stores and repositories. */
 export function NewSessionForm({ disabled }: { disabled: boolean }) {
   const trpc = useTRPC();
   // Disabled in the server's HTML: a click before hydration would do nothing.
@@ -23,6 +24,7 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
   const [environmentId, setEnvironmentId] = useState(DEFAULT_ENVIRONMENT_ID);
   const [vaultIds, setVaultIds] = useState<string[]>([]);
   const [fileIds, setFileIds] = useState<string[]>([]);
+  const [stores, setStores] = useState<PickedStore[]>([]);
   const fileList = useQuery(trpc.files.list.queryOptions({ limit: 100 })).data ?? [];
   const [repos, setRepos] = useState<RepositoryRow[]>([]);
   const create = useMutation(
@@ -39,7 +41,8 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
     // Each picked file at /mnt/session/uploads/<its name>; a name two files share gets the id instead.
     const names = fileIds.map((id) => fileList.find((f) => f.id === id)?.filename ?? id);
     const files = fileIds.map((id, i) => ({ type: 'file' as const, file_id: id, mount_path: names.indexOf(names[i]!) === i ? names[i]! : id }));
-    const resources = [...repositoryResources(repos), ...files];
+    const memory = stores.map((m) => ({ type: 'memory_store' as const, memory_store_id: m.id, access: m.readOnly ? ('read_only' as const) : ('read_write' as const) }));
+    const resources = [...repositoryResources(repos), ...files, ...memory];
     create.mutate({ agentId, environmentId, ...(vaultIds.length > 0 ? { vault_ids: vaultIds } : {}), ...(resources.length > 0 ? { resources } : {}) });
   };
 
@@ -73,6 +76,7 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
         </label>
         <VaultPicker value={vaultIds} onChange={setVaultIds} />
         <FilePicker value={fileIds} onChange={setFileIds} />
+        <MemoryStorePicker value={stores} onChange={setStores} />
         <button type="button" className="primary" data-testid="new-session" disabled={!hydrated || disabled || create.isPending} onClick={start}>
           {create.isPending ? 'Starting…' : 'New session'}
         </button>

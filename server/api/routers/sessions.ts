@@ -1,7 +1,7 @@
 import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { DEFAULT_AGENT_ID, MAX_SESSION_FILES, MAX_SESSION_REPOSITORIES, ResourceParams, VaultId } from '~/lib/agent';
+import { DEFAULT_AGENT_ID, MAX_SESSION_FILES, MAX_SESSION_MEMORY_STORES, MAX_SESSION_REPOSITORIES, ResourceParams, VaultId } from '~/lib/agent';
 import { WidgetOrigin } from '~/lib/widget';
 import { listResources } from '~/server/commands/resource-commands';
 import { createSession, deleteSession } from '~/server/commands/session-commands';
@@ -42,7 +42,7 @@ export const sessionsRouter = createTRPCRouter({
           environmentId: EnvironmentId.optional(),
           // As the REST API takes them: vaults for the MCP proxy, repositories cloned at provision (a token sealed, never answered).
           vault_ids: z.array(VaultId).max(20).optional(),
-          resources: z.array(ResourceParams).max(MAX_SESSION_FILES + MAX_SESSION_REPOSITORIES).optional(),
+          resources: z.array(ResourceParams).max(MAX_SESSION_FILES + MAX_SESSION_REPOSITORIES + MAX_SESSION_MEMORY_STORES).optional(),
         })
         .default({}),
     )
