@@ -27,7 +27,7 @@ export async function serveNativeHand(conn: net.Socket, child: ChildProcess, ser
   try {
     await exec.hello;
   } catch (e) {
-    throw new Error(`${(e as Error).message}${stderr.trim() ? `: ${stderr.trim()}` : ''}`);
+    throw new Error(`${(e as Error).message}${stderr.trim() ? `: ${stderr.trim()}` : ''}`, { cause: e });
   } finally {
     clearTimeout(timer);
   }
@@ -43,4 +43,5 @@ export async function serveNativeHand(conn: net.Socket, child: ChildProcess, ser
   child.once('exit', () => conn.destroy());
   if (child.exitCode !== null || child.signalCode !== null) conn.destroy();
   await server.connect(new StdioServerTransport(conn, conn));
+  conn.resume(); // paused while its request line was read: a new 'data' listener does not undo that
 }

@@ -171,7 +171,8 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
             let host = hosts.for(policy, code.launcher, tools);
             // The native executor in the sandbox, paddock-hand's tools served by the launcher (native-hand.ts).
             const serve = code.exec ? { root: await fs.realpath(workspace), memoryMb: limits.memoryMb, cpuSeconds: limits.cpuSeconds } : undefined;
-            const handArgv = code.exec ? [code.exec] : argv;
+            // Its workspace on its command line (it reads no arguments): which hand a process is, as paddock-hand's shows.
+            const handArgv = code.exec ? [code.exec, '--workspace', workspace] : argv;
             const hand = await host.open(policy, handArgv, {}, serve).catch(async (e: unknown) => {
               // A launcher that has just died (killed, OOM) is replaced once; any other failure is the hand's.
               await Promise.race([host.exited, new Promise((r) => setTimeout(r, 500))]);

@@ -14,6 +14,7 @@
  * Replies: 'r' (i32 errno, then data: stat = u8 kind + u64 size; readdir = (u8 kind, name NUL)*);
  * for a spawn: 'r' (errno), then 'o'/'e' output chunks and 'x' (i32 wait status) after exit and
  * a short drain. 'h' (id 0, our pid) once at start. stdin's end kills every group we started.
+ * Arguments are ignored (the launcher names the hand's workspace there, for ps).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
