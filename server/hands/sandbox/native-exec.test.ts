@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFile
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildNativeExec } from '~/server/hands/sandbox/native-exec-build';
+import { NoCompilerError, buildNativeExec } from '~/server/hands/sandbox/native-exec-build';
 import { ExecClient } from '~/server/hands/sandbox/native-exec-client';
 import { NativeWorkspace } from '~/server/hands/sandbox/native-workspace';
 
@@ -104,6 +104,14 @@ describe('the native hand executor', () => {
     expect(await exec.readlink(`${root}/dangling`)).toBe('/nonexistent/x');
     expect((await exec.stat(`${root}/dangling`, false)).kind).toBe('symlink');
     await expect(exec.stat(`${root}/dangling`, true)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('is built once per source, and says when there is no C compiler (hands then run paddock-hand)', async () => {
+    expect(await buildNativeExec()).toBe(binary);
+    expect(path.basename(binary)).toMatch(/^paddock-exec-[0-9a-f]{16}$/);
+    const out = realpathSync(mkdtempSync(path.join(tmpdir(), 'paddock-exec-build-')));
+    dirs.push(out);
+    await expect(buildNativeExec(process.cwd(), out, '/nonexistent/cc')).rejects.toBeInstanceOf(NoCompilerError);
   });
 
   it('fails pending requests when it dies', async () => {
