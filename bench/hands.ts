@@ -51,6 +51,8 @@ async function measure(table: Rows, dir: string, executor: HandExecutor): Promis
     return hand;
   };
   const load = () => os.loadavg()[0]!.toFixed(2);
+  // Not this executor's: the bench's own helpers (tsx's esbuild), an earlier executor's launcher waiting out its idle minute.
+  const before = new Set(descendants(process.pid));
   // Warm-up: the bundle build and the sandbox check happen once per server, not per hand.
   await (await start()).close();
   const samples: number[] = [];
@@ -77,7 +79,7 @@ async function measure(table: Rows, dir: string, executor: HandExecutor): Promis
   for (let i = 0; i < IDLE_HANDS; i++) hands.push(await start());
   await new Promise((r) => setTimeout(r, IDLE_MS));
   // The whole tree under the bench: the hands and the launchers they use (a shared one split between them).
-  const mine = descendants(process.pid);
+  const mine = descendants(process.pid).filter((p) => !before.has(p));
   const byName = new Map<string, { rss: number; pss: number; count: number }>();
   let rss = 0;
   let pss = 0;
