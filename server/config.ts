@@ -40,6 +40,12 @@ const Env = z.object({
   PADDOCK_STORE_RETRY_MAX_MS: z.coerce.number().int().min(10).default(5_000),
   /** The hand a session gets on its first tool call. */
   PADDOCK_DEFAULT_HAND: z.enum(['sandbox', 'memory', 'local']).default('sandbox'),
+  /**
+   * What runs in a sandbox hand: `native`, a small resident executor (C, compiled on first use with
+   * the machine's gcc; the tools run in the shared launcher), or `node`, paddock-hand. Hands with
+   * secrets, and all hands where nothing compiles C, run paddock-hand either way.
+   */
+  PADDOCK_HAND_EXECUTOR: z.enum(['native', 'node']).default('native'),
   /** Opt-in: when the machine cannot sandbox, run hands as plain local processes. Unsafe. */
   PADDOCK_ALLOW_UNSANDBOXED: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
   /**

@@ -167,7 +167,7 @@ export function createHands(
   handSecrets?: (sessionId: string) => Promise<HandSecret[]>,
   mounts?: SessionMounts,
 ): HandRegistry {
-  const local = limitStarts(createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits }), config.PADDOCK_HAND_START_CONCURRENCY);
+  const local = limitStarts(createLocalHandProvisioner({ dataDir: config.dataDir, workspacesDir: config.workspacesDir, limits: config.handLimits, executor: config.PADDOCK_HAND_EXECUTOR }), config.PADDOCK_HAND_START_CONCURRENCY);
   const provisioners: Partial<Record<HandKind, Provisioner>> = {
     memory: createMemoryProvisioner(),
     sandbox: local,

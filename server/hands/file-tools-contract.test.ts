@@ -1,28 +1,52 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkspaceTools } from '~/lib/workspace-tools/file-tools';
 import { MemoryToolFs } from '~/lib/workspace-tools/memory-tool-fs';
 import type { ToolFs } from '~/lib/workspace-tools/tool-fs';
 import type { ToolLimits } from '~/lib/workspace-tools/tool-limits';
 import { nodeToolFs } from '~/server/hands/paddock-hand/node-tool-fs';
+import { buildNativeExec } from '~/server/hands/sandbox/native-exec-build';
+import { ExecClient } from '~/server/hands/sandbox/native-exec-client';
+import { nativeToolFs } from '~/server/hands/sandbox/native-workspace';
 
 // The file tools' one implementation over each kind of filesystem a hand has: a disk
 // (paddock-hand) and a map in memory (the memory hand; the browser engines bring theirs). The
 // same calls must give the same answers, word for word, whatever the hand.
 const dirs: string[] = [];
+const executors: ExecClient[] = [];
+let execBinary = '';
+beforeAll(async () => {
+  execBinary = await buildNativeExec();
+});
 afterAll(() => {
+  for (const e of executors) e.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+const disk = () => {
+  const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'paddock-file-tools-')));
+  dirs.push(root);
+  return root;
+};
 
 const filesystems: [string, () => { fs: ToolFs; root: string }][] = [
   [
     'a disk',
     () => {
-      const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'paddock-file-tools-')));
-      dirs.push(root);
+      const root = disk();
       return { fs: nodeToolFs(root), root };
+    },
+  ],
+  [
+    "a disk through a sandboxed hand's native executor",
+    () => {
+      const root = disk();
+      const child = spawn(execBinary, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const exec = new ExecClient(child.stdin, child.stdout);
+      executors.push(exec);
+      return { fs: nativeToolFs(exec, root), root };
     },
   ],
   ['a map in memory', () => ({ fs: new MemoryToolFs(), root: '/workspace' })],

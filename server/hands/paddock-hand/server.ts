@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { TOOL_INPUTS, toInputSchema } from '~/lib/tool-inputs';
-import { type HandLimits, runTool, Workspace } from '~/server/hands/paddock-hand/tools';
+import { type HandLimits, type HandTools, Workspace } from '~/server/hands/paddock-hand/tools';
 
 /**
  * paddock-hand as an MCP server: the six tools over one workspace folder, reachable over stdio
@@ -74,8 +74,8 @@ export class CallMemo {
 }
 
 export interface PaddockHandOptions {
-  /** The workspace folder (must exist), or a `Workspace` shared with other servers. */
-  workspace: string | Workspace;
+  /** The workspace folder (must exist), or tools shared with other servers (or done elsewhere: native-workspace.ts). */
+  workspace: string | HandTools;
   limits?: Partial<HandLimits>;
   /** Share one memo between servers of the same hand (one per HTTP session). */
   calls?: CallMemo;
@@ -113,7 +113,7 @@ export function createPaddockHandServer({ workspace, limits, calls = new CallMem
                     .catch(() => undefined);
                 }, PROGRESS_EVERY_MS);
           try {
-            const text = await runTool(ws, name, args, extra.signal);
+            const text = await ws.run(name, args, extra.signal);
             return { content: [{ type: 'text', text }] };
           } catch (e) {
             return { content: [{ type: 'text', text: e instanceof Error ? e.message : String(e) }], isError: true };
@@ -143,7 +143,7 @@ export function createPaddockHandServer({ workspace, limits, calls = new CallMem
 // ── Streamable HTTP ─────────────────────────────────────────────────────────
 
 export interface HttpHandOptions {
-  workspace: string | Workspace;
+  workspace: string | HandTools;
   port: number;
   host?: string;
   /** Every request must carry `Authorization: Bearer <token>`. */

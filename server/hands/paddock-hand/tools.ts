@@ -65,7 +65,14 @@ function passedNames(): string[] {
   return [...PASSED_ENV, ...extra];
 }
 
-export class Workspace {
+/** What an MCP hand server runs its tools on: paddock-hand's own disk (`Workspace`) or a sandboxed executor (native-workspace.ts). */
+export interface HandTools {
+  run(name: string, input: unknown, signal?: AbortSignal): Promise<string>;
+  /** Nothing a call started outlives this. */
+  dispose(): void;
+}
+
+export class Workspace implements HandTools {
   /** The workspace folder with symlinks resolved: the boundary every path is checked against. */
   readonly root: string;
   readonly limits: HandLimits;
@@ -78,6 +85,10 @@ export class Workspace {
     this.root = realpathSync(path.resolve(dir));
     this.limits = { ...DEFAULT_LIMITS, ...limits };
     this.files = new WorkspaceTools(nodeToolFs(this.root), this.root, this.limits);
+  }
+
+  run(name: string, input: unknown, signal?: AbortSignal): Promise<string> {
+    return runTool(this, name, input, signal);
   }
 
   /** A workspace path → its real absolute path and its workspace-relative one; refuses escapes. */

@@ -52,7 +52,7 @@ function handPids(workspace: string): number[] {
     .filter((pid) => {
       try {
         const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        return /paddock-hand[-.]/.test(cmd) && cmd.includes(workspace) && !cmd.includes('sandbox-launcher');
+        return /paddock-(hand|exec)[-.]/.test(cmd) && cmd.includes(workspace) && !cmd.includes('sandbox-launcher');
       } catch {
         return false;
       }

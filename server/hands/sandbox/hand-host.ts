@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
-import { type HandNetwork, NETWORK_ENV, networkKey } from '~/server/hands/sandbox/host-wire';
+import { type HandNetwork, NETWORK_ENV, networkKey, type ServeNative } from '~/server/hands/sandbox/host-wire';
 import { TIMINGS_ENV, TOOLS_ENV, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 import { LAUNCHER_NODE_FLAGS, launcherPath } from '~/server/hands/sandbox/spawn-sandboxed';
 
@@ -114,8 +114,11 @@ export class HandHost {
     h.exit(code);
   }
 
-  /** Starts `argv` in the sandbox for `policy` (its network must be this launcher's). */
-  async open(policy: SandboxPolicy, argv: string[], env: Record<string, string> = {}): Promise<HostedHand> {
+  /**
+   * Starts `argv` in the sandbox for `policy` (its network must be this launcher's); with `serve`,
+   * `argv` is the native executor and the launcher serves the MCP wire itself (host-wire.ts).
+   */
+  async open(policy: SandboxPolicy, argv: string[], env: Record<string, string> = {}, serve?: ServeNative): Promise<HostedHand> {
     if (networkKey(policy) !== this.key) throw new Error('this hand has another network policy than its launcher');
     const socketPath = await this.ready;
     const id = `h${++this.seq}`;
@@ -124,7 +127,7 @@ export class HandHost {
     const exited = new Promise<number | null>((resolve) => (exit = resolve));
     this.hands.set(id, { stderr, exit });
     try {
-      const socket = await request(socketPath, JSON.stringify({ id, policy, argv, env }));
+      const socket = await request(socketPath, JSON.stringify({ id, policy, argv, env, ...(serve ? { serve } : {}) }));
       return { socket, stderr, exited, kill: () => this.send(`kill ${id}`) };
     } catch (e) {
       const h = this.hands.get(id);

@@ -13,6 +13,10 @@ import { parseSandboxPolicy, type SandboxPolicy } from '~/server/hands/sandbox/p
  * - on the launcher's stdout besides: `err <id> <JSON string>` (a hand's stderr) and
  *   `exit <id> <code>`; on its stdin: `kill <id>` (SIGTERM, then SIGKILL after a grace).
  *   Its stdin closing means the server is gone: every hand ends, then the launcher.
+ * - a request with `serve` (the native executor): `argv` is the hand's resident executor
+ *   (native/paddock-exec.c) on pipes of the launcher's, and the launcher itself serves the MCP wire
+ *   on the connection, its tools done by that executor inside the sandbox (native-workspace.ts).
+ *   `ok` comes once the executor has said hello from inside its sandbox.
  */
 
 /** The hands' network policy, the one thing a shared launcher holds for all of its hands. */
@@ -41,6 +45,16 @@ export interface HostRequest {
   argv: string[];
   /** Variables for the command, on top of PATH, HOME, LANG, TERM, TMPDIR. */
   env: Record<string, string>;
+  /** The launcher serves the MCP wire, `argv` being the native executor (see above). */
+  serve?: ServeNative;
+}
+
+export interface ServeNative {
+  /** The workspace as the sandbox sees it (symlinks resolved). */
+  root: string;
+  /** paddock-hand's --memory-mb / --cpu-seconds per command; 0 = none. */
+  memoryMb: number;
+  cpuSeconds: number;
 }
 
 /** A request line is at most this long: a policy is a few KB. */
@@ -51,6 +65,13 @@ const RequestSchema = z.strictObject({
   policy: z.unknown(),
   argv: z.array(z.string()).min(1),
   env: z.record(z.string(), z.string()),
+  serve: z
+    .strictObject({
+      root: z.string().regex(/^\/[^\0]*$/, 'must be an absolute path'),
+      memoryMb: z.number().int().min(0),
+      cpuSeconds: z.number().int().min(0),
+    })
+    .optional(),
 });
 
 /** Parses one request line; throws an Error naming what is wrong. */
@@ -63,5 +84,6 @@ export function parseHostRequest(line: string): HostRequest {
   }
   const parsed = RequestSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`invalid hand request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-  return { ...parsed.data, policy: parseSandboxPolicy(JSON.stringify(parsed.data.policy)) };
+  const { serve, ...rest } = parsed.data;
+  return { ...rest, ...(serve ? { serve } : {}), policy: parseSandboxPolicy(JSON.stringify(parsed.data.policy)) };
 }

@@ -35,6 +35,7 @@ import {
   runtimeVendorDir,
   socatIn,
 } from '~/server/hands/sandbox/launch-steps';
+import { serveNativeHand } from '~/server/hands/sandbox/native-hand';
 import { NO_LIMITS, TOOLS_ENV, runtimeTmpDir, sandboxHome, type SandboxPolicy } from '~/server/hands/sandbox/policy';
 import { askCallbackFor, runtimeConfig } from '~/server/hands/sandbox/runtime-config';
 
@@ -123,18 +124,22 @@ async function startHand(req: HostRequest, conn: net.Socket, found: Tools, share
   });
   mark(`wrap ${id}`);
   const group = await handCgroup(`${GROUP_PREFIX}${process.pid}-${++seq}`, policy);
-  // The answer, the spawn and closing our copy happen in one turn of the loop: no byte the server
-  // sends after reading `ok` can be read here instead of by the hand. (3 bytes on a fresh socket
-  // go to the kernel at once.)
-  conn.write('ok\n');
-  if (conn.writableLength > 0) throw new Error('could not answer the hand request');
-  // The connection itself is the hand's stdin and stdout: no relay through this process.
+  const native = req.serve;
+  if (!native) {
+    // The answer, the spawn and closing our copy happen in one turn of the loop: no byte the server
+    // sends after reading `ok` can be read here instead of by the hand. (3 bytes on a fresh socket
+    // go to the kernel at once.)
+    conn.write('ok\n');
+    if (conn.writableLength > 0) throw new Error('could not answer the hand request');
+  }
+  // The connection itself is the hand's stdin and stdout (no relay through this process), or, with
+  // the native executor, we serve it and the executor is on pipes of ours (native-hand.ts).
   const child = spawn('/bin/bash', ['-c', cgroupScript(wrapped, group)], {
     cwd: policy.workspace,
     env: childEnv(policy, env),
-    stdio: [conn, conn, 'pipe'],
+    stdio: native ? ['pipe', 'pipe', 'pipe'] : [conn, conn, 'pipe'],
   });
-  conn.destroy(); // the child has its own copy; ours would keep the hand's stdout open
+  if (!native) conn.destroy(); // the child has its own copy; ours would keep the hand's stdout open
   mark(`spawn ${id}`);
   const exited = new Promise<void>((resolve) => {
     const done = (code: number) => {
@@ -152,6 +157,13 @@ async function startHand(req: HostRequest, conn: net.Socket, found: Tools, share
   });
   child.stderr?.on('data', (d: Buffer) => say(`err ${id} ${JSON.stringify(d.toString('utf8'))}`));
   hands.set(id, { child, exited });
+  if (native) {
+    await serveNativeHand(conn, child, native).catch((e: unknown) => {
+      kill(id);
+      throw e;
+    });
+    mark(`hello ${id}`);
+  }
 }
 
 function serve(found: Tools, shared: Tools, network: string) {

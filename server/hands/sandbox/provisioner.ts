@@ -8,6 +8,8 @@ import { buildHandSnapshot, handBundleDir } from '~/server/hands/paddock-hand/bu
 import type { Provisioner, SuspendableHand } from '~/server/hands/provisioner';
 import { HandHosts } from '~/server/hands/sandbox/hand-hosts';
 import { HostedTransport } from '~/server/hands/sandbox/hosted-transport';
+import { NoCompilerError, buildNativeExec } from '~/server/hands/sandbox/native-exec-build';
+import { logger } from '~/server/log';
 import { buildLauncherBundle } from '~/server/hands/sandbox/launcher-bundle';
 import type { HandSecret } from '~/server/hands/sandbox/hand-secret';
 import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/lib/hand-limits';
@@ -33,7 +35,18 @@ export interface LocalHandOptions {
    * hand; default on (PADDOCK_SHARED_LAUNCHER=0 turns it off). Hands with secrets always get their own.
    */
   sharedLaunchers?: boolean;
+  /**
+   * What runs inside a shared launcher's sandbox: `native`, a small resident executor (C, built on
+   * first use; the tools run in the launcher, native-hand.ts), or `node`, paddock-hand itself.
+   * Default PADDOCK_HAND_EXECUTOR, else native. Hands with secrets, and every hand when there is no
+   * C compiler (said once), run paddock-hand.
+   */
+  executor?: HandExecutor;
 }
+
+export type HandExecutor = 'native' | 'node';
+
+const log = logger('hands.sandbox');
 
 /**
  * V8 flags for an idle-most-of-the-time process: a 1 MB young generation instead of 16 MB costs a
@@ -44,6 +57,17 @@ export const HAND_NODE_FLAGS = ['--max-semi-space-size=1'];
 /** paddock-hand started from its startup snapshot (bundle.ts); its own options follow. */
 export const handCommand = (snapshot: string): string[] => [process.execPath, ...HAND_NODE_FLAGS, '--snapshot-blob', snapshot, '--'];
 
+/** The native executor, or null (paddock-hand then) when this machine cannot build it: said once. */
+async function nativeExec(root: string): Promise<string | null> {
+  try {
+    return await buildNativeExec(root);
+  } catch (e) {
+    if (!(e instanceof NoCompilerError)) throw e;
+    log.warn(`hands run paddock-hand (Node) in their sandbox: ${e.message}`);
+    return null;
+  }
+}
+
 /**
  * Hands as long-lived paddock-hand processes on this machine, one per hand, each with a fresh
  * workspace: `sandbox` inside bubblewrap (through the sandbox launcher, one policy per hand),
@@ -53,10 +77,11 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
   const root = o.root ?? process.cwd();
   const operatorLimits = o.limits ?? DEFAULT_HAND_LIMITS;
   // Built once per provisioner; a failed build is tried again by the next provision.
-  let bundles: Promise<{ hand: string; launcher: string }> | null = null;
+  const executor = o.executor ?? (process.env.PADDOCK_HAND_EXECUTOR === 'node' ? 'node' : 'native');
+  let bundles: Promise<{ hand: string; launcher: string; exec: string | null }> | null = null;
   const handCode = () =>
-    (bundles ??= Promise.all([buildHandSnapshot(root), buildLauncherBundle(root)])
-      .then(([hand, launcher]) => ({ hand, launcher }))
+    (bundles ??= Promise.all([buildHandSnapshot(root), buildLauncherBundle(root), executor === 'native' ? nativeExec(root) : null])
+      .then(([hand, launcher, exec]) => ({ hand, launcher, exec }))
       .catch((e: unknown) => {
         bundles = null;
         throw e;
@@ -96,7 +121,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
       const handFolder = await handFolderOf(workspace, o.workspacesDir);
       const folder = handFolder ?? workspace;
       const limits = effectiveLimits(operatorLimits, spec.resources);
-      let code: { hand: string; launcher: string };
+      let code: { hand: string; launcher: string; exec: string | null };
       try {
         code = await handCode();
       } catch (e) {
@@ -144,12 +169,16 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
         if (hosts && secrets.length === 0) {
           transport = new HostedTransport(async () => {
             let host = hosts.for(policy, code.launcher, tools);
-            const hand = await host.open(policy, argv).catch(async (e: unknown) => {
+            // The native executor in the sandbox, paddock-hand's tools served by the launcher (native-hand.ts).
+            const serve = code.exec ? { root: await fs.realpath(workspace), memoryMb: limits.memoryMb, cpuSeconds: limits.cpuSeconds } : undefined;
+            // Its workspace on its command line (it reads no arguments): which hand a process is, as paddock-hand's shows.
+            const handArgv = code.exec ? [code.exec, '--workspace', workspace] : argv;
+            const hand = await host.open(policy, handArgv, {}, serve).catch(async (e: unknown) => {
               // A launcher that has just died (killed, OOM) is replaced once; any other failure is the hand's.
               await Promise.race([host.exited, new Promise((r) => setTimeout(r, 500))]);
               if (host.alive) throw e;
               host = hosts.for(policy, code.launcher, tools);
-              return host.open(policy, argv);
+              return host.open(policy, handArgv, {}, serve);
             });
             void hand.exited.then(() => hosts.released(host));
             return hand;
