@@ -41,9 +41,13 @@ export async function createSession(d: SessionDeps, params: unknown): Promise<Se
 /** Title and metadata (a metadata patch: null deletes a key). */
 export async function updateSession(d: SessionDeps, id: string, p: z.output<typeof SessionUpdateParams>): Promise<Session> {
   const current = await sessionOrThrow(d.store, id);
+  // As the hosted API: a budget is set at creation; an update replaces or removes it, never adds one.
+  if (p.budget && current.budget === null) throw new InvalidInputError('budget: a budget can only be set when the session is created (budget_create_only)');
   return d.store.updateSession(current.id, {
     ...(p.title ? { title: p.title } : {}),
     ...(p.metadata !== undefined ? { metadata: patchMetadata(current.metadata, p.metadata) } : {}),
+    // Raising the ceiling lets an idle session at its budget go on with the next message.
+    ...(p.budget !== undefined ? { budget: p.budget } : {}),
   });
 }
 
