@@ -12,11 +12,11 @@ import { uploadMountPath } from '~/lib/mounts';
  * a session keeps the version it was created with.
  */
 
-const Metadata = z
+export const Metadata = z
   .record(z.string().min(1).max(64), z.string().max(512))
   .refine((m) => Object.keys(m).length <= 16, { message: 'at most 16 keys' });
 /** On update a null value deletes the key. */
-const MetadataPatch = z
+export const MetadataPatch = z
   .record(z.string().min(1).max(64), z.string().max(512).nullable())
   .refine((m) => Object.keys(m).length <= 16, { message: 'at most 16 keys' });
 

@@ -54,6 +54,9 @@ import type { SessionMounts } from '~/server/hands/mount-port';
 import { MemoryRepo } from '~/server/memory/memory-repo';
 import { promptAttachments } from '~/server/commands/session-attachments';
 import { SkillStore } from '~/server/skills/skill-store';
+import { DeploymentStore } from '~/server/deployments/deployment-store';
+import { schedulerTick } from '~/server/commands/deployment-scheduler';
+import { startTicker } from '~/server/ticker';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 
@@ -84,6 +87,8 @@ export interface Runtime {
   memory: MemoryRepo;
   /** Skills' rows (their archives are in `blobs`). */
   skills: SkillStore;
+  /** Deployments and their runs. */
+  deployments: DeploymentStore;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -145,6 +150,8 @@ export async function startRuntimeAtBoot(): Promise<void> {
 const BOOT_RETRY_BASE_MS = 250;
 /** How often the data dir is checked in full (a write probe); every SQLite write stats it besides. */
 const DATA_DIR_CHECK_MS = 2_000;
+/** How often each instance looks for scheduled deployments due: a fire starts within about this long of its time. */
+const DEPLOYMENT_TICK_MS = 5_000;
 const BOOT_RETRY_MAX_MS = 5_000;
 
 export function modelFromConfig(config: Config): ModelClient {
@@ -233,7 +240,7 @@ export function accessFor(config: Config, store: SessionStore): Access {
 export function filesFor(
   config: Config,
   store: SessionStore,
-): { files: FileStore; blobs: BlobStore; sessionFiles: SessionFileStore; memory: MemoryRepo; skills: SkillStore } {
+): { files: FileStore; blobs: BlobStore; sessionFiles: SessionFileStore; memory: MemoryRepo; skills: SkillStore; deployments: DeploymentStore } {
   if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
   return {
     files: new FileStore(store.db),
@@ -241,6 +248,7 @@ export function filesFor(
     sessionFiles: new SessionFileStore(store.db),
     memory: new MemoryRepo(store.db),
     skills: new SkillStore(store.db),
+    deployments: new DeploymentStore(store.db),
   };
 }
 
@@ -331,7 +339,10 @@ async function startRuntime(): Promise<Runtime> {
   setLiveSources({ hands: () => hands.liveHandCounts(), sessions: () => harness.runningSessions });
   setDataDirWatch(dataDir);
   const stopDataDirWatch = dataDir.start(DATA_DIR_CHECK_MS);
+  // Every instance ticks; the database's claim on (deployment, scheduled time) decides who fires (deployment-scheduler.ts).
+  const stopScheduler = startTicker({ name: 'deployment scheduler', log, intervalMs: DEPLOYMENT_TICK_MS, tick: () => schedulerTick({ store, harness, hands, agents, vaults, config, repositories, ...files }).then(() => undefined) });
   const stopBackground = () => {
+    stopScheduler();
     stopBudgetWatch();
     stopDataDirWatch();
   };

@@ -491,6 +491,52 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('skills').execute();
     },
   },
+  '0023_deployments': {
+    // Deployments (server/deployments): an agent version bound to an environment, initial events
+    // and an optional cron schedule; each trigger one append-only run. The unique key on
+    // (deployment_id, scheduled_at) is what makes a scheduled time fire once across instances
+    // (manual runs have no scheduled time: NULLs never collide, in SQLite or PostgreSQL).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('deployments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('agent_version', 'integer', (c) => c.notNull())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('config', 'text', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('schedule', 'text')
+        .addColumn('paused_reason', 'text')
+        // The next scheduled time not yet fired (ISO); null without a schedule.
+        .addColumn('next_fire_at', 'text')
+        .addColumn('last_run_at', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('archived_at', 'text')
+        .execute();
+      await db.schema.createIndex('deployments_due').on('deployments').columns(['next_fire_at']).execute();
+      await db.schema
+        .createTable('deployment_runs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('deployment_id', 'text', (c) => c.notNull())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('agent_version', 'integer', (c) => c.notNull())
+        .addColumn('trigger_type', 'text', (c) => c.notNull())
+        .addColumn('scheduled_at', 'text')
+        .addColumn('session_id', 'text')
+        .addColumn('error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('deployment_runs_scheduled').on('deployment_runs').columns(['deployment_id', 'scheduled_at']).unique().execute();
+      await db.schema.createIndex('deployment_runs_created').on('deployment_runs').columns(['created_at', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('deployment_runs').execute();
+      await db.schema.dropTable('deployments').execute();
+    },
+  },
 };
 
 /**

@@ -39,6 +39,8 @@ export interface Database {
   memory_versions: MemoryVersionsTable;
   skills: SkillsTable;
   skill_versions: SkillVersionsTable;
+  deployments: DeploymentsTable;
+  deployment_runs: DeploymentRunsTable;
 }
 
 export interface SessionsTable {
@@ -352,6 +354,38 @@ export interface SkillVersionsTable {
   description: string;
   sha256: string;
   size_bytes: number;
+  created_at: string;
+}
+
+/** A deployment (server/deployments): `config` is JSON (initial events, resources, vault ids, budget). */
+export interface DeploymentsTable {
+  id: string;
+  name: string;
+  description: string | null;
+  agent_id: string;
+  agent_version: number;
+  environment_id: string;
+  config: string;
+  metadata: string;
+  schedule: string | null;
+  paused_reason: string | null;
+  next_fire_at: string | null;
+  last_run_at: string | null;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+/** One trigger of a deployment: its session or its error, written once after the claim. */
+export interface DeploymentRunsTable {
+  id: string;
+  deployment_id: string;
+  agent_id: string;
+  agent_version: number;
+  trigger_type: 'manual' | 'schedule';
+  scheduled_at: string | null;
+  session_id: string | null;
+  error: string | null;
   created_at: string;
 }
 
