@@ -22,4 +22,6 @@ export const ID_PATTERN = {
   skill: /^skill_[0-9A-HJKMNP-TV-Z]{26}$/,
   deployment: /^depl_[0-9A-HJKMNP-TV-Z]{26}$/,
   deploymentRun: /^drun_[0-9A-HJKMNP-TV-Z]{26}$/,
+  webhookEndpoint: /^wh_[0-9A-HJKMNP-TV-Z]{26}$/,
+  webhookDelivery: /^whdl_[0-9A-HJKMNP-TV-Z]{26}$/,
 } as const;

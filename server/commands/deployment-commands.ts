@@ -7,6 +7,7 @@ import { describeZodError } from '~/lib/events';
 import { resolveSessionAgent } from '~/server/agents/new-session';
 import { createSession } from '~/server/commands/session-commands';
 import type { SessionDeps } from '~/server/commands/session-deps';
+import { notify } from '~/server/commands/webhook-notify';
 import type { DeploymentConfig, DeploymentRow, DeploymentRun, DeploymentStore, Trigger } from '~/server/deployments/deployment-store';
 import { errorFields, logger } from '~/server/log';
 
@@ -98,7 +99,7 @@ export async function createDeployment(d: DeploymentDeps, input: unknown): Promi
   const p = parse(DeploymentCreateParams, input);
   const config: DeploymentConfig = { initial_events: p.initial_events, resources: rawResources(input), vault_ids: p.vault_ids ?? [], budget: p.budget ?? null };
   const agent = await checkTargets(d, p.agent, p.environment_id, config);
-  return d.deployments.create({
+  const created = await d.deployments.create({
     name: p.name,
     description: p.description ?? null,
     agent,
@@ -109,6 +110,8 @@ export async function createDeployment(d: DeploymentDeps, input: unknown): Promi
     paused_reason: null,
     next_fire_at: nextFire(p.schedule ?? null, nowOf(d)),
   });
+  await notify(d, 'deployment.created', created.id);
+  return created;
 }
 
 async function writable(d: DeploymentDeps, id: string): Promise<DeploymentRow> {
@@ -129,7 +132,7 @@ export async function updateDeployment(d: DeploymentDeps, id: string, input: unk
   };
   const agent = await checkTargets(d, p.agent ?? { type: 'agent', id: current.agent.id, version: current.agent.version }, p.environment_id ?? current.environment_id, config);
   const schedule = p.schedule !== undefined ? p.schedule : current.schedule;
-  return d.deployments.update(id, {
+  const updated = await d.deployments.update(id, {
     ...(p.name !== undefined ? { name: p.name } : {}),
     ...(p.description !== undefined ? { description: p.description || null } : {}),
     agent,
@@ -139,24 +142,32 @@ export async function updateDeployment(d: DeploymentDeps, id: string, input: unk
     // A new schedule counts from now: times of the old one are not fired.
     ...(p.schedule !== undefined ? { schedule, next_fire_at: nextFire(schedule, nowOf(d)) } : {}),
   });
+  await notify(d, 'deployment.updated', id);
+  return updated;
 }
 
 export async function archiveDeployment(d: DeploymentDeps, id: string): Promise<DeploymentRow> {
   await d.deployments.get(id);
-  return d.deployments.update(id, { archived: true });
+  const archived = await d.deployments.update(id, { archived: true });
+  await notify(d, 'deployment.archived', id);
+  return archived;
 }
 
 export async function pauseDeployment(d: DeploymentDeps, id: string): Promise<DeploymentRow> {
   const current = await writable(d, id);
   if (current.paused_reason) return current;
-  return d.deployments.update(id, { paused_reason: { type: 'manual' } });
+  const paused = await d.deployments.update(id, { paused_reason: { type: 'manual' } });
+  await notify(d, 'deployment.paused', id);
+  return paused;
 }
 
 /** Times that passed while paused are not fired: the schedule resumes from now. */
 export async function unpauseDeployment(d: DeploymentDeps, id: string): Promise<DeploymentRow> {
   const current = await writable(d, id);
   if (!current.paused_reason) return current;
-  return d.deployments.update(id, { paused_reason: null, next_fire_at: nextFire(current.schedule, nowOf(d)) });
+  const unpaused = await d.deployments.update(id, { paused_reason: null, next_fire_at: nextFire(current.schedule, nowOf(d)) });
+  await notify(d, 'deployment.unpaused', id);
+  return unpaused;
 }
 
 /** A manual run: allowed while paused, never once archived. */
@@ -212,8 +223,10 @@ export async function fire(d: DeploymentDeps, dep: DeploymentRow, trigger: Trigg
     log.warn('deployment run failed', { deployment: dep.id, run: run.id, error: outcome.error.type, ...errorFields(e) });
   }
   const finished = await d.deployments.finishRun(run.id, outcome);
+  await notify(d, 'error' in outcome ? 'deployment_run.failed' : 'deployment_run.started', run.id);
   if ('error' in outcome && trigger.type === 'schedule' && PAUSING_ERRORS.has(outcome.error.type)) {
     await d.deployments.update(dep.id, { paused_reason: { type: 'error', error: { type: outcome.error.type } } });
+    await notify(d, 'deployment.paused', dep.id);
   }
   return finished;
 }

@@ -26,7 +26,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }>; skills: Array<{ id: string; versions: string[] }>; deployments: string[]; runs: string[] };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }>; skills: Array<{ id: string; versions: string[] }>; deployments: string[]; runs: string[]; endpoints: string[]; deliveries: string[] };
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 
@@ -94,7 +94,12 @@ beforeAll(async () => {
     deployments.push(d.id);
     runs.push((await runDeploymentNow(rt, d.id)).id);
   }
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files, memory, skills, deployments, runs };
+  // Webhook endpoints, and the deliveries the deployments above queued for them.
+  const endpoints = [];
+  for (let i = 0; i < 2; i++) endpoints.push((await rt.webhooks.createEndpoint({ url: `https://hooks${i}.example.com/in`, description: null, event_types: [] })).id);
+  await rt.webhooks.emit('deployment.created', deployments[0]!);
+  const deliveries = (await rt.webhooks.listDeliveries({ limit: 100 })).data.map((d) => d.id);
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files, memory, skills, deployments, runs, endpoints, deliveries };
 });
 
 afterAll(async () => {
@@ -132,6 +137,8 @@ function idFor(r: Rand, route: Route): string {
   if (route.path.startsWith('vaults/:vault/')) return pick(r, world.credentials).join('/');
   if (route.path.startsWith('vaults')) return pick(r, world.vaults);
   if (route.path.startsWith('deployments')) return pick(r, world.deployments);
+  if (route.path.startsWith('webhook_endpoints')) return pick(r, world.endpoints);
+  if (route.path.startsWith('webhook_deliveries')) return pick(r, world.deliveries);
   if (route.path.startsWith('deployment_runs')) return pick(r, world.runs);
   if (route.path.startsWith('skills')) {
     const k = pick(r, world.skills);
@@ -169,6 +176,7 @@ function bodyFor(r: Rand, route: Route): unknown {
   }
   if (p === 'vaults/:vault/credentials/:id') return { auth: pick(r, [{ type: 'environment_variable', secret_value: SECRET }, { type: 'static_bearer', token: SECRET }, { type: 'mcp_oauth', access_token: SECRET }]), display_name: text() };
   if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: pick(r, ['https://github.com/a/b', 'file:///etc/passwd', 'https://u:p@h/x', 'https://h/']), mount_path: pick(r, [undefined, '/workspace/../x', '/etc', '/workspace/a/.git/hooks']), authorization_token: pick(r, ['FORGED', 'has space', '']) }, { type: 'file', file_id: pick(r, [...world.files, 'f', 'file_01UNKNOWN0000000000000000']), mount_path: pick(r, [undefined, null, 'a.csv', '/etc/passwd', '../x', '/mnt/session/uploads/a/../b', 'a\u0000b', 7]) }, { type: 'memory_store', memory_store_id: 'm' }]);
+  if (p === 'webhook_endpoints') return { url: pick(r, ['https://hooks.example.com/x', 'http://127.0.0.1/x', 'file:///etc/passwd', 'https://u:p@x.example.com', 'javascript:alert(1)', '']), event_types: pick(r, [undefined, ['deployment.created'], ['nope'], 'deployment.created']), description: pick(r, [undefined, text(), 5]) };
   if (p === 'deployments') return { name: text(), agent: pick(r, [...world.agents, 'agent_nope', { type: 'agent_with_overrides', id: 'x' }]), environment_id: pick(r, world.envs), initial_events: pick(r, [[], [{ type: 'user.message', content: [{ type: 'text', text: text() }] }], [{ type: 'user.interrupt' }]]), schedule: pick(r, [undefined, { type: 'cron', expression: pick(r, ['* * * * *', '0 0 L * *', '@daily', '61 * * * *', '* * * * * *']), timezone: pick(r, ['UTC', 'Mars/Base', '']) }]), budget: pick(r, [undefined, { type: 'limit', max_list_cost: { amount: pick(r, ['1', '-1', '1.5', 1]), currency: pick(r, ['USD', 'EUR']) } }]), resources: pick(r, [undefined, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: SECRET }], [{ type: 'file', file_id: 'file_nope' }]]) };
   if (p === 'deployments/:id') return { name: pick(r, [text(), '', null]), schedule: pick(r, [null, { type: 'cron', expression: '0 0 * * 8', timezone: 'UTC' }]), initial_events: pick(r, [undefined, []]) };
   if (p === 'memory_stores') return { name: pick(r, [text(), '../x', 'a/b', '']), description: pick(r, [undefined, text()]), metadata: pick(r, [undefined, { k: 5 }]) };
@@ -206,6 +214,7 @@ function cleanBodyFor(r: Rand, route: Route): unknown {
   if (p === 'sessions/:id/resources/:rid') return { authorization_token: 'FORGED' };
   if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
   if (p === 'vaults') return { display_name: `vault ${Math.floor(r() * 1e6)}`, metadata: { team: 'fuzz' } };
+  if (p === 'webhook_endpoints') return { url: `https://hooks-${Math.floor(r() * 1e6)}.example.com/in`, event_types: ['deployment.created'] };
   if (p === 'deployments') return { name: `deployment ${Math.floor(r() * 1e6)}`, agent: pick(r, world.agents), environment_id: pick(r, world.envs), initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }], schedule: pick(r, [null, { type: 'cron', expression: '0 9 * * 1-5', timezone: 'UTC' }]) };
   if (p === 'deployments/:id') return { name: 'clean update', metadata: { a: 'b' }, budget: { type: 'limit', max_list_cost: { amount: '100', currency: 'USD' } } };
   if (p === 'memory_stores') return { name: `store ${Math.floor(r() * 1e6)}`, description: 'clean' };
@@ -287,7 +296,9 @@ async function snapshot(): Promise<string> {
   const skillVersions = await store.db.selectFrom('skill_versions').selectAll().orderBy('skill_id').orderBy('version').execute();
   const deployments = await store.db.selectFrom('deployments').selectAll().orderBy('id').execute();
   const deploymentRuns = await store.db.selectFrom('deployment_runs').selectAll().orderBy('id').execute();
-  return JSON.stringify({ deployments, deploymentRuns, skills, skillVersions,  sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
+  const webhookEndpoints = await store.db.selectFrom('webhook_endpoints').selectAll().orderBy('id').execute();
+  const webhookDeliveries = await store.db.selectFrom('webhook_deliveries').selectAll().orderBy('id').execute();
+  return JSON.stringify({ webhookEndpoints, webhookDeliveries, deployments, deploymentRuns, skills, skillVersions,  sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
 }
 
 /** A resource id for a path: mostly the session's own, sometimes another's or none at all. */

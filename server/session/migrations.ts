@@ -537,6 +537,42 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('deployments').execute();
     },
   },
+  '0024_webhooks': {
+    // Webhooks (server/webhooks): endpoints with their signing key sealed (never stored open), and
+    // one delivery row per event and endpoint, retried with back-off; its attempts are its log.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_endpoints')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('event_types', 'text', (c) => c.notNull())
+        .addColumn('sealed_key', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('disabled_at', 'text')
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('endpoint_id', 'text', (c) => c.notNull())
+        .addColumn('event_id', 'text', (c) => c.notNull())
+        .addColumn('event_type', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'text', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'text')
+        .addColumn('claimed_until', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
+      await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'created_at', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('webhook_deliveries').execute();
+      await db.schema.dropTable('webhook_endpoints').execute();
+    },
+  },
 };
 
 /**

@@ -41,6 +41,8 @@ export interface Database {
   skill_versions: SkillVersionsTable;
   deployments: DeploymentsTable;
   deployment_runs: DeploymentRunsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export interface SessionsTable {
@@ -387,6 +389,32 @@ export interface DeploymentRunsTable {
   session_id: string | null;
   error: string | null;
   created_at: string;
+}
+
+/** A webhook endpoint: `sealed_key` is its signing secret sealed (server/vault/webhook-keys.ts). */
+export interface WebhookEndpointsTable {
+  id: string;
+  url: string;
+  description: string | null;
+  event_types: string;
+  sealed_key: string;
+  created_at: string;
+  disabled_at: string | null;
+}
+
+/** One event for one endpoint: `attempts` is its log as JSON ({at, status_code, error}[]). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: string;
+  next_attempt_at: string | null;
+  claimed_until: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** A transaction over the store's tables. */
