@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The webhook event names the SDK's `BetaWebhookEventData` lists; an endpoint subscribes to some
  * (none: all). Paddock sends the session, deployment and deployment-run ones it knows of (see
@@ -22,3 +24,15 @@ export const WEBHOOK_EVENTS_SENT: readonly WebhookEventType[] = [
   'deployment.created', 'deployment.updated', 'deployment.paused', 'deployment.unpaused', 'deployment.archived',
   'deployment_run.started', 'deployment_run.failed',
 ];
+
+/** A new endpoint: an http(s) URL without credentials, the events it wants (none: all). */
+export const WebhookEndpointCreate = z
+  .object({
+    url: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+      .max(2048)
+      .refine((u) => !new URL(u).username && !new URL(u).password, { message: 'must not carry credentials' }),
+    description: z.string().max(512).nullish(),
+    event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length).optional(),
+  })
+  .strict();

@@ -2,7 +2,7 @@ import 'server-only';
 import { z } from 'zod';
 import { InvalidInputError } from '~/lib/errors';
 import { ID_PATTERN } from '~/lib/ids';
-import { WEBHOOK_EVENT_TYPES } from '~/lib/webhook-events';
+import { WebhookEndpointCreate } from '~/lib/webhook-events';
 import { CommonQuery, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 
@@ -11,16 +11,6 @@ import type { RestRequest, Route } from '~/server/rest/route-table';
  * endpoints in its console). The signing secret is in `create`'s answer only; deliveries carry
  * their attempts (time, status code, error) and can be sent again.
  */
-export const WebhookEndpointCreate = z
-  .object({
-    url: z
-      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-      .max(2048)
-      .refine((u) => !new URL(u).username && !new URL(u).password, { message: 'must not carry credentials' }),
-    description: z.string().max(512).nullish(),
-    event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length).optional(),
-  })
-  .strict();
 const ListQuery = z.object({ limit: Limit(100, 20), page: Page, ...CommonQuery }).strict();
 const DeliveryQuery = z.object({ limit: Limit(100, 20), page: Page, endpoint_id: z.string().min(1).max(64).optional(), ...CommonQuery }).strict();
 
