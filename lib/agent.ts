@@ -1,3 +1,4 @@
+import { BudgetLimit } from '~/lib/budget-limit';
 import { z } from 'zod';
 import { UserContent } from '~/lib/events';
 import { AgentToolsParams, type AgentTool } from '~/lib/toolset';
@@ -11,11 +12,11 @@ import { uploadMountPath } from '~/lib/mounts';
  * a session keeps the version it was created with.
  */
 
-const Metadata = z
+export const Metadata = z
   .record(z.string().min(1).max(64), z.string().max(512))
   .refine((m) => Object.keys(m).length <= 16, { message: 'at most 16 keys' });
 /** On update a null value deletes the key. */
-const MetadataPatch = z
+export const MetadataPatch = z
   .record(z.string().min(1).max(64), z.string().max(512).nullable())
   .refine((m) => Object.keys(m).length <= 16, { message: 'at most 16 keys' });
 
@@ -370,7 +371,8 @@ export const SessionCreateParams = z
     initial_events: z.array(InitialEvent).max(20).optional(),
     vault_ids: z.array(VaultId).max(20).optional(),
     resources: z.array(ResourceParams).max(MAX_SESSION_FILES + MAX_SESSION_REPOSITORIES).optional(),
-    budget: z.null({ error: 'budget is not supported by Paddock yet' }).optional(),
+    /** A spend ceiling at list prices: at it, no new model request starts (the session idles with `budget_reached`). */
+    budget: BudgetLimit.nullish(),
   })
   .strict();
 export type SessionCreateParams = z.input<typeof SessionCreateParams>;
@@ -379,6 +381,8 @@ export const SessionUpdateParams = z
   .object({
     title: z.string().trim().min(1).max(200).nullish(),
     metadata: MetadataPatch.nullish(),
+    /** A new ceiling (raise it to continue), or null to remove it. */
+    budget: BudgetLimit.nullable().optional(),
   })
   .strict();
 

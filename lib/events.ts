@@ -1,3 +1,4 @@
+import { BudgetLimit } from '~/lib/budget-limit';
 import { z } from 'zod';
 import { McpServerListing } from '~/lib/mcp-listing';
 
@@ -70,6 +71,8 @@ export const StopReason = z.discriminatedUnion('type', [
   z.object({ type: z.literal('end_turn') }),
   z.object({ type: z.literal('requires_action'), event_ids: z.array(z.string()) }),
   z.object({ type: z.literal('retries_exhausted') }),
+  /** The session's list cost reached its budget (or a model without a list price ran under one): no new request starts. */
+  z.object({ type: z.literal('budget_reached') }),
 ]);
 export type StopReason = z.infer<typeof StopReason>;
 
@@ -170,6 +173,18 @@ export const NewEvent = z.discriminatedUnion('type', [
     retry_in_ms: z.number().int().nonnegative().optional(),
   }),
   z.object({ type: z.literal('session.status_terminated') }),
+  /** A point-in-time snapshot of the session's cumulative usage and list cost, with its budget then. */
+  z.object({
+    type: z.literal('session.usage'),
+    usage: z.object({
+      input_tokens: z.number().int().nonnegative(),
+      output_tokens: z.number().int().nonnegative(),
+      cache_read_input_tokens: z.number().int().nonnegative(),
+      cache_creation: z.object({ ephemeral_5m_input_tokens: z.number().int().nonnegative(), ephemeral_1h_input_tokens: z.number().int().nonnegative() }),
+      list_cost: z.object({ amount: z.string(), currency: z.literal('USD') }).optional(),
+    }),
+    budget: BudgetLimit.nullable(),
+  }),
   z.object({ type: z.literal('session.error'), error: SessionErrorObject }),
   // Paddock addition: `model` names what was asked (a Claude id, or the offline demo brain).
   z.object({
@@ -256,6 +271,7 @@ export const SIDE_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   'hand.repository_cloned',
   'user.file_edit',
   'mcp.tools_listed',
+  'session.usage',
 ]);
 export const EventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);
 

@@ -37,7 +37,7 @@ async function main(): Promise<number> {
   const store = config.DATABASE_URL ? await openPostgresStore({ url: config.DATABASE_URL }) : await openSqliteStore({ file: path.join(config.dataDir, 'paddock.sqlite') });
   try {
     const r = await rotateMasterKey(store.db, current, next);
-    console.log(`Re-wrapped ${r.rewrapped} sealed values of ${r.credentials} credentials and ${r.repositoryTokens} repository tokens under master key ${next.id} (was ${current.id}).`);
+    console.log(`Re-wrapped ${r.rewrapped} sealed values of ${r.credentials} credentials, ${r.repositoryTokens} repository tokens and ${r.webhookKeys} webhook signing keys under master key ${next.id} (was ${current.id}).`);
   } finally {
     await store.close();
   }

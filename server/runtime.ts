@@ -54,6 +54,12 @@ import type { SessionMounts } from '~/server/hands/mount-port';
 import { MemoryRepo } from '~/server/memory/memory-repo';
 import { promptAttachments } from '~/server/commands/session-attachments';
 import { SkillStore } from '~/server/skills/skill-store';
+import { DeploymentStore } from '~/server/deployments/deployment-store';
+import { schedulerTick } from '~/server/commands/deployment-scheduler';
+import { startTicker } from '~/server/ticker';
+import { WebhookStore } from '~/server/webhooks/webhook-store';
+import { WebhookKeys } from '~/server/vault/webhook-keys';
+import { deliverDue } from '~/server/webhooks/webhook-delivery';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 
@@ -84,6 +90,10 @@ export interface Runtime {
   memory: MemoryRepo;
   /** Skills' rows (their archives are in `blobs`). */
   skills: SkillStore;
+  /** Deployments and their runs. */
+  deployments: DeploymentStore;
+  /** Webhook endpoints (signing keys sealed) and their deliveries. */
+  webhooks: WebhookStore;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -145,6 +155,10 @@ export async function startRuntimeAtBoot(): Promise<void> {
 const BOOT_RETRY_BASE_MS = 250;
 /** How often the data dir is checked in full (a write probe); every SQLite write stats it besides. */
 const DATA_DIR_CHECK_MS = 2_000;
+/** How often each instance looks for scheduled deployments due: a fire starts within about this long of its time. */
+const DEPLOYMENT_TICK_MS = 5_000;
+/** How often each instance sends due webhook deliveries (first attempts and retries). */
+const WEBHOOK_TICK_MS = 1_000;
 const BOOT_RETRY_MAX_MS = 5_000;
 
 export function modelFromConfig(config: Config): ModelClient {
@@ -233,7 +247,7 @@ export function accessFor(config: Config, store: SessionStore): Access {
 export function filesFor(
   config: Config,
   store: SessionStore,
-): { files: FileStore; blobs: BlobStore; sessionFiles: SessionFileStore; memory: MemoryRepo; skills: SkillStore } {
+): { files: FileStore; blobs: BlobStore; sessionFiles: SessionFileStore; memory: MemoryRepo; skills: SkillStore; deployments: DeploymentStore } {
   if (!(store instanceof KyselySessionStore)) throw new Error('files need a Kysely-backed session store');
   return {
     files: new FileStore(store.db),
@@ -241,6 +255,7 @@ export function filesFor(
     sessionFiles: new SessionFileStore(store.db),
     memory: new MemoryRepo(store.db),
     skills: new SkillStore(store.db),
+    deployments: new DeploymentStore(store.db),
   };
 }
 
@@ -277,6 +292,12 @@ export function vaultsFor(config: Config, store: SessionStore): { vaults: VaultS
   return { vaults: new VaultStore(store.db, masterKey), vaultSecrets: new VaultSecrets(store.db, masterKey), masterKey };
 }
 
+/** Webhook endpoints and deliveries live in the session database; signing keys are sealed under the master key. */
+export function webhooksFor(store: SessionStore, master: MasterKey): WebhookStore {
+  if (!(store instanceof KyselySessionStore)) throw new Error('webhooks need a Kysely-backed session store');
+  return new WebhookStore(store.db, new WebhookKeys(master));
+}
+
 /** Resources live in the session database; tokens are sealed under the master key. */
 export function repositoriesFor(store: SessionStore, master: MasterKey): RepositoryStore {
   if (!(store instanceof KyselySessionStore)) throw new Error('repositories need a Kysely-backed session store');
@@ -297,6 +318,7 @@ async function startRuntime(): Promise<Runtime> {
   const agents = agentsFor(config, store);
   const { vaults, vaultSecrets, masterKey } = vaultsFor(config, store);
   const repositories = repositoriesFor(store, masterKey);
+  const webhooks = webhooksFor(store, masterKey);
   const gitProxy = await new GitProxy({ repositories, port: config.PADDOCK_GIT_PROXY_PORT }).start();
   const files = filesFor(config, store);
   const mounts = sessionMounts({ ...files, maxOutputBytes: config.PADDOCK_MAX_UPLOAD_BYTES, attachments: { store, ...files } });
@@ -331,11 +353,17 @@ async function startRuntime(): Promise<Runtime> {
   setLiveSources({ hands: () => hands.liveHandCounts(), sessions: () => harness.runningSessions });
   setDataDirWatch(dataDir);
   const stopDataDirWatch = dataDir.start(DATA_DIR_CHECK_MS);
+  // Every instance ticks; the database's claim on (deployment, scheduled time) decides who fires (deployment-scheduler.ts).
+  const stopScheduler = startTicker({ name: 'deployment scheduler', log, intervalMs: DEPLOYMENT_TICK_MS, tick: () => schedulerTick({ store, harness, hands, agents, vaults, config, repositories, webhooks, ...files }).then(() => undefined) });
+  // Webhook deliveries and their retries: each due delivery is claimed by one instance at a time (webhook-delivery.ts).
+  const stopDeliveries = startTicker({ name: 'webhook deliveries', log, intervalMs: WEBHOOK_TICK_MS, tick: () => deliverDue({ webhooks }).then(() => undefined) });
   const stopBackground = () => {
+    stopScheduler();
+    stopDeliveries();
     stopBudgetWatch();
     stopDataDirWatch();
   };
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...files, stopBackground };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, webhooks, ...files, stopBackground };
 }
 
 /**

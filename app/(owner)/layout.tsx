@@ -22,6 +22,7 @@ export default async function OwnerLayout({ children }: { children: ReactNode })
           <Link href="/environments">Environments</Link>
           <Link href="/memory">Memory</Link>
           <Link href="/skills">Skills</Link>
+          <Link href="/deployments">Deployments</Link>
           <Link href="/settings">Settings</Link>
         </nav>
       </header>

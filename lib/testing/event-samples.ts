@@ -66,6 +66,11 @@ export const EVENT_SAMPLES: { [T in EventType]: NewEventOf<T> } = {
   'session.status_idle': { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: ['sevt_01TOOLUSE'] }, stop_details: null },
   'session.status_rescheduled': { type: 'session.status_rescheduled', attempt: 2, retry_in_ms: 1500 },
   'session.status_terminated': { type: 'session.status_terminated' },
+  'session.usage': {
+    type: 'session.usage',
+    usage: { input_tokens: 12000, output_tokens: 340, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, list_cost: { amount: '5', currency: 'USD' } },
+    budget: { type: 'limit', max_list_cost: { amount: '500', currency: 'USD' } },
+  },
   'session.error': {
     type: 'session.error',
     error: { type: 'model_overloaded_error', message: 'Overloaded', retry_status: { type: 'retrying' } },

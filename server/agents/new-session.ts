@@ -112,6 +112,7 @@ export async function createSessionFor(deps: NewSessionDeps, input: unknown): Pr
     agent,
     environment_id: envId,
     vault_ids: p.vault_ids ?? [],
+    budget: p.budget ?? null,
     // Repositories have rows of their own (the resources API changes them; a token is sealed beside
     // its repository). Memory stores are kept here, snapshotted as attached.
     resources: memory,

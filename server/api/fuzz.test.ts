@@ -13,6 +13,7 @@ import { handleSignIn, handleSignOut } from '~/server/api/auth-routes';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { createSkill } from '~/server/commands/skill-commands';
+import { createDeployment } from '~/server/commands/deployment-commands';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import type { Runtime } from '~/server/runtime';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
@@ -50,6 +51,9 @@ interface World {
   /** A memory store, one memory and a past version of it. */
   memory: { store: string; memory: string; version: string };
   skill: string;
+  deployment: string;
+  endpoint: string;
+  delivery: string;
 }
 const WIDGET_ORIGIN = 'http://127.0.0.1:4020';
 /** What a widget's visitor may call: the widget's procedures, and reads of its own sessions (with GET). */
@@ -111,7 +115,11 @@ beforeAll(async () => {
   const memStore = (await rt.memory.createStore({ name: 'fuzz' })).id;
   const mem = await rt.memory.createMemory(memStore, { path: '/notes/a.md', content: 'a' }, { type: 'user_actor', user_id: 'owner' });
   await rt.memory.updateMemory(memStore, mem.id, { content: 'a2' }, { type: 'user_actor', user_id: 'owner' });
-  world = { cookie, apiKey, sessions, tab, callIds, vault, credential, share, visitors, memory: { store: memStore, memory: mem.id, version: mem.memory_version_id }, skill: (await createSkill({ skills: rt.skills, blobs: rt.blobs }, [{ name: 'k/SKILL.md', data: Buffer.from('---\nname: k\ndescription: fuzz\n---\n') }], null)).id };
+  const deployment = (await createDeployment(rt, { name: 'fuzzed', agent: 'agent_default', environment_id: 'env_default', initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] })).id;
+  const endpoint = (await rt.webhooks.createEndpoint({ url: 'https://hooks.example.com/in', description: null, event_types: [] })).id;
+  await rt.webhooks.emit('deployment.created', deployment);
+  const delivery = (await rt.webhooks.listDeliveries({ limit: 1 })).data[0]!.id;
+  world = { deployment, endpoint, delivery, cookie, apiKey, sessions, tab, callIds, vault, credential, share, visitors, memory: { store: memStore, memory: mem.id, version: mem.memory_version_id }, skill: (await createSkill({ skills: rt.skills, blobs: rt.blobs }, [{ name: 'k/SKILL.md', data: Buffer.from('---\nname: k\ndescription: fuzz\n---\n') }], null)).id };
 });
 
 afterAll(async () => {
@@ -342,6 +350,25 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
           [],
         ]),
       };
+    case 'deployments.list':
+    case 'webhooks.list':
+    case 'webhooks.eventTypes':
+      return undefined;
+    case 'deployments.create':
+      return { name: text(), agent: pick(r, ['agent_default', 'agent_nope']), environment_id: 'env_default', initial_events: pick(r, [[], [{ type: 'user.message', content: [{ type: 'text', text: text() }] }]]), schedule: pick(r, [undefined, { type: 'cron', expression: pick(r, ['* * * * *', '@daily']), timezone: pick(r, ['UTC', 'Mars/Base']) }]) };
+    case 'deployments.runs':
+    case 'deployments.pause':
+    case 'deployments.unpause':
+    case 'deployments.archive':
+    case 'deployments.run':
+      return { id: pick(r, [world.deployment, fakeId(r, 'depl'), 'depl_']), deploymentId: pick(r, [world.deployment, fakeId(r, 'depl')]) };
+    case 'webhooks.create':
+      return { url: pick(r, [`https://h${Math.floor(r() * 1e9)}.example.com/x`, 'file:///etc/passwd', 'https://u:p@x.example.com', '']), event_types: pick(r, [undefined, ['deployment.created'], ['nope']]) };
+    case 'webhooks.delete':
+    case 'webhooks.deliveries':
+      return { id: pick(r, [world.endpoint, fakeId(r, 'wh'), 'wh_']), endpointId: pick(r, [world.endpoint, fakeId(r, 'wh')]) };
+    case 'webhooks.redeliver':
+      return { id: pick(r, [world.delivery, fakeId(r, 'whdl'), 'whdl_']) };
     case 'memoryStores.list':
       return { includeArchived: pick(r, [true, false, 'yes']) };
     case 'memoryStores.create':
@@ -450,7 +477,8 @@ async function snapshot(): Promise<string> {
   const widgetSessions = await store.db.selectFrom('widget_sessions').selectAll().orderBy('session_id').execute();
   const skills = await Promise.all((['skills', 'skill_versions'] as const).map((t) => store.db.selectFrom(t).selectAll().execute()));
   const memory = await Promise.all((['memory_stores', 'memories', 'memory_versions'] as const).map((t) => store.db.selectFrom(t).selectAll().orderBy('id').execute()));
-  return JSON.stringify({ sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens, shares, widgets, widgetSessions, memory, skills });
+  const deployments = await Promise.all((['deployments', 'deployment_runs', 'webhook_endpoints', 'webhook_deliveries'] as const).map((t) => store.db.selectFrom(t).selectAll().orderBy('id').execute()));
+  return JSON.stringify({ deployments, sessions, keys, events: Number(events.n), claims, agents, versions: Number(versions.n), environments, vaults, credentials, resources, tokens, shares, widgets, widgetSessions, memory, skills });
 }
 
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>);

@@ -12,6 +12,8 @@ import { sharesRouter } from '~/server/api/routers/shares';
 import { vaultsRouter } from '~/server/api/routers/vaults';
 import { widgetRouter } from '~/server/api/routers/widget';
 import { widgetsRouter } from '~/server/api/routers/widgets';
+import { deploymentsRouter } from '~/server/api/routers/deployments';
+import { webhooksRouter } from '~/server/api/routers/webhooks';
 import { createCallerFactory, createTRPCRouter } from '~/server/api/trpc';
 
 export const appRouter = createTRPCRouter({
@@ -28,6 +30,8 @@ export const appRouter = createTRPCRouter({
   shares: sharesRouter,
   widget: widgetRouter,
   widgets: widgetsRouter,
+  deployments: deploymentsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

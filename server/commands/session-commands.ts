@@ -7,6 +7,7 @@ import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
 import { createSessionFor } from '~/server/agents/new-session';
 import { checkEventSize, checkFileWrite } from '~/server/commands/limits';
 import type { SessionDeps } from '~/server/commands/session-deps';
+import { notify } from '~/server/commands/webhook-notify';
 import { errorFields, logger } from '~/server/log';
 import { DEFAULT_TITLE, type Session, type SessionStore, terminatedMessage } from '~/server/session/store';
 
@@ -29,6 +30,7 @@ async function sessionOrThrow(store: SessionStore, id: string): Promise<Session>
  */
 export async function createSession(d: SessionDeps, params: unknown): Promise<Session> {
   const { session, hasWork } = await createSessionFor(d, params);
+  await notify(d, 'session.created', session.id);
   if (!hasWork) return session;
   void d.harness.wake(session.id);
   if (session.title !== DEFAULT_TITLE) return session;
@@ -41,15 +43,21 @@ export async function createSession(d: SessionDeps, params: unknown): Promise<Se
 /** Title and metadata (a metadata patch: null deletes a key). */
 export async function updateSession(d: SessionDeps, id: string, p: z.output<typeof SessionUpdateParams>): Promise<Session> {
   const current = await sessionOrThrow(d.store, id);
+  // As the hosted API: a budget is set at creation; an update replaces or removes it, never adds one.
+  if (p.budget && current.budget === null) throw new InvalidInputError('budget: a budget can only be set when the session is created (budget_create_only)');
   return d.store.updateSession(current.id, {
     ...(p.title ? { title: p.title } : {}),
     ...(p.metadata !== undefined ? { metadata: patchMetadata(current.metadata, p.metadata) } : {}),
+    // Raising the ceiling lets an idle session at its budget go on with the next message.
+    ...(p.budget !== undefined ? { budget: p.budget } : {}),
   });
 }
 
 export async function archiveSession(d: SessionDeps, id: string): Promise<Session> {
   await sessionOrThrow(d.store, id);
-  return d.store.updateSession(id, { archived: true });
+  const archived = await d.store.updateSession(id, { archived: true });
+  await notify(d, 'session.archived', id);
+  return archived;
 }
 
 /**
@@ -63,6 +71,7 @@ export async function deleteSession(d: SessionDeps, id: string): Promise<{ id: s
   await d.hands.deleteSession(session.id);
   await d.repositories.removeSession(session.id);
   await d.store.deleteSession(session.id);
+  await notify(d, 'session.deleted', session.id);
   return { id: session.id };
 }
 

@@ -4,6 +4,7 @@ import type { Config } from '~/server/config';
 import type { NewSessionDeps } from '~/server/agents/new-session';
 import type { SessionStore } from '~/server/session/store';
 import type { RepositoryStore } from '~/server/proxy/repository-store';
+import type { WebhookStore } from '~/server/webhooks/webhook-store';
 
 /**
  * What the session commands use: the store, the harness to wake, the hands and repositories a
@@ -15,4 +16,6 @@ export interface SessionDeps extends NewSessionDeps {
   harness: { wake(sessionId: string): Promise<void> };
   hands: Pick<HandRegistry, 'deleteSession'>;
   repositories: Pick<RepositoryStore, 'add' | 'removeSession'>;
+  /** Where lifecycle events go out as webhooks (absent: nowhere). */
+  webhooks?: Pick<WebhookStore, 'emit'>;
 }

@@ -11,6 +11,8 @@ import { metricsRoutes } from '~/server/rest/metrics';
 import { fileRoutes } from '~/server/rest/files';
 import { memoryStoreRoutes } from '~/server/rest/memory-stores';
 import { skillRoutes } from '~/server/rest/skills';
+import { deploymentRoutes } from '~/server/rest/deployments';
+import { webhookRoutes } from '~/server/rest/webhooks';
 import { resourceRoutes } from '~/server/rest/resources';
 import { type Route, matchRoute } from '~/server/rest/route-table';
 import { sessionRoutes } from '~/server/rest/sessions';
@@ -21,7 +23,7 @@ const log = logger('rest');
 const ulid = monotonicFactory();
 
 /** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
-export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...skillRoutes, ...metricsRoutes];
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...skillRoutes, ...deploymentRoutes, ...webhookRoutes, ...metricsRoutes];
 
 export interface RestDeps {
   runtime: () => Promise<Runtime>;

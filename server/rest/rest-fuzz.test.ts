@@ -8,6 +8,7 @@ import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import { createSkill, createSkillVersion } from '~/server/commands/skill-commands';
+import { createDeployment, runDeploymentNow } from '~/server/commands/deployment-commands';
 import { REST_ROUTES, handleRest } from '~/server/rest/handler';
 import type { Route } from '~/server/rest/route-table';
 import type { Runtime } from '~/server/runtime';
@@ -25,7 +26,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }>; skills: Array<{ id: string; versions: string[] }> };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }>; skills: Array<{ id: string; versions: string[] }>; deployments: string[]; runs: string[]; endpoints: string[]; deliveries: string[] };
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 
@@ -85,7 +86,20 @@ beforeAll(async () => {
     const v = await createSkillVersion({ skills: rt.skills, blobs: rt.blobs }, s.id, files('two'));
     skills.push({ id: s.id, versions: [s.latest_version_id, v.id] });
   }
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files, memory, skills };
+  // Deployments (one scheduled, one by hand only), each with a run.
+  const deployments = [];
+  const runs = [];
+  for (const schedule of [null, { type: 'cron', expression: '*/5 * * * *', timezone: 'Europe/Paris' }]) {
+    const d = await createDeployment(rt, { name: 'fuzzed', agent: agent.id, environment_id: env.id, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }], schedule });
+    deployments.push(d.id);
+    runs.push((await runDeploymentNow(rt, d.id)).id);
+  }
+  // Webhook endpoints, and the deliveries the deployments above queued for them.
+  const endpoints = [];
+  for (let i = 0; i < 2; i++) endpoints.push((await rt.webhooks.createEndpoint({ url: `https://hooks${i}.example.com/in`, description: null, event_types: [] })).id);
+  await rt.webhooks.emit('deployment.created', deployments[0]!);
+  const deliveries = (await rt.webhooks.listDeliveries({ limit: 100 })).data.map((d) => d.id);
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files, memory, skills, deployments, runs, endpoints, deliveries };
 });
 
 afterAll(async () => {
@@ -122,6 +136,10 @@ function idFor(r: Rand, route: Route): string {
   if (route.path.startsWith('environments')) return pick(r, world.envs);
   if (route.path.startsWith('vaults/:vault/')) return pick(r, world.credentials).join('/');
   if (route.path.startsWith('vaults')) return pick(r, world.vaults);
+  if (route.path.startsWith('deployments')) return pick(r, world.deployments);
+  if (route.path.startsWith('webhook_endpoints')) return pick(r, world.endpoints);
+  if (route.path.startsWith('webhook_deliveries')) return pick(r, world.deliveries);
+  if (route.path.startsWith('deployment_runs')) return pick(r, world.runs);
   if (route.path.startsWith('skills')) {
     const k = pick(r, world.skills);
     return route.path.includes(':version') ? `${k.id}/${pick(r, [...k.versions, 'latest', '1'])}` : k.id;
@@ -158,6 +176,9 @@ function bodyFor(r: Rand, route: Route): unknown {
   }
   if (p === 'vaults/:vault/credentials/:id') return { auth: pick(r, [{ type: 'environment_variable', secret_value: SECRET }, { type: 'static_bearer', token: SECRET }, { type: 'mcp_oauth', access_token: SECRET }]), display_name: text() };
   if (p === 'sessions/:id/resources') return pick(r, [{ type: 'github_repository', url: pick(r, ['https://github.com/a/b', 'file:///etc/passwd', 'https://u:p@h/x', 'https://h/']), mount_path: pick(r, [undefined, '/workspace/../x', '/etc', '/workspace/a/.git/hooks']), authorization_token: pick(r, ['FORGED', 'has space', '']) }, { type: 'file', file_id: pick(r, [...world.files, 'f', 'file_01UNKNOWN0000000000000000']), mount_path: pick(r, [undefined, null, 'a.csv', '/etc/passwd', '../x', '/mnt/session/uploads/a/../b', 'a\u0000b', 7]) }, { type: 'memory_store', memory_store_id: 'm' }]);
+  if (p === 'webhook_endpoints') return { url: pick(r, ['https://hooks.example.com/x', 'http://127.0.0.1/x', 'file:///etc/passwd', 'https://u:p@x.example.com', 'javascript:alert(1)', '']), event_types: pick(r, [undefined, ['deployment.created'], ['nope'], 'deployment.created']), description: pick(r, [undefined, text(), 5]) };
+  if (p === 'deployments') return { name: text(), agent: pick(r, [...world.agents, 'agent_nope', { type: 'agent_with_overrides', id: 'x' }]), environment_id: pick(r, world.envs), initial_events: pick(r, [[], [{ type: 'user.message', content: [{ type: 'text', text: text() }] }], [{ type: 'user.interrupt' }]]), schedule: pick(r, [undefined, { type: 'cron', expression: pick(r, ['* * * * *', '0 0 L * *', '@daily', '61 * * * *', '* * * * * *']), timezone: pick(r, ['UTC', 'Mars/Base', '']) }]), budget: pick(r, [undefined, { type: 'limit', max_list_cost: { amount: pick(r, ['1', '-1', '1.5', 1]), currency: pick(r, ['USD', 'EUR']) } }]), resources: pick(r, [undefined, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: SECRET }], [{ type: 'file', file_id: 'file_nope' }]]) };
+  if (p === 'deployments/:id') return { name: pick(r, [text(), '', null]), schedule: pick(r, [null, { type: 'cron', expression: '0 0 * * 8', timezone: 'UTC' }]), initial_events: pick(r, [undefined, []]) };
   if (p === 'memory_stores') return { name: pick(r, [text(), '../x', 'a/b', '']), description: pick(r, [undefined, text()]), metadata: pick(r, [undefined, { k: 5 }]) };
   if (p === 'memory_stores/:id') return { name: pick(r, [text(), null, '..']), metadata: { k: pick(r, ['v', null]) } };
   if (p === 'memory_stores/:id/memories') return { path: pick(r, ['/a/../../etc/passwd', '/a\u0000b', 'relative', '/ok/new.md', '/notes/m0.md', '/notes']), content: pick(r, ['x', null, 'y'.repeat(110_000), 'a\u0000b']) };
@@ -193,6 +214,9 @@ function cleanBodyFor(r: Rand, route: Route): unknown {
   if (p === 'sessions/:id/resources/:rid') return { authorization_token: 'FORGED' };
   if (p === 'sessions/:id/events') return { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] };
   if (p === 'vaults') return { display_name: `vault ${Math.floor(r() * 1e6)}`, metadata: { team: 'fuzz' } };
+  if (p === 'webhook_endpoints') return { url: `https://hooks-${Math.floor(r() * 1e6)}.example.com/in`, event_types: ['deployment.created'] };
+  if (p === 'deployments') return { name: `deployment ${Math.floor(r() * 1e6)}`, agent: pick(r, world.agents), environment_id: pick(r, world.envs), initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }], schedule: pick(r, [null, { type: 'cron', expression: '0 9 * * 1-5', timezone: 'UTC' }]) };
+  if (p === 'deployments/:id') return { name: 'clean update', metadata: { a: 'b' }, budget: { type: 'limit', max_list_cost: { amount: '100', currency: 'USD' } } };
   if (p === 'memory_stores') return { name: `store ${Math.floor(r() * 1e6)}`, description: 'clean' };
   if (p === 'memory_stores/:id') return { description: 'clean update' };
   if (p === 'memory_stores/:id/memories') return { path: `/clean/${Math.floor(r() * 1e9)}.md`, content: 'clean' };
@@ -270,7 +294,11 @@ async function snapshot(): Promise<string> {
   const memoryVersions = await store.db.selectFrom('memory_versions').selectAll().orderBy('id').execute();
   const skills = await store.db.selectFrom('skills').selectAll().orderBy('id').execute();
   const skillVersions = await store.db.selectFrom('skill_versions').selectAll().orderBy('skill_id').orderBy('version').execute();
-  return JSON.stringify({ skills, skillVersions,  sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
+  const deployments = await store.db.selectFrom('deployments').selectAll().orderBy('id').execute();
+  const deploymentRuns = await store.db.selectFrom('deployment_runs').selectAll().orderBy('id').execute();
+  const webhookEndpoints = await store.db.selectFrom('webhook_endpoints').selectAll().orderBy('id').execute();
+  const webhookDeliveries = await store.db.selectFrom('webhook_deliveries').selectAll().orderBy('id').execute();
+  return JSON.stringify({ webhookEndpoints, webhookDeliveries, deployments, deploymentRuns, skills, skillVersions,  sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
 }
 
 /** A resource id for a path: mostly the session's own, sometimes another's or none at all. */

@@ -22,7 +22,7 @@ export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repo
     // Never a token: the store keeps those sealed and returns resources without them.
     resources: await listResources(rt, s.id),
     vault_ids: s.vault_ids,
-    budget: null,
+    budget: s.budget,
     outcome_evaluations: [],
     usage,
     stats,

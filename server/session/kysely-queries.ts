@@ -14,7 +14,7 @@ import { PayloadCache, readEvents } from '~/server/session/payload-cache';
 import { LeaseQueries } from '~/server/session/lease-queries';
 import { TabClaimQueries } from '~/server/session/tab-claim-queries';
 import { CheckpointQueries } from '~/server/session/checkpoint-queries';
-import { integer, positiveInt, toSession } from '~/server/session/session-rows';
+import { type SessionExtra, integer, positiveInt, toSession } from '~/server/session/session-rows';
 import {
   type Checkpoint,
   DEFAULT_TITLE,
@@ -144,7 +144,7 @@ export class KyselySessionStore implements SessionStore {
       agent_version: init.agent?.version ?? null,
       environment_id: init.environment_id ?? null,
       archived_at: null,
-      extra: JSON.stringify({ vault_ids: init.vault_ids ?? [], resources: init.resources ?? [] }),
+      extra: JSON.stringify({ vault_ids: init.vault_ids ?? [], resources: init.resources ?? [], budget: init.budget ?? null } satisfies SessionExtra),
       waiting_on: null,
       last_message: null,
     };
@@ -160,11 +160,19 @@ export class KyselySessionStore implements SessionStore {
   async updateSession(id: string, patch: SessionPatch): Promise<Session> {
     if (patch.title !== undefined && patch.title.trim() === '') throw new InvalidInputError('title: must not be empty');
     const now = new Date().toISOString();
+    // The budget lives in the row's JSON beside vault ids and resources, which never change after creation.
+    let extra: string | undefined;
+    if (patch.budget !== undefined) {
+      const current = await this.db.selectFrom('sessions').select('extra').where('id', '=', id).executeTakeFirst();
+      if (!current) throw new NotFoundError('session', id);
+      extra = JSON.stringify({ ...(JSON.parse(current.extra) as SessionExtra), budget: patch.budget });
+    }
     const row = await this.db
       .updateTable('sessions')
       .set((eb) => ({
         ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
         ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
+        ...(extra !== undefined ? { extra } : {}),
         // Archiving twice keeps the first time.
         ...(patch.archived === true ? { archived_at: eb.fn.coalesce('archived_at', eb.val(now)) } : patch.archived === false ? { archived_at: null } : {}),
         updated_at: now,

@@ -491,6 +491,88 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('skills').execute();
     },
   },
+  '0023_deployments': {
+    // Deployments (server/deployments): an agent version bound to an environment, initial events
+    // and an optional cron schedule; each trigger one append-only run. The unique key on
+    // (deployment_id, scheduled_at) is what makes a scheduled time fire once across instances
+    // (manual runs have no scheduled time: NULLs never collide, in SQLite or PostgreSQL).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('deployments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('agent_version', 'integer', (c) => c.notNull())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('config', 'text', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('schedule', 'text')
+        .addColumn('paused_reason', 'text')
+        // The next scheduled time not yet fired (ISO); null without a schedule.
+        .addColumn('next_fire_at', 'text')
+        .addColumn('last_run_at', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('archived_at', 'text')
+        .execute();
+      await db.schema.createIndex('deployments_due').on('deployments').columns(['next_fire_at']).execute();
+      await db.schema
+        .createTable('deployment_runs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('deployment_id', 'text', (c) => c.notNull())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('agent_version', 'integer', (c) => c.notNull())
+        .addColumn('trigger_type', 'text', (c) => c.notNull())
+        .addColumn('scheduled_at', 'text')
+        .addColumn('session_id', 'text')
+        .addColumn('error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('deployment_runs_scheduled').on('deployment_runs').columns(['deployment_id', 'scheduled_at']).unique().execute();
+      await db.schema.createIndex('deployment_runs_created').on('deployment_runs').columns(['created_at', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('deployment_runs').execute();
+      await db.schema.dropTable('deployments').execute();
+    },
+  },
+  '0024_webhooks': {
+    // Webhooks (server/webhooks): endpoints with their signing key sealed (never stored open), and
+    // one delivery row per event and endpoint, retried with back-off; its attempts are its log.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_endpoints')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('event_types', 'text', (c) => c.notNull())
+        .addColumn('sealed_key', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('disabled_at', 'text')
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('endpoint_id', 'text', (c) => c.notNull())
+        .addColumn('event_id', 'text', (c) => c.notNull())
+        .addColumn('event_type', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'text', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'text')
+        .addColumn('claimed_until', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
+      await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'created_at', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('webhook_deliveries').execute();
+      await db.schema.dropTable('webhook_endpoints').execute();
+    },
+  },
 };
 
 /**

@@ -39,6 +39,10 @@ export interface Database {
   memory_versions: MemoryVersionsTable;
   skills: SkillsTable;
   skill_versions: SkillVersionsTable;
+  deployments: DeploymentsTable;
+  deployment_runs: DeploymentRunsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export interface SessionsTable {
@@ -353,6 +357,64 @@ export interface SkillVersionsTable {
   sha256: string;
   size_bytes: number;
   created_at: string;
+}
+
+/** A deployment (server/deployments): `config` is JSON (initial events, resources, vault ids, budget). */
+export interface DeploymentsTable {
+  id: string;
+  name: string;
+  description: string | null;
+  agent_id: string;
+  agent_version: number;
+  environment_id: string;
+  config: string;
+  metadata: string;
+  schedule: string | null;
+  paused_reason: string | null;
+  next_fire_at: string | null;
+  last_run_at: string | null;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+/** One trigger of a deployment: its session or its error, written once after the claim. */
+export interface DeploymentRunsTable {
+  id: string;
+  deployment_id: string;
+  agent_id: string;
+  agent_version: number;
+  trigger_type: 'manual' | 'schedule';
+  scheduled_at: string | null;
+  session_id: string | null;
+  error: string | null;
+  created_at: string;
+}
+
+/** A webhook endpoint: `sealed_key` is its signing secret sealed (server/vault/webhook-keys.ts). */
+export interface WebhookEndpointsTable {
+  id: string;
+  url: string;
+  description: string | null;
+  event_types: string;
+  sealed_key: string;
+  created_at: string;
+  disabled_at: string | null;
+}
+
+/** One event for one endpoint: `attempts` is its log as JSON ({at, status_code, error}[]). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: string;
+  next_attempt_at: string | null;
+  claimed_until: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** A transaction over the store's tables. */

@@ -1,12 +1,20 @@
 import 'server-only';
 import type { SessionAgent } from '~/lib/agent';
+import type { BudgetLimit } from '~/lib/budget-limit';
 import { InvalidInputError } from '~/lib/errors';
 import type { SessionRow } from '~/server/session/schema';
 import type { Session } from '~/server/session/store';
 
+/** What a session row keeps as JSON beside its columns. */
+export interface SessionExtra {
+  vault_ids?: string[];
+  resources?: unknown[];
+  budget?: BudgetLimit | null;
+}
+
 /** A session row as the store answers it. */
 export function toSession(row: SessionRow): Session {
-  const extra = JSON.parse(row.extra) as { vault_ids?: string[]; resources?: unknown[] };
+  const extra = JSON.parse(row.extra) as SessionExtra;
   return {
     id: row.id,
     title: row.title,
@@ -20,6 +28,7 @@ export function toSession(row: SessionRow): Session {
     archived_at: row.archived_at,
     vault_ids: extra.vault_ids ?? [],
     resources: extra.resources ?? [],
+    budget: extra.budget ?? null,
     waiting_on: row.waiting_on ?? null,
     last_message: row.last_message ?? null,
   };

@@ -1,4 +1,5 @@
 import type { SessionAgent } from '~/lib/agent';
+import type { BudgetLimit } from '~/lib/budget-limit';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { LiveRelay } from '~/server/session/notifier';
 
@@ -19,6 +20,8 @@ export interface Session {
   /** Stored and validated now; used once vaults and resources are built. */
   vault_ids: string[];
   resources: unknown[];
+  /** Its spend ceiling at list prices; null: none. */
+  budget: BudgetLimit | null;
   /** What an idle session waits for: a verdict on a call (`approval`), a client's result (`client`); null: nothing. */
   waiting_on: SessionWaitingOn | null;
   /** The first line of its newest user or agent message (at most LAST_MESSAGE_CHARS); null before any. */
@@ -42,6 +45,7 @@ export interface SessionInit {
   environment_id?: string;
   vault_ids?: string[];
   resources?: unknown[];
+  budget?: BudgetLimit | null;
 }
 
 export interface SessionPatch {
@@ -49,6 +53,8 @@ export interface SessionPatch {
   metadata?: Record<string, string>;
   /** true archives (keeps the first archive time), false un-archives. */
   archived?: boolean;
+  /** A new ceiling; null removes it. */
+  budget?: BudgetLimit | null;
 }
 
 export interface ListQuery {

@@ -4,7 +4,7 @@ import type { SecretField } from '~/lib/vault';
 import type { Database } from '~/server/session/schema';
 import { type MasterKey, type Sealed, newMasterKey, rewrap } from '~/server/vault/envelope';
 import type { SealedFields } from '~/server/vault/vault-store';
-import { repositoryTokenContext, sealContext } from '~/server/vault/seal-contexts';
+import { repositoryTokenContext, sealContext, webhookKeyContext } from '~/server/vault/seal-contexts';
 
 export { newMasterKey };
 
@@ -14,7 +14,7 @@ export { newMasterKey };
  * The values' ciphertexts do not change. A value already under `to` is left as it is, so a rotation
  * interrupted after its commit (before the new key was put in place) can simply be run again.
  */
-export async function rotateMasterKey(db: Kysely<Database>, from: MasterKey, to: MasterKey): Promise<{ credentials: number; repositoryTokens: number; rewrapped: number }> {
+export async function rotateMasterKey(db: Kysely<Database>, from: MasterKey, to: MasterKey): Promise<{ credentials: number; repositoryTokens: number; webhookKeys: number; rewrapped: number }> {
   return db.transaction().execute(async (trx) => {
     const rows = await trx.selectFrom('vault_credentials').select(['id', 'secrets']).execute();
     let rewrapped = 0;
@@ -38,6 +38,14 @@ export async function rotateMasterKey(db: Kysely<Database>, from: MasterKey, to:
       await trx.updateTable('repository_tokens').set({ sealed: JSON.stringify(next) }).where('session_id', '=', t.session_id).where('resource_id', '=', t.resource_id).execute();
       rewrapped++;
     }
-    return { credentials: rows.length, repositoryTokens: tokens.length, rewrapped };
+    // Webhook endpoints' signing keys (server/vault/webhook-keys.ts).
+    const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'sealed_key']).execute();
+    for (const e of endpoints) {
+      const sealed = JSON.parse(e.sealed_key) as Sealed;
+      if (sealed.masterKeyId === to.id) continue;
+      await trx.updateTable('webhook_endpoints').set({ sealed_key: JSON.stringify(rewrap(from, to, sealed, webhookKeyContext(e.id))) }).where('id', '=', e.id).execute();
+      rewrapped++;
+    }
+    return { credentials: rows.length, repositoryTokens: tokens.length, webhookKeys: endpoints.length, rewrapped };
   });
 }

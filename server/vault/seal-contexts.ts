@@ -10,4 +10,6 @@ export function sealContext(credentialId: string, field: SecretField): string {
   return `${credentialId}:${field}`;
 }
 
+export const webhookKeyContext = (endpointId: string) => `webhook_signing_key:${endpointId}`;
+
 export const repositoryTokenContext = (sessionId: string, resourceId: string) => `repository_token:${sessionId}:${resourceId}`;

@@ -315,7 +315,7 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     const read = async () => (await store.db.selectFrom('vault_credentials').select(['id', 'secrets']).orderBy('id').execute()).map((r) => JSON.parse(r.secrets) as SealedFields);
     const before = await read();
     const next = newMasterKey();
-    expect(await rotateMasterKey(store.db, master, next)).toEqual({ credentials: 2, repositoryTokens: 1, rewrapped: 5 });
+    expect(await rotateMasterKey(store.db, master, next)).toEqual({ credentials: 2, repositoryTokens: 1, webhookKeys: 0, rewrapped: 5 });
     const after = await read();
     for (const [i, row] of after.entries()) {
       for (const [field, sealed] of Object.entries(row)) {
@@ -330,7 +330,7 @@ describe.each(['sqlite', 'postgres'] as const)('vault store on %s', (kind) => {
     expect(await fresh.mcpSecret([v.id], 'https://x.example.com/mcp')).toMatchObject({ token: 'x-token' });
     expect(await fresh.mcpSecret([v.id], 'https://y.example.com/mcp')).toMatchObject({ accessToken: canary('access'), refresh: { refreshToken: canary('refresh') } });
     // Run again (interrupted before the key file was replaced): nothing left to do, nothing broken.
-    expect(await rotateMasterKey(store.db, master, next)).toEqual({ credentials: 2, repositoryTokens: 1, rewrapped: 0 });
+    expect(await rotateMasterKey(store.db, master, next)).toEqual({ credentials: 2, repositoryTokens: 1, webhookKeys: 0, rewrapped: 0 });
     expect(await new RepositoryStore(store.db, next).token(session.id, repo!.id)).toBe('repo-token');
     await expect(new RepositoryStore(store.db, master).token(session.id, repo!.id)).rejects.toBeInstanceOf(MasterKeyMismatchError);
     expect(await fresh.mcpSecret([v.id], 'https://x.example.com/mcp')).toMatchObject({ token: 'x-token' });

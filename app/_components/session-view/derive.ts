@@ -139,6 +139,7 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'hand.resumed':
       case 'mcp.tools_listed':
       case 'hand.repository_cloned':
+      case 'session.usage':
         break;
       default:
         // Exhaustive at compile time (a new event type has to be placed here or above), yet an

@@ -94,7 +94,7 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
   // The token line folds into the line above it (the demo notice, or the agent's).
-  const usage = <SessionUsage events={log} model={(readOnly ? shared.data?.agent?.model.id : owned.data?.agent?.model.id) ?? null} />;
+  const usage = <SessionUsage events={log} model={(readOnly ? shared.data?.agent?.model.id : owned.data?.agent?.model.id) ?? null} budget={readOnly ? null : (owned.data?.budget ?? null)} />;
 
   const workbench = (pane: 'files' | 'editor' | 'terminal' | null) => (
     <Workbench

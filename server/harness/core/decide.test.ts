@@ -168,6 +168,7 @@ describe('decide: the happy path', () => {
       'hand.repository_cloned': { type: 'hand.repository_cloned', hand: 'sandbox-1', resource_id: 'sesrsc_1', repository_url: 'https://h/r', mount_path: '/workspace/r' },
       'user.file_edit': { type: 'user.file_edit', hand: 'sandbox-1', path: 'a.txt', content: 'x' },
       'mcp.tools_listed': { type: 'mcp.tools_listed', servers: [{ mcp_server_name: 'docs', tools: [] }] },
+      'session.usage': { type: 'session.usage', usage: { input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } }, budget: null },
     };
     expect(Object.keys(side).sort()).toEqual([...SIDE_EVENT_TYPES].sort());
     const log = asked();
@@ -313,6 +314,15 @@ describe('decide: failures and crashes', () => {
     log.add({ type: 'session.error', error: { type: 'model_overloaded_error', message: 'Overloaded', retry_status: { type: 'exhausted' } } });
     log.idle({ type: 'retries_exhausted' });
     expect(log.decide()).toEqual({ kind: 'none' });
+  });
+
+  it('asks nothing more once idle at its budget, until a new message', () => {
+    const log = asked();
+    log.running();
+    log.idle({ type: 'budget_reached' });
+    expect(log.decide()).toEqual({ kind: 'none' });
+    log.user('again');
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
   });
 
   it('stops asking the model after a terminal error, even before the idle event is written', () => {

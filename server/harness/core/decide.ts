@@ -189,6 +189,8 @@ export class DecideFold {
         break;
       case 'session.status_idle':
         this.status = 'idle';
+        // At its budget the turn is over: only a new message (under a raised budget) asks again.
+        if (e.stop_reason.type === 'budget_reached') this.needsModel = false;
         break;
       case 'session.status_terminated':
         this.status = 'terminated';
@@ -198,6 +200,7 @@ export class DecideFold {
       case 'agent.thinking':
       case 'agent.thread_context_compacted':
       case 'mcp.tools_listed':
+      case 'session.usage':
       case 'hand.provisioned':
       case 'hand.released':
       case 'hand.lost':

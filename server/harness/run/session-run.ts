@@ -69,6 +69,8 @@ export async function runSession(o: SessionRunOptions, sessionId: string, run: R
     epoch: held.epoch,
     loopSignal: run.loop.signal,
     agent,
+    budget: () => store.getSession(sessionId).then((s) => s?.budget ?? null),
+    usageEvents: () => store.getEvents(sessionId, { types: ['span.model_request_end', 'agent.thread_context_compacted'] }),
     interruptible: (fn) => withStep(run, fn),
     read: (what, fn) => retry.retry(run, sessionId, what, fn),
     readLog: (to) => store.getEvents(sessionId, { to }),

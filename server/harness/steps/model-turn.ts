@@ -12,6 +12,7 @@ import { ModelError, type ModelTurn } from '~/server/harness/core/model-client';
 import { afterModelFailure } from '~/server/harness/core/retry-policy';
 import { SESSION_EVENTS_TOOL } from '~/server/harness/core/session-events';
 import { callsTools, interruptedTurnEvents, turnEvents } from '~/server/harness/core/turn-events';
+import { budgetStop } from '~/server/harness/steps/budget-gate';
 import { compact } from '~/server/harness/steps/compaction';
 import { mcpListing, needsMcpListing } from '~/server/harness/steps/mcp-listing';
 import { StepAbort } from '~/server/harness/steps/step-abort';
@@ -41,6 +42,7 @@ export async function modelTurn(ctx: StepContext, action: { attempt: number }, m
   // A session runs the agent version it was created with; one without is on the built-in default.
   // Read before the span starts, so a failed read leaves no half-begun turn behind.
   const agent = await ctx.agent();
+  if (await budgetStop(ctx, agent && !model.isDemo ? agent.model.id : model.model, running)) return;
   // Its MCP servers' tools are listed before its first request (a step of its own).
   if (needsMcpListing(ctx, agent) && running.length > 0) await write.once(running.splice(0));
   const mcpListed = await mcpListing(ctx, agent);

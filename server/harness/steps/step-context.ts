@@ -1,6 +1,7 @@
 import 'server-only';
 import type { PromptAttachments } from '~/server/harness/core/attachments-prompt';
 import type { SessionAgent } from '~/lib/agent';
+import type { BudgetLimit } from '~/lib/budget-limit';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
 import type { RetryPolicy } from '~/server/harness/core/retry-policy';
@@ -50,6 +51,10 @@ export interface StepContext {
   readonly loopSignal: AbortSignal;
   /** The session's agent; null: the built-in default. */
   agent(): Promise<SessionAgent | null>;
+  /** The session's budget as stored now (it can be raised while the session runs); null: none. */
+  budget(): Promise<BudgetLimit | null>;
+  /** Every event of the log that reports a model request's usage (turns and compaction summaries). */
+  usageEvents(): Promise<StoredEvent[]>;
   /** Runs `fn` as the interruptible part of the step: an interrupt resolves with the StepAbort. */
   interruptible<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T | StepAbort>;
   /** A read, repeated until the store answers. */
