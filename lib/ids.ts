@@ -2,7 +2,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file' | 'memstore' | 'mem' | 'memver' | 'skill';
+export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file' | 'memstore' | 'mem' | 'memver' | 'skill' | 'outc';
 
 /** Sortable, prefixed ids in the Managed Agents style (`sesn_01J…`, `sevt_01J…`). */
 export function newId(prefix: IdPrefix): string {
@@ -20,4 +20,5 @@ export const ID_PATTERN = {
   memory: /^mem_[0-9A-HJKMNP-TV-Z]{26}$/,
   memoryVersion: /^memver_[0-9A-HJKMNP-TV-Z]{26}$/,
   skill: /^skill_[0-9A-HJKMNP-TV-Z]{26}$/,
+  outcome: /^outc_[0-9A-HJKMNP-TV-Z]{26}$/,
 } as const;

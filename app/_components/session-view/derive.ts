@@ -139,6 +139,13 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'hand.resumed':
       case 'mcp.tools_listed':
       case 'hand.repository_cloned':
+      case 'user.define_outcome':
+      case 'span.outcome_evaluation_start':
+      case 'span.outcome_evaluation_ongoing':
+      case 'span.outcome_evaluation_end':
+      case 'system.message':
+      case 'session.updated':
+      case 'session.usage':
         break;
       default:
         // Exhaustive at compile time (a new event type has to be placed here or above), yet an
