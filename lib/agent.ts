@@ -379,6 +379,10 @@ export const SessionUpdateParams = z
   .object({
     title: z.string().trim().min(1).max(200).nullish(),
     metadata: MetadataPatch.nullish(),
+    /** Only the agent's tools and MCP servers change mid-session (each a full replacement), and never while it runs. */
+    agent: z.object({ tools: AgentToolsParams.optional(), mcp_servers: z.array(McpServerParams).max(20).optional() }).strict().optional(),
+    vault_ids: z.array(VaultId).max(20).optional(),
+    budget: z.null({ error: 'budget_create_only: a budget cannot be added to a session created without one' }).optional(),
   })
   .strict();
 

@@ -49,6 +49,9 @@ export interface SessionPatch {
   metadata?: Record<string, string>;
   /** true archives (keeps the first archive time), false un-archives. */
   archived?: boolean;
+  /** The session's agent, whole (an update of its tools or MCP servers). */
+  agent?: SessionAgent;
+  vault_ids?: string[];
 }
 
 export interface ListQuery {
