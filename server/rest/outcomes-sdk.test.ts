@@ -120,6 +120,10 @@ describe('outcomes, through the official SDK', () => {
     expect(got.usage.output_tokens).toBeGreaterThanOrEqual(40);
     const modelEnds = events.filter((e) => e.type === 'span.model_request_end').reduce((n, e) => n + e.model_usage.output_tokens, 0);
     expect(got.usage.output_tokens).toBe(modelEnds + 40);
+    // Each verdict comes with a snapshot of the usage so far, the grader's included.
+    const snapshots = events.filter((e) => e.type === 'session.usage');
+    expect(snapshots.length).toBe(2);
+    expect(snapshots[1]!.usage.output_tokens).toBe(got.usage.output_tokens);
   });
 
   it('ends max_iterations_reached when the last iteration still needs revision, after one last agent turn', { timeout: 60_000 }, async () => {

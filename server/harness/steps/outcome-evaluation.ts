@@ -1,5 +1,6 @@
 import 'server-only';
 import type { ModelUsage, NewEvent, OutcomeResult } from '~/lib/events';
+import { accountLog } from '~/lib/usage';
 import { ModelError, type ModelTurn } from '~/server/harness/core/model-client';
 import { agentWork, graderRequest, parseVerdict } from '~/server/harness/core/outcome-grader';
 import { type ActiveOutcome, type OpenEvaluation, verdictResult } from '~/server/harness/core/outcomes';
@@ -57,7 +58,19 @@ export async function evaluateOutcome(ctx: StepContext, outcome: ActiveOutcome, 
   }
   const verdict = parseVerdict(answer.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
   const result = verdictResult(verdict.result, ev.iteration, outcome.max_iterations);
-  await ctx.write.keyed('end evaluation', [endOf(ev, result, verdict.explanation, answer.usage)], `outcome-eval-end:${ev.start_id}`);
+  const end = endOf(ev, result, verdict.explanation, answer.usage);
+  // With the verdict, a snapshot of the session's usage that counts the grader's request.
+  const history = await ctx.read('read usage', () => ctx.readLog(ctx.view.lastSeq));
+  const { usage: u, stats } = accountLog(history, new Date().toISOString(), Date.now());
+  const g = answer.usage;
+  const usage = {
+    input_tokens: u.input_tokens + g.input_tokens,
+    output_tokens: u.output_tokens + g.output_tokens,
+    cache_read_input_tokens: u.cache_read_input_tokens + g.cache_read_input_tokens,
+    cache_creation: { ...u.cache_creation, ephemeral_5m_input_tokens: u.cache_creation.ephemeral_5m_input_tokens + g.cache_creation_input_tokens },
+    active_seconds: stats.active_seconds,
+  };
+  await ctx.write.keyed('end evaluation', [end, { type: 'session.usage', usage }], `outcome-eval-end:${ev.start_id}`);
 }
 
 /** An evaluation that cannot go on ends `interrupted` (keyed by its start: once). */
