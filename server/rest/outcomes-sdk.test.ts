@@ -158,6 +158,30 @@ describe('outcomes, through the official SDK', () => {
     expect(got.outcome_evaluations[0]).toMatchObject({ result: 'interrupted' });
   });
 
+  it('redoes a grader request a crash cut off under the same span, counting only the answer stored', { timeout: 60_000 }, async () => {
+    const session = await newSession();
+    fake.enqueue(textResponse('the work'), { kind: 'hang' });
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.define_outcome', description: 'Anything', rubric: { type: 'text', content: 'Anything goes.' } }] });
+    await until(session.id, (types) => types.includes('span.outcome_evaluation_start'));
+    // The harness goes away mid-evaluation (its lease released, nothing more written); another takes over.
+    const old = rt;
+    await old.harness.close();
+    rt = testRuntime({ store: old.store, model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }), dataDir: path.join(dir, 'data'), env: { PADDOCK_API_KEY: KEY }, harness: { retryBaseMs: 5, outcomeHeartbeatMs: 30 } });
+    await old.hands.closeAll();
+    fake.enqueue(verdict('satisfied', 'fine'));
+    await rt.harness.wake(session.id);
+    await until(session.id, idle);
+    const events = await allEvents(session.id);
+    const starts = events.filter((e) => e.type === 'span.outcome_evaluation_start');
+    const ends = events.filter((e) => e.type === 'span.outcome_evaluation_end');
+    expect(starts.length).toBe(1);
+    expect(ends.map((e) => [e.result, e.outcome_evaluation_start_id])).toEqual([['satisfied', starts[0]!.id]]);
+    expect(fake.requests.filter((r) => r.body && grading(r.body)).length).toBe(2);
+    const got = await client.beta.sessions.retrieve(session.id);
+    const modelEnds = events.filter((e) => e.type === 'span.model_request_end').reduce((n, e) => n + e.model_usage.output_tokens, 0);
+    expect(got.usage.output_tokens).toBe(modelEnds + 20);
+  });
+
   it('takes a file rubric, stored resolved to its text', { timeout: 60_000 }, async () => {
     const file = await client.beta.files.upload({ file: await toFile(Buffer.from('Must mention bolts.'), 'rubric.md', { type: 'text/markdown' }) });
     const session = await newSession();
