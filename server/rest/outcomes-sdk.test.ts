@@ -10,6 +10,7 @@ import { handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 
 /**
  * Outcomes end to end: the official SDK against the /v1 handler, the agent and its grader both
@@ -64,6 +65,8 @@ async function until(sessionId: string, done: (types: string[]) => boolean): Pro
 }
 
 const idle = (types: string[]) => types.at(-1) === 'session.status_idle';
+/** The stored log holds the harness's invariants (outcome spans included). */
+const invariants = async (sessionId: string) => expect(checkLogInvariants(await rt.store.getEvents(sessionId))).toEqual([]);
 const verdict = (result: string, explanation: string) => textResponse(JSON.stringify({ result, explanation }), { usage: { input_tokens: 200, output_tokens: 20 } });
 const grading = (body: { system?: unknown }) => JSON.stringify(body.system ?? '').includes('strict grader');
 
@@ -83,6 +86,7 @@ describe('outcomes, through the official SDK', () => {
     const outcomeId = (defined as { outcome_id: string }).outcome_id;
     expect(outcomeId).toMatch(/^outc_/);
     await until(session.id, idle);
+    await invariants(session.id);
 
     const events = await allEvents(session.id);
     expect(story(events.map((e) => e.type))).toEqual([
@@ -131,6 +135,7 @@ describe('outcomes, through the official SDK', () => {
     fake.enqueue(textResponse('try one'), verdict('needs_revision', 'not yet'), textResponse('try two'), verdict('needs_revision', 'still not'), textResponse('Understood, stopping.'));
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.define_outcome', description: 'Prove P = NP', rubric: { type: 'text', content: 'A proof.' }, max_iterations: 2 }] });
     await until(session.id, idle);
+    await invariants(session.id);
     const events = await allEvents(session.id);
     const ends = events.filter((e) => e.type === 'span.outcome_evaluation_end');
     expect(ends.map((e) => e.result)).toEqual(['needs_revision', 'max_iterations_reached']);
@@ -148,6 +153,7 @@ describe('outcomes, through the official SDK', () => {
     await until(session.id, (types) => types.includes('span.outcome_evaluation_ongoing'));
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.interrupt' }] });
     await until(session.id, idle);
+    await invariants(session.id);
     const events = await allEvents(session.id);
     const end = events.find((e) => e.type === 'span.outcome_evaluation_end');
     expect(end).toMatchObject({ result: 'interrupted', iteration: 0 });
@@ -171,6 +177,7 @@ describe('outcomes, through the official SDK', () => {
     fake.enqueue(verdict('satisfied', 'fine'));
     await rt.harness.wake(session.id);
     await until(session.id, idle);
+    await invariants(session.id);
     const events = await allEvents(session.id);
     const starts = events.filter((e) => e.type === 'span.outcome_evaluation_start');
     const ends = events.filter((e) => e.type === 'span.outcome_evaluation_end');
@@ -189,6 +196,7 @@ describe('outcomes, through the official SDK', () => {
     const defined = (await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.define_outcome', description: 'Say bolts', rubric: { type: 'file', file_id: file.id } }] })).data?.[0];
     expect(defined).toMatchObject({ rubric: { type: 'text', content: 'Must mention bolts.' }, rubric_file_id: file.id });
     await until(session.id, idle);
+    await invariants(session.id);
     expect((await client.beta.sessions.retrieve(session.id)).outcome_evaluations[0]).toMatchObject({ result: 'satisfied' });
   });
 
