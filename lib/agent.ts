@@ -381,7 +381,10 @@ export const SessionUpdateParams = z
   .object({
     title: z.string().trim().min(1).max(200).nullish(),
     metadata: MetadataPatch.nullish(),
-    /** A new ceiling (raise it to continue), or null to remove it. */
+    /** Only the agent's tools and MCP servers change mid-session (each a full replacement), and never while it runs. */
+    agent: z.object({ tools: AgentToolsParams.optional(), mcp_servers: z.array(McpServerParams).max(20).optional() }).strict().optional(),
+    vault_ids: z.array(VaultId).max(20).optional(),
+    /** A new ceiling (raise it to continue), or null to remove it; never added to a session created without one. */
     budget: BudgetLimit.nullable().optional(),
   })
   .strict();

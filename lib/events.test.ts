@@ -42,6 +42,12 @@ const DESIGN_SDK_TYPES = [
   'session.error',
   'span.model_request_start',
   'span.model_request_end',
+  'user.define_outcome',
+  'span.outcome_evaluation_start',
+  'span.outcome_evaluation_ongoing',
+  'span.outcome_evaluation_end',
+  'system.message',
+  'session.updated',
   'session.usage',
 ] as const;
 const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed', 'mcp.tools_listed', 'hand.repository_cloned'] as const;

@@ -76,6 +76,17 @@ export const StopReason = z.discriminatedUnion('type', [
 ]);
 export type StopReason = z.infer<typeof StopReason>;
 
+/** Outcomes: how a grader judges, and what it can say (`needs_revision` asks the agent for another iteration). */
+export const MAX_OUTCOME_ITERATIONS = 20;
+export const DEFAULT_OUTCOME_ITERATIONS = 3;
+export const OutcomeRubric = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), content: z.string().min(1).max(262_144) }),
+  z.object({ type: z.literal('file'), file_id: z.string().min(1) }),
+]);
+export const OUTCOME_RESULTS = ['satisfied', 'needs_revision', 'max_iterations_reached', 'failed', 'interrupted'] as const;
+export const OutcomeResult = z.enum(OUTCOME_RESULTS);
+export type OutcomeResult = z.infer<typeof OutcomeResult>;
+
 // ── event payloads (what a writer supplies; the store adds id, seq, session_id, processed_at) ──
 const toolResultFields = {
   tool_use_id: z.string().min(1),
@@ -173,7 +184,11 @@ export const NewEvent = z.discriminatedUnion('type', [
     retry_in_ms: z.number().int().nonnegative().optional(),
   }),
   z.object({ type: z.literal('session.status_terminated') }),
-  /** A point-in-time snapshot of the session's cumulative usage and list cost, with its budget then. */
+  /**
+   * A point-in-time snapshot of the session's cumulative usage (every model request, the grader's
+   * too), its list cost and its budget then (a budget check stores one at the cap; an outcome's
+   * verdict stores one beside it).
+   */
   z.object({
     type: z.literal('session.usage'),
     usage: z.object({
@@ -182,8 +197,9 @@ export const NewEvent = z.discriminatedUnion('type', [
       cache_read_input_tokens: z.number().int().nonnegative(),
       cache_creation: z.object({ ephemeral_5m_input_tokens: z.number().int().nonnegative(), ephemeral_1h_input_tokens: z.number().int().nonnegative() }),
       list_cost: z.object({ amount: z.string(), currency: z.literal('USD') }).optional(),
+      active_seconds: z.number().nonnegative().optional(),
     }),
-    budget: BudgetLimit.nullable(),
+    budget: BudgetLimit.nullable().optional(),
   }),
   z.object({ type: z.literal('session.error'), error: SessionErrorObject }),
   // Paddock addition: `model` names what was asked (a Claude id, or the offline demo brain).
@@ -208,6 +224,42 @@ export const NewEvent = z.discriminatedUnion('type', [
     ttft_ms: z.number().nonnegative().nullish(),
     duration_ms: z.number().nonnegative().optional(),
     model_stop_reason: z.string().nullish(),
+  }),
+  /**
+   * An outcome the agent works toward at once (no message needed); a grader judges each finished
+   * turn against the rubric (span.outcome_evaluation_*). A file rubric is stored resolved to its
+   * text, as the API does (`rubric_file_id`, Paddock addition, names the file it came from).
+   */
+  z.object({
+    type: z.literal('user.define_outcome'),
+    outcome_id: z.string().regex(/^outc_/, 'must start with outc_'),
+    description: z.string().min(1),
+    rubric: OutcomeRubric,
+    max_iterations: z.number().int().min(1).max(MAX_OUTCOME_ITERATIONS).nullable(),
+    rubric_file_id: z.string().min(1).optional(),
+  }),
+  z.object({ type: z.literal('span.outcome_evaluation_start'), outcome_id: z.string().min(1), iteration: z.number().int().min(0) }),
+  /** A heartbeat while the grader works. */
+  z.object({ type: z.literal('span.outcome_evaluation_ongoing'), outcome_id: z.string().min(1), iteration: z.number().int().min(0) }),
+  z.object({
+    type: z.literal('span.outcome_evaluation_end'),
+    outcome_evaluation_start_id: z.string().min(1),
+    outcome_id: z.string().min(1),
+    iteration: z.number().int().min(0),
+    result: OutcomeResult,
+    explanation: z.string(),
+    usage: ModelUsage,
+  }),
+  /** A mid-conversation system turn a client sends with a user turn: the model sees it as `role: "system"`. */
+  z.object({ type: z.literal('system.message'), content: z.array(TextBlock).min(1) }),
+  /** What a session update changed, and only that (`agent` whole when its tools or MCP servers changed). */
+  z.object({
+    type: z.literal('session.updated'),
+    title: z.string().nullable().optional(),
+    metadata: z.record(z.string(), z.string()).optional(),
+    agent: z.record(z.string(), z.unknown()).optional(),
+    vault_ids: z.array(z.string()).optional(),
+    budget: BudgetLimit.nullable().optional(),
   }),
   // Paddock's own: hand lifecycle.
   z.object({
@@ -271,6 +323,8 @@ export const SIDE_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   'hand.repository_cloned',
   'user.file_edit',
   'mcp.tools_listed',
+  'span.outcome_evaluation_ongoing',
+  'session.updated',
   'session.usage',
 ]);
 export const EventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);
@@ -297,7 +351,7 @@ export function parseStoredEvent(input: unknown): StoredEvent {
 }
 
 /** Events a user (or a program acting for one) may send into a session. */
-export const USER_EVENT_TYPES = ['user.message', 'user.interrupt', 'user.tool_confirmation', 'user.tool_result', 'user.custom_tool_result'] as const;
+export const USER_EVENT_TYPES = ['user.message', 'user.interrupt', 'user.tool_confirmation', 'user.tool_result', 'user.custom_tool_result', 'user.define_outcome'] as const;
 export type UserEventType = (typeof USER_EVENT_TYPES)[number];
 
 /** A short, human label of where a zod error points: `content.0.text: expected string`. */

@@ -2,7 +2,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file' | 'memstore' | 'mem' | 'memver' | 'skill' | 'depl' | 'drun' | 'wh' | 'whdl' | 'wevt';
+export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file' | 'memstore' | 'mem' | 'memver' | 'skill' | 'depl' | 'drun' | 'wh' | 'whdl' | 'wevt' | 'outc';
 
 /** Sortable, prefixed ids in the Managed Agents style (`sesn_01J…`, `sevt_01J…`). */
 export function newId(prefix: IdPrefix): string {
@@ -24,4 +24,5 @@ export const ID_PATTERN = {
   deploymentRun: /^drun_[0-9A-HJKMNP-TV-Z]{26}$/,
   webhookEndpoint: /^wh_[0-9A-HJKMNP-TV-Z]{26}$/,
   webhookDelivery: /^whdl_[0-9A-HJKMNP-TV-Z]{26}$/,
+  outcome: /^outc_[0-9A-HJKMNP-TV-Z]{26}$/,
 } as const;

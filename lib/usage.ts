@@ -10,11 +10,12 @@ export interface UsageTotals {
   requests: number;
 }
 
-/** Sums every model request of a log: each turn's span end, and each compaction's summary request (pure). */
+/** Sums every model request of a log: each turn's span end, each compaction's summary request and each outcome evaluation's grader request (pure). */
 export function foldUsage(events: readonly StoredEvent[]): UsageTotals {
   const t: UsageTotals = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, requests: 0 };
   for (const e of events) {
-    const u = e.type === 'span.model_request_end' ? e.model_usage : e.type === 'agent.thread_context_compacted' ? e.model_usage : undefined;
+    // The grader's requests count as the agent's do.
+    const u = e.type === 'span.model_request_end' || e.type === 'agent.thread_context_compacted' ? e.model_usage : e.type === 'span.outcome_evaluation_end' ? e.usage : undefined;
     if (!u) continue;
     t.input_tokens += u.input_tokens;
     t.output_tokens += u.output_tokens;
@@ -60,7 +61,7 @@ export function estimateCost(model: string, usage: UsageTotals): number | null {
 }
 
 /** What a session's log adds to its row: token totals and time spent running. */
-export const ACCOUNTED: string[] = ['span.model_request_end', 'session.status_running', 'session.status_idle', 'session.status_terminated', 'session.status_rescheduled'];
+export const ACCOUNTED: string[] = ['span.model_request_end', 'span.outcome_evaluation_end', 'agent.thread_context_compacted', 'session.status_running', 'session.status_idle', 'session.status_terminated', 'session.status_rescheduled'];
 
 export interface SessionUsage {
   input_tokens: number;

@@ -31,6 +31,8 @@ const Env = z.object({
   /** The SDK's current Sonnet; never a deprecated id. */
   PADDOCK_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
   PADDOCK_MAX_TOKENS: z.coerce.number().int().positive().default(8192),
+  /** The model that grades outcomes; unset: the session's agent's own. */
+  PADDOCK_GRADER_MODEL: z.string().min(1).optional(),
   PADDOCK_MODEL_RETRIES: z.coerce.number().int().min(0).max(20).default(4),
   PADDOCK_RETRY_BASE_MS: z.coerce.number().int().min(0).default(500),
   PADDOCK_LEASE_TTL_MS: z.coerce.number().int().min(200).default(15_000),

@@ -334,6 +334,7 @@ async function startRuntime(): Promise<Runtime> {
     // MCP servers through the proxy (short-lived session tokens); only the proxy opens the vault's credentials.
     mcp: mcpGatewayFor(store.db, store, vaultSecrets),
     maxTokens: config.PADDOCK_MAX_TOKENS,
+    ...(config.PADDOCK_GRADER_MODEL ? { graderModel: config.PADDOCK_GRADER_MODEL } : {}),
     leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,
     maxRetries: config.PADDOCK_MODEL_RETRIES,
     retryBaseMs: config.PADDOCK_RETRY_BASE_MS,

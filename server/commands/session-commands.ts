@@ -1,6 +1,7 @@
 import 'server-only';
 import type { z } from 'zod';
-import { type SessionUpdateParams, patchMetadata } from '~/lib/agent';
+import type { SessionUpdateParams } from '~/lib/agent';
+import { sessionChanges } from '~/server/commands/session-update';
 import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
@@ -40,17 +41,18 @@ export async function createSession(d: SessionDeps, params: unknown): Promise<Se
   return (await d.store.getSession(session.id).catch(() => null)) ?? session;
 }
 
-/** Title and metadata (a metadata patch: null deletes a key). */
+/**
+ * Title, metadata (a patch: null deletes a key), the agent's tools and MCP servers (never while
+ * the session runs) and vault ids; then `session.updated` with only what changed (no event when
+ * nothing did). The new configuration applies from the next turn.
+ */
 export async function updateSession(d: SessionDeps, id: string, p: z.output<typeof SessionUpdateParams>): Promise<Session> {
   const current = await sessionOrThrow(d.store, id);
-  // As the hosted API: a budget is set at creation; an update replaces or removes it, never adds one.
-  if (p.budget && current.budget === null) throw new InvalidInputError('budget: a budget can only be set when the session is created (budget_create_only)');
-  return d.store.updateSession(current.id, {
-    ...(p.title ? { title: p.title } : {}),
-    ...(p.metadata !== undefined ? { metadata: patchMetadata(current.metadata, p.metadata) } : {}),
-    // Raising the ceiling lets an idle session at its budget go on with the next message.
-    ...(p.budget !== undefined ? { budget: p.budget } : {}),
-  });
+  const { patch, event } = await sessionChanges(d, current, p);
+  if (!event) return current;
+  const updated = await d.store.updateSession(current.id, patch);
+  await d.store.emitEvent(current.id, event);
+  return updated;
 }
 
 export async function archiveSession(d: SessionDeps, id: string): Promise<Session> {

@@ -35,6 +35,10 @@ export interface HarnessOptions {
   mcp?: McpGateway;
   /** What a session has attached (skills, memory stores), named in its system prompt. */
   attachments?: (sessionId: string) => Promise<PromptAttachments>;
+  /** The model outcomes are graded with; absent: the session's agent's. */
+  graderModel?: string;
+  /** How often a running outcome evaluation stores a heartbeat (default 10 s). */
+  outcomeHeartbeatMs?: number;
 }
 
 /**
@@ -52,7 +56,7 @@ export class Harness {
   constructor(private readonly o: HarnessOptions) {
     this.instanceId = o.instanceId ?? `h-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.retry = new StoreRetry({ baseMs: o.storeRetryBaseMs, maxMs: o.storeRetryMaxMs });
-    this.deps = { model: o.model, hands: o.hands, live: o.live, mcp: o.mcp, attachments: o.attachments, maxTokens: o.maxTokens, retry: { maxRetries: o.maxRetries, baseMs: o.retryBaseMs } };
+    this.deps = { model: o.model, hands: o.hands, live: o.live, mcp: o.mcp, attachments: o.attachments, maxTokens: o.maxTokens, retry: { maxRetries: o.maxRetries, baseMs: o.retryBaseMs }, graderModel: o.graderModel, outcomeHeartbeatMs: o.outcomeHeartbeatMs };
   }
 
   /** Sessions whose loop runs here now (a lease held): the metrics' live sessions. */

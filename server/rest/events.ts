@@ -1,11 +1,12 @@
 import 'server-only';
 import { z } from 'zod';
-import { EventTypeSchema, ToolResultContent, UserContent } from '~/lib/events';
+import { EventTypeSchema, MAX_OUTCOME_ITERATIONS, type NewEvent, TextBlock, ToolResultContent, UserContent } from '~/lib/events';
 import { ID_PATTERN } from '~/lib/ids';
 import { CommonQuery, CreatedAtQuery, Limit, List, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 import { loadSession } from '~/server/rest/session-id';
 import { sendEvents } from '~/server/commands/session-commands';
+import { MAX_RUBRIC_CHARS, checkSystemMessages, defineOutcomeEvent } from '~/server/commands/outcome-commands';
 import { streamEvents } from '~/server/rest/event-stream';
 import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
 import { pageOf } from '~/server/session/keyset-page';
@@ -21,6 +22,18 @@ const SendEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('user.tool_confirmation'), tool_use_id: EventId, result: z.enum(['allow', 'deny']), deny_message: z.string().max(10_000).nullish() }).strict(),
   z.object({ type: z.literal('user.custom_tool_result'), custom_tool_use_id: EventId, ...results }).strict(),
   z.object({ type: z.literal('user.tool_result'), tool_use_id: EventId, ...results }).strict(),
+  z
+    .object({
+      type: z.literal('user.define_outcome'),
+      description: z.string().trim().min(1, 'must not be empty').max(100_000),
+      rubric: z.discriminatedUnion('type', [
+        z.object({ type: z.literal('text'), content: z.string().trim().min(1, 'must not be empty').max(MAX_RUBRIC_CHARS) }).strict(),
+        z.object({ type: z.literal('file'), file_id: z.string().regex(ID_PATTERN.file, 'must be a file id (file_…)') }).strict(),
+      ]),
+      max_iterations: z.number().int().min(1).max(MAX_OUTCOME_ITERATIONS).nullish(),
+    })
+    .strict(),
+  z.object({ type: z.literal('system.message'), content: z.array(TextBlock.strict()).min(1).max(100) }).strict(),
 ]);
 const SendBody = z.object({ events: z.array(SendEvent).min(1).max(50) }).strict();
 type SendEvent = z.output<typeof SendEvent>;
@@ -28,7 +41,9 @@ type SendEvent = z.output<typeof SendEvent>;
 async function send({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const { events } = parseInput(SendBody, body, 'body');
-  return { data: await sendEvents(rt, session.id, events.map((e) => (e.type === 'user.interrupt' ? { type: e.type } : e))) };
+  checkSystemMessages(events, (i) => `body: events.${i}`);
+  const stored = await Promise.all(events.map(async (e, i): Promise<NewEvent> => (e.type === 'user.interrupt' ? { type: e.type } : e.type === 'user.define_outcome' ? defineOutcomeEvent(rt, e, `body: events.${i}`) : e)));
+  return { data: await sendEvents(rt, session.id, stored) };
 }
 
 const ListQuery = z

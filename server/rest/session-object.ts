@@ -1,13 +1,14 @@
 import 'server-only';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, type SessionAgent, sessionAgentOf } from '~/lib/agent';
 import { ACCOUNTED, accountLog } from '~/lib/usage';
+import { OUTCOME_EVENT_TYPES, outcomeEvaluations } from '~/lib/outcomes';
 import { listResources } from '~/server/commands/resource-commands';
 import type { Runtime } from '~/server/runtime';
 import type { Session } from '~/server/session/store';
 
 /** A session as the Managed Agents API returns it. */
 export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repositories' | 'sessionFiles'>, s: Session) {
-  const events = await rt.store.getEvents(s.id, { types: ACCOUNTED });
+  const [events, outcomeEvents] = await Promise.all([rt.store.getEvents(s.id, { types: ACCOUNTED }), rt.store.getEvents(s.id, { types: [...OUTCOME_EVENT_TYPES] })]);
   const { usage, stats } = accountLog(events, s.created_at, Date.now());
   // Sessions made before agents existed run the built-in default.
   const agent: SessionAgent = s.agent ?? sessionAgentOf(await rt.agents.getAgent(DEFAULT_AGENT_ID));
@@ -23,7 +24,7 @@ export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repo
     resources: await listResources(rt, s.id),
     vault_ids: s.vault_ids,
     budget: s.budget,
-    outcome_evaluations: [],
+    outcome_evaluations: outcomeEvaluations(outcomeEvents),
     usage,
     stats,
     created_at: s.created_at,

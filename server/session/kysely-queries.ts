@@ -160,28 +160,36 @@ export class KyselySessionStore implements SessionStore {
   async updateSession(id: string, patch: SessionPatch): Promise<Session> {
     if (patch.title !== undefined && patch.title.trim() === '') throw new InvalidInputError('title: must not be empty');
     const now = new Date().toISOString();
-    // The budget lives in the row's JSON beside vault ids and resources, which never change after creation.
-    let extra: string | undefined;
-    if (patch.budget !== undefined) {
-      const current = await this.db.selectFrom('sessions').select('extra').where('id', '=', id).executeTakeFirst();
-      if (!current) throw new NotFoundError('session', id);
-      extra = JSON.stringify({ ...(JSON.parse(current.extra) as SessionExtra), budget: patch.budget });
-    }
-    const row = await this.db
-      .updateTable('sessions')
-      .set((eb) => ({
-        ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
-        ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
-        ...(extra !== undefined ? { extra } : {}),
-        // Archiving twice keeps the first time.
-        ...(patch.archived === true ? { archived_at: eb.fn.coalesce('archived_at', eb.val(now)) } : patch.archived === false ? { archived_at: null } : {}),
-        updated_at: now,
-      }))
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) throw new NotFoundError('session', id);
-    return toSession(row);
+    const write = async (db: Kysely<Database>): Promise<Session> => {
+      // vault_ids and the budget live in `extra` beside the resources: read and written back in one transaction.
+      let extra: string | undefined;
+      if (patch.vault_ids !== undefined || patch.budget !== undefined) {
+        const cur = await db.selectFrom('sessions').select('extra').where('id', '=', id).executeTakeFirst();
+        if (!cur) throw new NotFoundError('session', id);
+        extra = JSON.stringify({
+          ...(JSON.parse(cur.extra) as SessionExtra),
+          ...(patch.vault_ids !== undefined ? { vault_ids: patch.vault_ids } : {}),
+          ...(patch.budget !== undefined ? { budget: patch.budget } : {}),
+        });
+      }
+      const row = await db
+        .updateTable('sessions')
+        .set((eb) => ({
+          ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
+          ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
+          ...(patch.agent !== undefined ? { agent: JSON.stringify(patch.agent) } : {}),
+          ...(extra !== undefined ? { extra } : {}),
+          // Archiving twice keeps the first time.
+          ...(patch.archived === true ? { archived_at: eb.fn.coalesce('archived_at', eb.val(now)) } : patch.archived === false ? { archived_at: null } : {}),
+          updated_at: now,
+        }))
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new NotFoundError('session', id);
+      return toSession(row);
+    };
+    return patch.vault_ids !== undefined || patch.budget !== undefined ? this.db.transaction().execute(write) : write(this.db);
   }
 
   async listSessions(q: ListQuery): Promise<Page<Session>> {

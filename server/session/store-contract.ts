@@ -91,6 +91,16 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         await expect(store.updateSession(s.id, { title: ' ' })).rejects.toMatchObject({ code: 'invalid_input' });
       });
 
+      it('updates a session\'s agent and vault ids, keeping its resources', async () => {
+        const agent = { id: 'agent_x', type: 'agent', version: 1, name: 'x', description: null, model: { id: 'm' }, system: 's', tools: [], mcp_servers: [], skills: [], execution_identity: null, multiagent: null } as const;
+        const s = await store.createSession({ agent: { ...agent, tools: [], mcp_servers: [], skills: [] }, vault_ids: ['vlt_1'], resources: [{ type: 'file', file_id: 'f' }] });
+        const next = { ...agent, tools: [], skills: [], mcp_servers: [{ type: 'url' as const, name: 'docs', url: 'https://mcp.example.com/mcp' }] };
+        const updated = await store.updateSession(s.id, { agent: next, vault_ids: ['vlt_2', 'vlt_3'] });
+        expect(updated).toMatchObject({ vault_ids: ['vlt_2', 'vlt_3'], resources: [{ type: 'file', file_id: 'f' }], agent: { mcp_servers: [{ name: 'docs' }] } });
+        expect(await store.getSession(s.id)).toMatchObject({ vault_ids: ['vlt_2', 'vlt_3'], resources: [{ type: 'file', file_id: 'f' }], agent: { mcp_servers: [{ name: 'docs' }] } });
+        await expect(store.updateSession('sesn_01J00000000000000000000000', { vault_ids: [] })).rejects.toMatchObject({ code: 'not_found' });
+      });
+
       it('deletes a session with its log, keys, tabs and claims, and no other session’s', async () => {
         const gone = await store.createSession({});
         const kept = await store.createSession({});

@@ -55,6 +55,9 @@ export interface SessionPatch {
   archived?: boolean;
   /** A new ceiling; null removes it. */
   budget?: BudgetLimit | null;
+  /** The session's agent, whole (an update of its tools or MCP servers). */
+  agent?: SessionAgent;
+  vault_ids?: string[];
 }
 
 export interface ListQuery {

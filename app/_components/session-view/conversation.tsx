@@ -43,7 +43,7 @@ export function Conversation({
   const split = shown.findIndex((i) => i.kind === 'user' && i.queued);
   const [said, queued] = split === -1 ? [shown, []] : [shown.slice(0, split), shown.slice(split)];
   const readOnly = useReadOnly();
-  const view = (item: Item) => <ItemView key={item.kind === 'tool' || item.kind === 'custom' ? item.call.use.id : item.event.id} sessionId={sessionId} item={item} last={item === items.at(-1)} />;
+  const view = (item: Item) => <ItemView key={item.kind === 'tool' || item.kind === 'custom' ? item.call.use.id : item.kind === 'evaluation' ? item.start.id : item.event.id} sessionId={sessionId} item={item} last={item === items.at(-1)} />;
   return (
     <StickToBottom className="conversation-frame" initial="instant" resize="smooth" contextRef={followRef}>
       <StickToBottom.Content className="conversation" scrollClassName="conversation-scroll" data-testid="conversation">

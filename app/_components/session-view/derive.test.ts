@@ -17,6 +17,19 @@ function log() {
 }
 
 describe('conversation', () => {
+  it('shows an outcome, then each evaluation grading and then with its verdict and explanation', () => {
+    const { events, add } = log();
+    add({ type: 'user.define_outcome', outcome_id: 'outc_1', description: 'A haiku', rubric: { type: 'text', content: '5-7-5' }, max_iterations: 3 });
+    add({ type: 'agent.message', content: [{ type: 'text', text: 'draft' }] });
+    const start = add({ type: 'span.outcome_evaluation_start', outcome_id: 'outc_1', iteration: 0 });
+    add({ type: 'span.outcome_evaluation_ongoing', outcome_id: 'outc_1', iteration: 0 });
+    expect(conversation(events).map((i) => i.kind)).toEqual(['outcome', 'agent', 'evaluation']);
+    expect(conversation(events)[2]).toMatchObject({ kind: 'evaluation', end: null });
+    const usage = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    add({ type: 'span.outcome_evaluation_end', outcome_evaluation_start_id: start.id, outcome_id: 'outc_1', iteration: 0, result: 'needs_revision', explanation: 'too long', usage });
+    expect(conversation(events)[2]).toMatchObject({ kind: 'evaluation', end: { result: 'needs_revision', explanation: 'too long' } });
+  });
+
   it('keeps a call that asks waiting until its first verdict, which it then carries', () => {
     const { events, add } = log();
     const use = add({ type: 'agent.tool_use', name: 'bash', input: { command: 'ls' }, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' });

@@ -37,7 +37,11 @@ export type Item =
   | { kind: 'interrupt'; event: StoredEventOf<'user.interrupt'> }
   | { kind: 'error'; event: StoredEventOf<'session.error'> }
   | { kind: 'rescheduled'; event: StoredEventOf<'session.status_rescheduled'> }
-  | { kind: 'compacted'; event: StoredEventOf<'agent.thread_context_compacted'> };
+  | { kind: 'compacted'; event: StoredEventOf<'agent.thread_context_compacted'> }
+  | { kind: 'outcome'; event: StoredEventOf<'user.define_outcome'> }
+  /** One evaluation of an outcome: grading while `end` is null, then its verdict. */
+  | { kind: 'evaluation'; start: StoredEventOf<'span.outcome_evaluation_start'>; end: StoredEventOf<'span.outcome_evaluation_end'> | null }
+  | { kind: 'system'; event: StoredEventOf<'system.message'> };
 
 /**
  * The conversation as a person reads it: messages, and each tool call beside its result. Queued
@@ -47,6 +51,7 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
   const items: Item[] = [];
   const calls = new Map<string, ToolCall>();
   const customCalls = new Map<string, CustomCall>();
+  const evaluations = new Map<string, Extract<Item, { kind: 'evaluation' }>>();
   // A message sent while a turn runs waits for the next model request (which reads it), unless
   // the session stops first (interrupt, idle). It is shown where it was taken up, after the answer
   // that was being written when it was sent, so that answer reads as the reply to what preceded it.
@@ -139,7 +144,28 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'hand.resumed':
       case 'mcp.tools_listed':
       case 'hand.repository_cloned':
+      case 'span.outcome_evaluation_ongoing':
+      case 'session.updated':
       case 'session.usage':
+        break;
+      case 'user.define_outcome':
+        // It starts work as a message does: what was queued behind a turn is taken up.
+        takenUp();
+        items.push({ kind: 'outcome', event: e });
+        break;
+      case 'span.outcome_evaluation_start': {
+        const item = { kind: 'evaluation' as const, start: e, end: null };
+        evaluations.set(e.id, item);
+        items.push(item);
+        break;
+      }
+      case 'span.outcome_evaluation_end': {
+        const item = evaluations.get(e.outcome_evaluation_start_id);
+        if (item) item.end = e;
+        break;
+      }
+      case 'system.message':
+        items.push({ kind: 'system', event: e });
         break;
       default:
         // Exhaustive at compile time (a new event type has to be placed here or above), yet an

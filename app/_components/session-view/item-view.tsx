@@ -1,7 +1,7 @@
 'use client';
 import type { ReactNode } from 'react';
 import { useStickToBottomContext } from 'use-stick-to-bottom';
-import type { ToolResultContent } from '~/lib/events';
+import type { StoredEventOf, ToolResultContent } from '~/lib/events';
 import { useReadOnly } from '~/app/_components/session-view/read-only';
 import { RetryButton } from '~/app/_components/session-view/retry-button';
 import { errorText } from '~/app/_components/session-view/error-text';
@@ -32,6 +32,14 @@ function Who({ children, copy }: { children: ReactNode; copy: string }) {
 }
 
 /** An answer being written: markdown healed as it grows, long ones collapsed like stored ones. */
+const VERDICT_LABEL: Record<StoredEventOf<'span.outcome_evaluation_end'>['result'], string> = {
+  satisfied: 'satisfied',
+  needs_revision: 'needs revision',
+  max_iterations_reached: 'out of iterations, still not met',
+  failed: 'the rubric does not apply',
+  interrupted: 'interrupted',
+};
+
 export function StreamingView({ text, thinking, tools }: { text: string; thinking: string; tools: string[] }) {
   return (
     <div className="msg agent streaming" data-testid="streaming">
@@ -214,6 +222,34 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
           </summary>
           <Long text={item.event.summary ?? ''} render={(t) => <pre className="tool-result">{t}</pre>} />
         </details>
+      );
+    case 'outcome':
+      return (
+        <div className="notice outcome" data-testid="outcome-defined">
+          <strong>Outcome</strong> {item.event.description}
+          <span className="muted small"> · graded up to {item.event.max_iterations ?? 3} times</span>
+          <details className="small muted">
+            <summary>rubric</summary>
+            <Long text={item.event.rubric.type === 'text' ? item.event.rubric.content : `file ${item.event.rubric.file_id}`} render={(t) => <pre className="tool-result">{t}</pre>} />
+          </details>
+        </div>
+      );
+    case 'evaluation': {
+      const { start, end } = item;
+      return (
+        <div className={`notice evaluation ${end ? `verdict-${end.result}` : ''}`} data-testid="outcome-evaluation" data-result={end?.result ?? 'evaluating'}>
+          <strong>
+            Iteration {start.iteration + 1}: {end ? VERDICT_LABEL[end.result] : 'grading…'}
+          </strong>
+          {end && end.explanation && <Long text={end.explanation} render={(t) => <p className="evaluation-explanation">{t}</p>} />}
+        </div>
+      );
+    }
+    case 'system':
+      return (
+        <div className="notice muted" data-testid="system-message">
+          system: {item.event.content.map((c) => c.text).join(' ')}
+        </div>
       );
     default:
       return unreachable(item);

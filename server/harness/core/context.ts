@@ -4,6 +4,7 @@ import { type ToolSpec, lostHandText } from '~/lib/hand';
 import { type ContextPolicy, FULL_CONTEXT, estimateTokens } from '~/lib/context-policy';
 import { mcpToolName } from '~/lib/mcp-tools';
 import { RECALL_HINT, shapeHistory } from '~/server/harness/core/context-shape';
+import { outcomeBlocks } from '~/server/harness/core/outcome-context';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
@@ -49,6 +50,13 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
     const last = messages[messages.length - 1];
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
     else messages.push({ role, content: [...blocks] });
+  };
+  // A client's system.message: a `role: "system"` turn of its own (text only).
+  const pushSystem = (blocks: readonly Anthropic.Messages.TextBlockParam[]) => {
+    if (blocks.length === 0) return;
+    const last = messages[messages.length - 1];
+    if (last && last.role === 'system' && Array.isArray(last.content)) last.content.push(...blocks);
+    else messages.push({ role: 'system', content: [...blocks] });
   };
 
   // Custom tool calls the client has not answered: a new message (or an interrupt) gives them up.
@@ -100,6 +108,19 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
             }
           })),
         );
+        break;
+      case 'user.define_outcome':
+      case 'system.message':
+        // Sent beside a user turn: held back with it while a request runs.
+        if (requestOpen) {
+          heldBack.push(e);
+          break;
+        }
+        if (e.type === 'system.message') pushSystem(e.content.filter((b) => hasText(b.text)).map((b) => ({ type: 'text', text: b.text })));
+        else push('user', blocksOf(e, () => outcomeBlocks(e)));
+        break;
+      case 'span.outcome_evaluation_end':
+        push('user', blocksOf(e, () => outcomeBlocks(e)));
         break;
       case 'user.file_edit': {
         if (requestOpen) {

@@ -168,7 +168,9 @@ describe('decide: the happy path', () => {
       'hand.repository_cloned': { type: 'hand.repository_cloned', hand: 'sandbox-1', resource_id: 'sesrsc_1', repository_url: 'https://h/r', mount_path: '/workspace/r' },
       'user.file_edit': { type: 'user.file_edit', hand: 'sandbox-1', path: 'a.txt', content: 'x' },
       'mcp.tools_listed': { type: 'mcp.tools_listed', servers: [{ mcp_server_name: 'docs', tools: [] }] },
-      'session.usage': { type: 'session.usage', usage: { input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } }, budget: null },
+      'span.outcome_evaluation_ongoing': { type: 'span.outcome_evaluation_ongoing', outcome_id: 'outc_1', iteration: 0 },
+      'session.updated': { type: 'session.updated', title: 'Renamed' },
+      'session.usage': { type: 'session.usage', usage: { input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } } },
     };
     expect(Object.keys(side).sort()).toEqual([...SIDE_EVENT_TYPES].sort());
     const log = asked();
@@ -611,6 +613,10 @@ function simulate(seed: number): SimResult {
       case 'deny_tools':
         // The random logs make no call that asks, so nothing is ever denied.
         throw new Error(`${where}: denied ${action.denials.length} calls nobody asked about`);
+      case 'evaluate_outcome':
+      case 'end_evaluation':
+        // The random logs define no outcome (outcomes.test.ts walks those).
+        throw new Error(`${where}: ${action.kind} with no outcome defined`);
       case 'run_tools': {
         expect(ids(action.calls).sort(), `${where}: runs exactly the pending calls`).toEqual([...pending].sort());
         // A call the user interrupted is never run: neither one made before the interrupt, nor

@@ -1,4 +1,5 @@
 import type { StopReason, StoredEvent, StoredEventOf } from '~/lib/events';
+import { type ActiveOutcome, type OpenEvaluation, OutcomeFold, type OutcomeFoldSnapshot, type OutcomeState } from '~/server/harness/core/outcomes';
 
 /**
  * The harness's one decision: given the whole log, what is the next step? Pure, so it can be
@@ -18,6 +19,10 @@ export type Action =
   /** Calls the user denied: each gets an error result carrying the user's message, never runs. */
   | { kind: 'deny_tools'; denials: { call: ToolUse; message: string }[] }
   | { kind: 'go_idle'; stop_reason: StopReason }
+  /** The agent's turn ended while it works toward an outcome: the grader judges it (`open`: a span a crash left open, redone). */
+  | { kind: 'evaluate_outcome'; outcome: ActiveOutcome; open: OpenEvaluation | null }
+  /** An evaluation that cannot go on (the user interrupted it, or a newer outcome replaced it): its span ends `interrupted`. */
+  | { kind: 'end_evaluation'; evaluation: OpenEvaluation }
   | { kind: 'none' };
 
 export interface LogState {
@@ -37,6 +42,8 @@ export interface LogState {
   denied: { call: ToolUse; message: string }[];
   /** Custom tool calls the client has not answered yet. */
   awaitingClient: CustomToolUse[];
+  /** Outcomes (core/outcomes.ts). */
+  outcome: OutcomeState;
 }
 
 /** What the model is told when the user denies a call without saying why. */
@@ -55,6 +62,7 @@ export interface DecideFoldSnapshot {
   custom: CustomToolUse[];
   turnStarts: [string, number][];
   lastUserMessageSeq: number;
+  outcome?: OutcomeFoldSnapshot;
 }
 
 /**
@@ -76,6 +84,7 @@ export class DecideFold {
   // was streaming still needs its own turn. Only open spans are kept.
   private turnStarts = new Map<string, number>();
   private lastUserMessageSeq = 0;
+  private outcome = new OutcomeFold();
 
   static restore(s: DecideFoldSnapshot): DecideFold {
     const f = new DecideFold();
@@ -90,6 +99,7 @@ export class DecideFold {
     f.custom = new Map(s.custom.map((c) => [c.id, c]));
     f.turnStarts = new Map(s.turnStarts);
     f.lastUserMessageSeq = s.lastUserMessageSeq;
+    f.outcome = OutcomeFold.restore(s.outcome);
     return f;
   }
 
@@ -106,6 +116,7 @@ export class DecideFold {
       custom: [...this.custom.values()],
       turnStarts: [...this.turnStarts],
       lastUserMessageSeq: this.lastUserMessageSeq,
+      outcome: this.outcome.snapshot(),
     };
   }
 
@@ -117,6 +128,7 @@ export class DecideFold {
   apply(e: StoredEvent): void {
     // Terminated is final: a status a racing step stores after it must not revive the session.
     if (this.status === 'terminated') return;
+    this.outcome.apply(e);
     switch (e.type) {
       case 'user.message':
         this.lastUserMessageSeq = e.seq;
@@ -129,6 +141,21 @@ export class DecideFold {
         for (const id of this.asking) if (!this.denied.has(id)) this.cancelled.add(id);
         this.asking.clear();
         this.custom.clear();
+        break;
+      case 'user.define_outcome':
+        // Work starts at once, as for a message.
+        this.lastUserMessageSeq = e.seq;
+        this.needsModel = true;
+        this.interrupted = false;
+        this.failedAttempts = 0;
+        break;
+      case 'span.outcome_evaluation_end':
+        // The grader's explanation goes back to the agent: another iteration, or its last word.
+        if (e.result === 'needs_revision' || e.result === 'max_iterations_reached') {
+          this.lastUserMessageSeq = e.seq;
+          this.needsModel = true;
+          this.failedAttempts = 0;
+        }
         break;
       case 'user.interrupt':
         this.needsModel = false;
@@ -208,6 +235,11 @@ export class DecideFold {
       case 'hand.suspended':
       case 'hand.resumed':
       case 'hand.repository_cloned':
+      case 'span.outcome_evaluation_start':
+      case 'span.outcome_evaluation_ongoing':
+      case 'system.message':
+      case 'session.updated':
+      case 'session.usage':
         break;
     }
   }
@@ -224,6 +256,7 @@ export class DecideFold {
       awaitingConfirmation: calls.filter((c) => this.asking.has(c.id)),
       denied: calls.filter((c) => this.denied.has(c.id) && !this.cancelled.has(c.id)).map((call) => ({ call, message: this.denied.get(call.id)! })),
       awaitingClient: [...this.custom.values()],
+      outcome: this.outcome.state(),
     };
   }
 }
@@ -244,6 +277,8 @@ export function decideFrom(s: LogState): Action {
   if (s.cancelled.length > 0) {
     return { kind: 'cancel_tools', calls: s.cancelled, reason: 'interrupted by the user before the tool finished' };
   }
+  const ev = s.outcome.evaluating;
+  if (ev && (s.outcome.evaluationInterrupted || s.outcome.active?.outcome_id !== ev.outcome_id)) return { kind: 'end_evaluation', evaluation: ev };
   const waiting = new Set([...s.awaitingConfirmation, ...s.denied.map((d) => d.call)].map((c) => c.id));
   const runnable = s.pending.filter((c) => !waiting.has(c.id));
   const work = runnable.length > 0 || s.denied.length > 0 || s.needsModel;
@@ -255,6 +290,11 @@ export function decideFrom(s: LogState): Action {
   const blocked = [...s.awaitingConfirmation, ...s.awaitingClient].map((c) => c.id);
   if (blocked.length > 0) {
     return s.status === 'idle' ? { kind: 'none' } : { kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: blocked } };
+  }
+  // The turn is over: an outcome's work is graded before the session goes idle.
+  const { active } = s.outcome;
+  if (active && (s.outcome.worked || ev) && !s.interrupted) {
+    return s.status === 'running' ? { kind: 'evaluate_outcome', outcome: active, open: ev } : { kind: 'mark_running' };
   }
   if (s.status !== 'idle') return { kind: 'go_idle', stop_reason: { type: 'end_turn' } };
   return { kind: 'none' };

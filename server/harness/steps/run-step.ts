@@ -5,6 +5,7 @@ import { modelTurn, policyOf } from '~/server/harness/steps/model-turn';
 import type { StepContext } from '~/server/harness/steps/step-context';
 import { resultOf } from '~/server/harness/core/result-events';
 import { toolCalls } from '~/server/harness/steps/tool-calls';
+import { endEvaluation, evaluateOutcome } from '~/server/harness/steps/outcome-evaluation';
 
 /** Does one action decide() chose. */
 export async function runStep(ctx: StepContext, action: Exclude<Action, { kind: 'none' }>): Promise<void> {
@@ -34,6 +35,12 @@ export async function runStep(ctx: StepContext, action: Exclude<Action, { kind: 
       return;
     case 'call_model':
       await modelTurn(ctx, action);
+      return;
+    case 'evaluate_outcome':
+      await evaluateOutcome(ctx, action.outcome, action.open);
+      return;
+    case 'end_evaluation':
+      await endEvaluation(ctx, action.evaluation);
       return;
     default:
       unreachable(action);

@@ -21,6 +21,10 @@ export interface StepDeps {
   retry: RetryPolicy;
   /** What the session has attached (skills, memory stores), for its system prompt; absent: nothing. */
   attachments?: (sessionId: string) => Promise<PromptAttachments>;
+  /** The model outcomes are graded with; absent: the one the session's agent runs. */
+  graderModel?: string;
+  /** How often a running evaluation stores a heartbeat; absent: every 10 s. */
+  outcomeHeartbeatMs?: number;
 }
 
 /** How a step writes the log; the run's commit path (run/commit.ts) carries the fence, keys and retries. */

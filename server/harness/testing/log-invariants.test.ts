@@ -329,3 +329,40 @@ describe('checkLogInvariants', () => {
     expect(checkLogInvariants(log.events, { settled: false })).toEqual([]);
   });
 });
+
+describe('the outcome rule', () => {
+  /** An outcome worked on once and graded once, as the harness stores it. */
+  function graded(): { log: Log; evalStart: StoredEvent } {
+    const log = new Log();
+    log.append({ type: 'user.define_outcome', outcome_id: 'outc_1', description: 'd', rubric: { type: 'text', content: 'r' }, max_iterations: 3 });
+    log.append({ type: 'session.status_running' });
+    log.turn(log.start(), [{ type: 'agent.message', content: [{ type: 'text', text: 'done' }] }]);
+    const [evalStart] = log.append({ type: 'span.outcome_evaluation_start', outcome_id: 'outc_1', iteration: 0 });
+    return { log, evalStart: evalStart! };
+  }
+  const end = (start: StoredEvent, iteration = 0): NewEvent => ({ type: 'span.outcome_evaluation_end', outcome_evaluation_start_id: start.id, outcome_id: 'outc_1', iteration, result: 'satisfied', explanation: 'ok', usage: USAGE });
+
+  it('passes an outcome graded once', () => {
+    const { log, evalStart } = graded();
+    log.append(end(evalStart));
+    log.append({ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null });
+    expect(checkLogInvariants(log.events)).toEqual([]);
+  });
+
+  it('catches a verdict stored twice, one naming the wrong iteration, and a settled log with an evaluation left open', () => {
+    const twice = graded();
+    twice.log.append(end(twice.evalStart));
+    twice.log.append(end(twice.evalStart));
+    twice.log.append({ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null });
+    expect(checkLogInvariants(twice.log.events).join('\n')).toContain('[outcome]');
+    expect(checkLogInvariants(twice.log.events).join('\n')).toContain('ended twice');
+
+    const wrong = graded();
+    wrong.log.append(end(wrong.evalStart, 1));
+    expect(checkLogInvariants(wrong.log.events, { settled: false }).join('\n')).toContain('iteration 1');
+
+    const open = graded();
+    open.log.append({ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null });
+    expect(checkLogInvariants(open.log.events).join('\n')).toContain('has no end in a settled log');
+  });
+});

@@ -29,6 +29,9 @@ import { SIDE_EVENT_TYPES, type StoredEvent } from '~/lib/events';
  * - [hand] no hand name is provisioned twice.
  * - [terminated] session.status_terminated is final: stored once, and nothing but side events
  *   follows it (no input, no status, no turn).
+ * - [outcome] an outcome evaluation's end names a start stored before it (same outcome and
+ *   iteration), a start is ended at most once, and in a settled log every start has its end; an
+ *   evaluation starts only while the session runs.
  * - [settled] a settled log ends in session.status_idle or session.status_terminated (side events
  *   aside: SIDE_EVENT_TYPES).
  */
@@ -51,6 +54,9 @@ const INPUT = new Set<StoredEvent['type']>([
   'user.file_edit',
   'agent.tool_result',
   'agent.mcp_tool_result',
+  // An outcome starts work; a verdict asking for revision gives the agent its next turn.
+  'user.define_outcome',
+  'span.outcome_evaluation_end',
 ]);
 
 const at = (e: StoredEvent): string => `seq ${e.seq} ${e.type} ${e.id}`;
@@ -91,6 +97,8 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
   /** Index of the next event not yet covered by a checked turn batch. */
   let batchChecked = 0;
 
+  const evalStarts = new Map<string, StoredEvent & { type: 'span.outcome_evaluation_start' }>();
+  const evalEnds = new Map<string, StoredEvent>();
   /** The session.status_terminated, once stored. */
   let ended: StoredEvent | null = null;
 
@@ -189,6 +197,21 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
         }
         break;
       }
+      case 'span.outcome_evaluation_start':
+        if (status !== 'running') fail('outcome', `${at(e)} starts an evaluation while the session is ${status}`);
+        evalStarts.set(e.id, e);
+        break;
+      case 'span.outcome_evaluation_end': {
+        const start = evalStarts.get(e.outcome_evaluation_start_id);
+        if (!start || start.outcome_id !== e.outcome_id || start.iteration !== e.iteration) {
+          fail('outcome', `${at(e)} ends ${e.outcome_evaluation_start_id}, which is not an evaluation start of ${e.outcome_id} iteration ${e.iteration} stored before it`);
+          break;
+        }
+        const earlier = evalEnds.get(start.id);
+        if (earlier) fail('outcome', `${at(start)} is ended twice: ${at(earlier)} and ${at(e)} (a verdict counted twice)`);
+        else evalEnds.set(start.id, e);
+        break;
+      }
       case 'hand.provisioned': {
         const first = provisioned.get(e.hand);
         if (first) fail('hand', `hand ${e.hand} is provisioned twice: ${at(first)} and ${at(e)}`);
@@ -212,6 +235,9 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
   if (settled) {
     for (const c of calls.values()) {
       if (!resultsOf.has(c.id)) fail('tool-result', `${at(c)} has no result in a settled log`);
+    }
+    for (const start of evalStarts.values()) {
+      if (!evalEnds.has(start.id)) fail('outcome', `${at(start)} has no end in a settled log`);
     }
     // Side events (a tab attached, a file edited) may follow: they ask nothing of the harness.
     const last = events.findLast((e) => !SIDE_EVENT_TYPES.has(e.type));

@@ -1,0 +1,58 @@
+import 'server-only';
+import type { z } from 'zod';
+import { DEFAULT_AGENT_ID, type SessionAgent, type SessionUpdateParams, patchMetadata, sessionAgentOf } from '~/lib/agent';
+import { ConflictError, InvalidInputError } from '~/lib/errors';
+import type { NewEventOf } from '~/lib/events';
+import { normalizeTools } from '~/lib/toolset';
+import type { SessionDeps } from '~/server/commands/session-deps';
+import type { Session, SessionPatch } from '~/server/session/store';
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * What an update changes of a session: the patch to store, and the `session.updated` event that
+ * says so, with only the fields that changed (null: nothing did). Refusals come before anything
+ * is written: the agent of a running session, a vault that does not exist, a budget added later.
+ */
+export async function sessionChanges(d: Pick<SessionDeps, 'agents' | 'vaults'>, s: Session, p: z.output<typeof SessionUpdateParams>): Promise<{ patch: SessionPatch; event: NewEventOf<'session.updated'> | null }> {
+  const patch: SessionPatch = {};
+  const event: NewEventOf<'session.updated'> = { type: 'session.updated' };
+  if (p.title && p.title !== s.title) {
+    patch.title = p.title;
+    event.title = p.title;
+  }
+  if (p.metadata !== undefined) {
+    const metadata = patchMetadata(s.metadata, p.metadata);
+    if (!same(metadata, s.metadata)) {
+      patch.metadata = metadata;
+      // The API's rule: the whole bag when it is not empty, nothing when it was cleared.
+      if (Object.keys(metadata).length > 0) event.metadata = metadata;
+    }
+  }
+  if (p.agent && (p.agent.tools !== undefined || p.agent.mcp_servers !== undefined)) {
+    if (s.status === 'running' || s.status === 'rescheduling') throw new ConflictError(`session ${s.id} is running: its agent changes only while it is idle (interrupt it first)`);
+    const cur: SessionAgent = s.agent ?? sessionAgentOf(await d.agents.getAgent(DEFAULT_AGENT_ID));
+    const next: SessionAgent = {
+      ...cur,
+      ...(p.agent.tools !== undefined ? { tools: normalizeTools(p.agent.tools) } : {}),
+      ...(p.agent.mcp_servers !== undefined ? { mcp_servers: p.agent.mcp_servers } : {}),
+    };
+    if (!same(next, cur)) {
+      patch.agent = next;
+      event.agent = next;
+    }
+  }
+  if (p.vault_ids !== undefined && !same(p.vault_ids, s.vault_ids)) {
+    await d.vaults.requireUsableVaults(p.vault_ids);
+    patch.vault_ids = p.vault_ids;
+    event.vault_ids = p.vault_ids;
+  }
+  if (p.budget !== undefined && !same(p.budget, s.budget)) {
+    // As the hosted API: a budget is set at creation; an update replaces or removes it, never adds one.
+    if (p.budget !== null && s.budget === null) throw new InvalidInputError('budget: a budget can only be set when the session is created (budget_create_only)');
+    // Raising the ceiling lets an idle session at its budget go on with the next message.
+    patch.budget = p.budget;
+    event.budget = p.budget;
+  }
+  return { patch, event: Object.keys(patch).length > 0 ? event : null };
+}

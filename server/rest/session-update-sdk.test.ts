@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createAnthropicModel } from '~/server/harness/anthropic-model';
+import { type FakeMessagesApi, startFakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
+import { handleRest } from '~/server/rest/handler';
+import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
+import type { Runtime } from '~/server/runtime';
+import { openSqliteStore } from '~/server/session/sqlite-store';
+
+/** Session update (`session.updated`) and a client's `system.message`, through the official SDK against /v1 and the fake model. */
+const KEY = 'pdk_test_key_0123456789abcdef';
+let dir: string;
+let rt: Runtime;
+let fake: FakeMessagesApi;
+let server: FetchServer;
+let client: Anthropic;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-session-update-'));
+  const dataDir = path.join(dir, 'data');
+  const store = await openSqliteStore({ file: path.join(dataDir, 'paddock.sqlite') });
+  fake = await startFakeMessagesApi();
+  rt = testRuntime({ store, model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }), dataDir, env: { PADDOCK_API_KEY: KEY }, harness: { retryBaseMs: 5 } });
+  await rt.agents.ensureDefaults();
+  server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
+  client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+});
+
+afterEach(async () => {
+  await server.close();
+  await rt.harness.close();
+  await rt.hands.closeAll();
+  await fake.close();
+  await rt.store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function allEvents(sessionId: string) {
+  const events = [];
+  for await (const e of client.beta.sessions.events.list(sessionId)) events.push(e);
+  return events;
+}
+
+async function untilIdle(sessionId: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if ((await allEvents(sessionId)).at(-1)?.type === 'session.status_idle') return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`session ${sessionId} did not go idle`);
+}
+
+const badRequest = async (p: Promise<unknown>): Promise<string> => {
+  const err = await p.then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+  return (err as Error).message;
+};
+
+describe('session update, through the official SDK', () => {
+  it('emits session.updated with only the fields that changed, and none when nothing did', async () => {
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', title: 'First', metadata: { team: 'infra' } });
+    const renamed = await client.beta.sessions.update(session.id, { title: 'Second' });
+    expect(renamed.title).toBe('Second');
+    await client.beta.sessions.update(session.id, { metadata: { owner: 'ana', team: null } });
+    await client.beta.sessions.update(session.id, { title: 'Second', metadata: { owner: 'ana' } }); // changes nothing
+    await client.beta.sessions.update(session.id, { agent: { tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: false }, configs: [{ name: 'read', enabled: true }] }] } });
+    await client.beta.sessions.update(session.id, { metadata: null });
+
+    const updates = (await allEvents(session.id)).filter((e) => e.type === 'session.updated');
+    expect(updates.map((u) => Object.keys(u).filter((k) => !['id', 'processed_at', 'seq', 'session_id'].includes(k)).sort())).toEqual([['title', 'type'], ['metadata', 'type'], ['agent', 'type'], ['type']]);
+    expect(updates[0]).toMatchObject({ title: 'Second' });
+    expect(updates[1]).toMatchObject({ metadata: { owner: 'ana' } });
+    expect(JSON.stringify(updates[2]!.agent)).toContain('"read"');
+    const got = await client.beta.sessions.retrieve(session.id);
+    expect(got.metadata).toEqual({});
+    expect(JSON.stringify(got.agent.tools)).toContain('"read"');
+  });
+
+  it('refuses unknown or invalid fields with a 400, changing nothing', async () => {
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', title: 'Kept' });
+    const update = (body: Record<string, unknown>) => client.beta.sessions.update(session.id, body);
+    expect(await badRequest(update({ colour: 'red' }))).toContain('colour');
+    expect(await badRequest(update({ title: 'x'.repeat(201) }))).toContain('title');
+    expect(await badRequest(update({ title: 'New', agent: { model: 'claude-x' } }))).toContain('model');
+    expect(await badRequest(update({ agent: { tools: [{ type: 'no_such_tool' }] } }))).toContain('agent.tools');
+    expect(await badRequest(update({ vault_ids: ['not-a-vault'] }))).toContain('vault_ids');
+    expect(await badRequest(update({ budget: { max_list_cost: 1 } }))).toContain('budget');
+    expect((await client.beta.sessions.retrieve(session.id)).title).toBe('Kept');
+    expect((await allEvents(session.id)).filter((e) => e.type === 'session.updated')).toEqual([]);
+  });
+});
+
+describe('system.message, through the official SDK', () => {
+  it('reaches the model as a system turn after the user turn it accompanies', { timeout: 30_000 }, async () => {
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
+    fake.enqueue(textResponse('Bonjour.'));
+    await client.beta.sessions.events.send(session.id, {
+      events: [
+        { type: 'user.message', content: [{ type: 'text', text: 'hello' }] },
+        { type: 'system.message', content: [{ type: 'text', text: 'Answer in French from now on.' }] },
+      ],
+    });
+    await untilIdle(session.id);
+    const messages = fake.requests[0]!.body!.messages as { role: string; content: unknown }[];
+    expect(messages.map((m) => m.role)).toEqual(['user', 'system']);
+    expect(JSON.stringify(messages[1]!.content)).toContain('Answer in French from now on.');
+    expect((await allEvents(session.id)).map((e) => e.type)).toContain('system.message');
+  });
+
+  it('refuses a system.message that is not last or follows no user turn', async () => {
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
+    const sys = { type: 'system.message' as const, content: [{ type: 'text' as const, text: 'x' }] };
+    const msg = { type: 'user.message' as const, content: [{ type: 'text' as const, text: 'hi' }] };
+    expect(await badRequest(client.beta.sessions.events.send(session.id, { events: [sys] }))).toContain('events.0');
+    expect(await badRequest(client.beta.sessions.events.send(session.id, { events: [msg, sys, msg] }))).toContain('events.1');
+    expect(await allEvents(session.id)).toEqual([]);
+  });
+});
