@@ -3,6 +3,8 @@ import type { z } from 'zod';
 import { type SessionUpdateParams, patchMetadata } from '~/lib/agent';
 import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
+import { type BudgetLimit, listCostCents } from '~/lib/budget';
+import { foldUsage } from '~/lib/usage';
 import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
 import { createSessionFor } from '~/server/agents/new-session';
 import { checkEventSize, checkFileWrite } from '~/server/commands/limits';
@@ -40,11 +42,20 @@ export async function createSession(d: SessionDeps, params: unknown): Promise<Se
   return (await d.store.getSession(session.id).catch(() => null)) ?? session;
 }
 
+/** A replaced budget must stay above what the session has already spent (as the hosted API: budget_not_raised). */
+async function requireRaised(store: SessionStore, session: Session, budget: BudgetLimit): Promise<void> {
+  const model = session.agent?.model.id;
+  const spent = model ? listCostCents(model, foldUsage(await store.getEvents(session.id, { types: ['span.model_request_end', 'agent.thread_context_compacted'] }))) : null;
+  if (spent === null) throw new InvalidInputError(`budget: model ${model ?? '(default)'} has no list price, so a budget cannot measure it (model_not_budgetable)`);
+  if (Number(budget.max_list_cost.amount) <= spent) throw new InvalidInputError(`budget: max_list_cost must be above the ${spent} cents already spent (budget_not_raised)`);
+}
+
 /** Title and metadata (a metadata patch: null deletes a key). */
 export async function updateSession(d: SessionDeps, id: string, p: z.output<typeof SessionUpdateParams>): Promise<Session> {
   const current = await sessionOrThrow(d.store, id);
   // As the hosted API: a budget is set at creation; an update replaces or removes it, never adds one.
   if (p.budget && current.budget === null) throw new InvalidInputError('budget: a budget can only be set when the session is created (budget_create_only)');
+  if (p.budget) await requireRaised(d.store, current, p.budget);
   return d.store.updateSession(current.id, {
     ...(p.title ? { title: p.title } : {}),
     ...(p.metadata !== undefined ? { metadata: patchMetadata(current.metadata, p.metadata) } : {}),
