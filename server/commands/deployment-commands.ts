@@ -1,5 +1,6 @@
 import 'server-only';
 import { patchMetadata } from '~/lib/agent';
+import { priceFor } from '~/lib/usage';
 import { type ScheduleParams, nextFireAfter, upcomingFires } from '~/lib/cron-schedule';
 import { DeploymentCreateParams, DeploymentUpdateParams, PAUSING_ERRORS, type RunError, type RunErrorType } from '~/lib/deployment';
 import { ConflictError, DomainError, InvalidInputError, NotFoundError, StoreUnavailableError } from '~/lib/errors';
@@ -70,6 +71,8 @@ function rawResources(input: unknown): unknown[] {
 /** The agent pinned to a version, and what its sessions would be refused for, checked now. */
 async function checkTargets(d: DeploymentDeps, agentRef: DeploymentCreateParams['agent'], environmentId: string, config: DeploymentConfig): Promise<{ id: string; version: number }> {
   const agent = await resolveSessionAgent(d.agents, agentRef);
+  // A budget is priced at the model's list price: a model without one could never run under it.
+  if (config.budget && priceFor(agent.model.id) === null) throw new InvalidInputError(`budget: model ${agent.model.id} has no list price, so a budget cannot measure it (model_not_budgetable)`);
   const environment = await d.agents.getEnvironment(environmentId);
   if (environment.archived_at !== null) throw new InvalidInputError(`environment_id: ${environmentId} is archived`);
   await d.vaults.requireUsableVaults(config.vault_ids);

@@ -4,8 +4,10 @@ import { DEFAULT_AGENT_ID, type SessionAgent, type SessionUpdateParams, patchMet
 import { ConflictError, InvalidInputError } from '~/lib/errors';
 import type { NewEventOf } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
+import { type BudgetLimit, listCostCents } from '~/lib/budget';
+import { foldUsage } from '~/lib/usage';
 import type { SessionDeps } from '~/server/commands/session-deps';
-import type { Session, SessionPatch } from '~/server/session/store';
+import type { Session, SessionPatch, SessionStore } from '~/server/session/store';
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -14,7 +16,15 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  * says so, with only the fields that changed (null: nothing did). Refusals come before anything
  * is written: the agent of a running session, a vault that does not exist, a budget added later.
  */
-export async function sessionChanges(d: Pick<SessionDeps, 'agents' | 'vaults'>, s: Session, p: z.output<typeof SessionUpdateParams>): Promise<{ patch: SessionPatch; event: NewEventOf<'session.updated'> | null }> {
+/** A replaced budget must stay above what the session has already spent (as the hosted API: budget_not_raised). */
+async function requireRaised(store: Pick<SessionStore, 'getEvents'>, session: Session, budget: BudgetLimit): Promise<void> {
+  const model = session.agent?.model.id;
+  const spent = model ? listCostCents(model, foldUsage(await store.getEvents(session.id, { types: ['span.model_request_end', 'agent.thread_context_compacted'] }))) : null;
+  if (spent === null) throw new InvalidInputError(`budget: model ${model ?? '(default)'} has no list price, so a budget cannot measure it (model_not_budgetable)`);
+  if (Number(budget.max_list_cost.amount) <= spent) throw new InvalidInputError(`budget: max_list_cost must be above the ${spent} cents already spent (budget_not_raised)`);
+}
+
+export async function sessionChanges(d: Pick<SessionDeps, 'agents' | 'vaults' | 'store'>, s: Session, p: z.output<typeof SessionUpdateParams>): Promise<{ patch: SessionPatch; event: NewEventOf<'session.updated'> | null }> {
   const patch: SessionPatch = {};
   const event: NewEventOf<'session.updated'> = { type: 'session.updated' };
   if (p.title && p.title !== s.title) {
@@ -50,6 +60,7 @@ export async function sessionChanges(d: Pick<SessionDeps, 'agents' | 'vaults'>, 
   if (p.budget !== undefined && !same(p.budget, s.budget)) {
     // As the hosted API: a budget is set at creation; an update replaces or removes it, never adds one.
     if (p.budget !== null && s.budget === null) throw new InvalidInputError('budget: a budget can only be set when the session is created (budget_create_only)');
+    if (p.budget !== null) await requireRaised(d.store, s, p.budget);
     // Raising the ceiling lets an idle session at its budget go on with the next message.
     patch.budget = p.budget;
     event.budget = p.budget;

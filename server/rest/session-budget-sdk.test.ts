@@ -72,6 +72,8 @@ describe('a session budget', () => {
     expect(usage[0]).toMatchObject({ usage: { input_tokens: 10_000, output_tokens: 10 }, budget });
     expect(Number((usage[0] as { usage: { list_cost: { amount: string } } }).usage.list_cost.amount)).toBeGreaterThanOrEqual(1);
 
+    // Not raised above what is spent: refused.
+    await expect(client.beta.sessions.update(session.id, { budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } })).rejects.toMatchObject({ status: 400 });
     const raised = { type: 'limit' as const, max_list_cost: { amount: '500', currency: 'USD' as const } };
     expect((await client.beta.sessions.update(session.id, { budget: raised })).budget).toEqual(raised);
     fake.enqueue(textResponse('Third.'));
