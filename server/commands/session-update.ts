@@ -57,13 +57,16 @@ export async function sessionChanges(d: Pick<SessionDeps, 'agents' | 'vaults' | 
     patch.vault_ids = p.vault_ids;
     event.vault_ids = p.vault_ids;
   }
-  if (p.budget !== undefined && !same(p.budget, s.budget)) {
-    // As the hosted API: a budget is set at creation; an update replaces or removes it, never adds one.
+  if (p.budget !== undefined) {
+    // As the hosted API: a budget is set at creation; an update replaces or removes it, never adds
+    // one, and a replaced one must be above what is already spent (the same one again too).
     if (p.budget !== null && s.budget === null) throw new InvalidInputError('budget: a budget can only be set when the session is created (budget_create_only)');
     if (p.budget !== null) await requireRaised(d.store, s, p.budget);
-    // Raising the ceiling lets an idle session at its budget go on with the next message.
-    patch.budget = p.budget;
-    event.budget = p.budget;
+    if (!same(p.budget, s.budget)) {
+      // Raising the ceiling lets an idle session at its budget go on with the next message.
+      patch.budget = p.budget;
+      event.budget = p.budget;
+    }
   }
   return { patch, event: Object.keys(patch).length > 0 ? event : null };
 }
