@@ -79,6 +79,23 @@ describe('session update, through the official SDK', () => {
     expect(JSON.stringify(got.agent.tools)).toContain('"read"');
   });
 
+  it('sets vault ids that exist (session.updated names them), and refuses the agent of a running session with a 409', { timeout: 30_000 }, async () => {
+    const vault = await client.beta.vaults.create({ display_name: 'ops' });
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default' });
+    expect((await client.beta.sessions.update(session.id, { vault_ids: [vault.id] })).vault_ids).toEqual([vault.id]);
+    expect(await badRequest(client.beta.sessions.update(session.id, { vault_ids: ['vlt_doesnotexist'] }))).toContain('vlt_doesnotexist');
+    fake.enqueue({ kind: 'hang' });
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'work' }] }] });
+    for (let i = 0; i < 200 && (await client.beta.sessions.retrieve(session.id)).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 50));
+    const err = await client.beta.sessions.update(session.id, { agent: { tools: [] } }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.ConflictError);
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.interrupt' }] });
+    await untilIdle(session.id);
+    const updates = (await allEvents(session.id)).filter((e) => e.type === 'session.updated');
+    expect(updates).toHaveLength(1);
+    expect(updates[0]).toMatchObject({ vault_ids: [vault.id] });
+  });
+
   it('refuses unknown or invalid fields with a 400, changing nothing', async () => {
     const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', title: 'Kept' });
     const update = (body: Record<string, unknown>) => client.beta.sessions.update(session.id, body);

@@ -36,8 +36,10 @@ export async function evaluateOutcome(ctx: StepContext, outcome: ActiveOutcome, 
   const agent = await ctx.agent();
   const request = graderRequest(outcome, agentWork(ctx.view.events, outcome.defined_seq), ctx.deps.graderModel ?? (agent && !model.isDemo ? agent.model.id : model.model), ctx.deps.maxTokens ?? 8192);
   const current = ev;
+  // The heartbeat in flight, awaited before the end is written: none lands after its span ended.
+  let beating: Promise<unknown> = Promise.resolve();
   const beat = setInterval(() => {
-    ctx.write.once([{ type: 'span.outcome_evaluation_ongoing', outcome_id: current.outcome_id, iteration: current.iteration }]).catch((e: unknown) => log.debug('evaluation heartbeat not stored', { session: ctx.sessionId, ...errorFields(e) }));
+    beating = ctx.write.once([{ type: 'span.outcome_evaluation_ongoing', outcome_id: current.outcome_id, iteration: current.iteration }]).catch((e: unknown) => log.debug('evaluation heartbeat not stored', { session: ctx.sessionId, ...errorFields(e) }));
   }, ctx.deps.outcomeHeartbeatMs ?? DEFAULT_HEARTBEAT_MS);
   let answer: ModelTurn | StepAbort;
   try {
@@ -49,6 +51,7 @@ export async function evaluateOutcome(ctx: StepContext, outcome: ActiveOutcome, 
     return;
   } finally {
     clearInterval(beat);
+    await beating;
   }
   if (answer instanceof StepAbort) {
     // Only the user's interrupt ends it; a lost lease or a closing harness leaves it open for the next run.
