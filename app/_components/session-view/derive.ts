@@ -139,6 +139,13 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'hand.resumed':
       case 'mcp.tools_listed':
       case 'hand.repository_cloned':
+      case 'session.thread_created':
+      case 'session.thread_status_running':
+      case 'session.thread_status_idle':
+      case 'session.thread_status_rescheduled':
+      case 'session.thread_status_terminated':
+      case 'agent.thread_message_sent':
+      case 'agent.thread_message_received':
         break;
       default:
         // Exhaustive at compile time (a new event type has to be placed here or above), yet an

@@ -118,6 +118,8 @@ export class DecideFold {
     // Terminated is final: a status a racing step stores after it must not revive the session.
     if (this.status === 'terminated') return;
     switch (e.type) {
+      // A thread's input from another thread (a child's task; the coordinator's report) is a turn's input like a user's message.
+      case 'agent.thread_message_received':
       case 'user.message':
         this.lastUserMessageSeq = e.seq;
         this.needsModel = true;
@@ -176,6 +178,7 @@ export class DecideFold {
       case 'span.model_request_start':
         this.turnStarts.set(e.id, e.seq);
         break;
+      case 'session.thread_status_rescheduled':
       case 'session.status_rescheduled':
         this.status = 'rescheduling';
         this.failedAttempts += 1;
@@ -184,12 +187,16 @@ export class DecideFold {
         // An MCP server that failed is reported, and the session goes on without it.
         if (e.error.retry_status.type !== 'retrying' && !e.error.type.startsWith('mcp_')) this.needsModel = false;
         break;
+      // A child thread's status events are its own fold's statuses (a thread's fold sees only its own events).
+      case 'session.thread_status_running':
       case 'session.status_running':
         this.status = 'running';
         break;
+      case 'session.thread_status_idle':
       case 'session.status_idle':
         this.status = 'idle';
         break;
+      case 'session.thread_status_terminated':
       case 'session.status_terminated':
         this.status = 'terminated';
         break;
@@ -205,6 +212,8 @@ export class DecideFold {
       case 'hand.suspended':
       case 'hand.resumed':
       case 'hand.repository_cloned':
+      case 'session.thread_created':
+      case 'agent.thread_message_sent':
         break;
     }
   }

@@ -6,6 +6,7 @@ import { sleep } from '~/lib/sleep';
 import { decideFrom } from '~/server/harness/core/decide';
 import { LogView } from '~/server/harness/log-view';
 import { SessionWriter } from '~/server/harness/run/commit';
+import { DEFAULT_MAX_RUNNING_THREADS, ThreadRun, runsThreads } from '~/server/harness/run/thread-run';
 import type { StoreRetry } from '~/server/harness/run/store-retry';
 import { policyOf } from '~/server/harness/steps/model-turn';
 import { runStep } from '~/server/harness/steps/run-step';
@@ -13,6 +14,7 @@ import { type Run, StepAbort, withStep } from '~/server/harness/steps/step-abort
 import type { StepContext, StepDeps } from '~/server/harness/steps/step-context';
 import { errorFields, logger } from '~/server/log';
 import type { Fence, SessionStore } from '~/server/session/store';
+import type { StoredEvent } from '~/lib/events';
 
 const log = logger('harness');
 
@@ -22,6 +24,8 @@ export interface SessionRunOptions {
   retry: StoreRetry;
   instanceId: string;
   leaseTtlMs: number;
+  /** At most this many child threads of one session step at once (PADDOCK_MAX_RUNNING_THREADS). */
+  maxRunningThreads?: number;
 }
 
 /**
@@ -84,6 +88,15 @@ export async function runSession(o: SessionRunOptions, sessionId: string, run: R
   const load = () => retry.retry(run, sessionId, 'read log', () => LogView.load(store, sessionId, agent().then(policyOf)));
   try {
     view = await load();
+    // A session with a roster runs its threads concurrently under this one lease (thread-run.ts).
+    const coordinator = await retry.retry(run, sessionId, 'read agent', agent);
+    if (runsThreads(coordinator)) {
+      const threads = new ThreadRun({ store, deps: o.deps, retry, sessionId, run, write, epoch: held.epoch, agent: coordinator, maxRunning: o.maxRunningThreads ?? DEFAULT_MAX_RUNNING_THREADS }, view);
+      await threads.loadChildren();
+      watcher = watchInterrupts(o, sessionId, view.lastSeq, run, (e) => threads.interrupt(e));
+      settledSeq = await threads.run();
+      return;
+    }
     watcher = watchInterrupts(o, sessionId, view.lastSeq, run);
     for (let failures = 0; ; ) {
       if (run.loop.signal.aborted) return;
@@ -149,7 +162,7 @@ async function checkpoint(store: SessionStore, sessionId: string, view: LogView,
  * Follows the log while the loop runs: a user.interrupt aborts the step in flight. Across a
  * store outage it resumes from the last event it saw.
  */
-async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq: number, run: Run): Promise<void> {
+async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq: number, run: Run, onInterrupt?: (e: StoredEvent) => void): Promise<void> {
   let cursor = afterSeq;
   for (let attempt = 1; !run.loop.signal.aborted; attempt++) {
     try {
@@ -158,6 +171,11 @@ async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq
         attempt = 0;
         run.dirty = true;
         if (e.type !== 'user.interrupt') continue;
+        // With threads, an interrupt stops the thread it names (the edge writes one per thread for "all").
+        if (onInterrupt) {
+          onInterrupt(e);
+          continue;
+        }
         run.interruptSeq = e.seq;
         run.step?.abort(new StepAbort('interrupt'));
       }
