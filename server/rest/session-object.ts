@@ -2,6 +2,7 @@ import 'server-only';
 import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, type SessionAgent, sessionAgentOf } from '~/lib/agent';
 import { ACCOUNTED, accountLog } from '~/lib/usage';
 import { listResources } from '~/server/commands/resource-commands';
+import { aggregateStatus } from '~/server/commands/thread-commands';
 import { memoryResourcesOf } from '~/server/memory/session-memory';
 import type { Runtime } from '~/server/runtime';
 import type { Session } from '~/server/session/store';
@@ -15,7 +16,8 @@ export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repo
   return {
     id: s.id,
     type: 'session' as const,
-    status: s.status,
+    // With threads (multiagent), any thread running makes the session running.
+    status: await aggregateStatus(rt.store, s),
     title: s.title,
     metadata: s.metadata,
     agent,

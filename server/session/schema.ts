@@ -39,6 +39,14 @@ export interface Database {
   memory_versions: MemoryVersionsTable;
   skills: SkillsTable;
   skill_versions: SkillVersionsTable;
+  session_thread_archives: SessionThreadArchivesTable;
+}
+
+/** An archived session thread (multiagent); the threads themselves are in the log. */
+export interface SessionThreadArchivesTable {
+  session_id: string;
+  thread_id: string;
+  archived_at: string;
 }
 
 export interface SessionsTable {

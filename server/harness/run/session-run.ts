@@ -93,7 +93,7 @@ export async function runSession(o: SessionRunOptions, sessionId: string, run: R
     if (runsThreads(coordinator)) {
       const threads = new ThreadRun({ store, deps: o.deps, retry, sessionId, run, write, epoch: held.epoch, agent: coordinator, maxRunning: o.maxRunningThreads ?? DEFAULT_MAX_RUNNING_THREADS }, view);
       await threads.loadChildren();
-      watcher = watchInterrupts(o, sessionId, view.lastSeq, run, (e) => threads.interrupt(e));
+      watcher = watchInterrupts(o, sessionId, view.lastSeq, run, (e) => threads.seen(e));
       settledSeq = await threads.run();
       return;
     }
@@ -162,7 +162,7 @@ async function checkpoint(store: SessionStore, sessionId: string, view: LogView,
  * Follows the log while the loop runs: a user.interrupt aborts the step in flight. Across a
  * store outage it resumes from the last event it saw.
  */
-async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq: number, run: Run, onInterrupt?: (e: StoredEvent) => void): Promise<void> {
+async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq: number, run: Run, onEvent?: (e: StoredEvent) => void): Promise<void> {
   let cursor = afterSeq;
   for (let attempt = 1; !run.loop.signal.aborted; attempt++) {
     try {
@@ -170,12 +170,12 @@ async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq
         cursor = e.seq;
         attempt = 0;
         run.dirty = true;
-        if (e.type !== 'user.interrupt') continue;
-        // With threads, an interrupt stops the thread it names (the edge writes one per thread for "all").
-        if (onInterrupt) {
-          onInterrupt(e);
+        // With threads, every event may give an idle thread work, and an interrupt stops the thread it names.
+        if (onEvent) {
+          onEvent(e);
           continue;
         }
+        if (e.type !== 'user.interrupt') continue;
         run.interruptSeq = e.seq;
         run.step?.abort(new StepAbort('interrupt'));
       }

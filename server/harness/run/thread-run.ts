@@ -119,8 +119,13 @@ export class ThreadRun {
     return [...this.#threads.values()].flatMap((t) => (t.entry ? [t.entry] : []));
   }
 
-  /** An interrupt the watcher saw: its thread's step (without a thread: the primary's) is cut short. */
-  interrupt(e: StoredEvent): void {
+  /**
+   * An event the watcher saw: idle threads read it (an answer, a message may give one work while
+   * another's step runs on), and an interrupt cuts short its thread's step (none named: the primary's).
+   */
+  seen(e: StoredEvent): void {
+    this.#changed();
+    if (e.type !== 'user.interrupt') return;
     const t = this.#threads.get(threadOf(e));
     if (!t) return;
     t.run.interruptSeq = e.seq;
