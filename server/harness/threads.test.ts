@@ -10,6 +10,7 @@ import { createMemoryProvisioner } from '~/server/hands/memory-hand';
 import { HandRegistry } from '~/server/hands/registry';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { Harness } from '~/server/harness/harness';
+import { createDemoBrain } from '~/server/harness/demo-brain';
 import { type FakeMessagesApi, type RecordedRequest, type ScriptedResponse, startFakeMessagesApi, textResponse, toolResultCount } from '~/server/harness/testing/fake-messages-api';
 import { checkThreadInvariants } from '~/server/harness/testing/log-invariants';
 import { LiveBus } from '~/server/session/live-bus';
@@ -122,6 +123,20 @@ describe('session threads', () => {
     expect((alphaReqs[0]!.body?.tools ?? []).map((t) => (t as { name: string }).name)).not.toContain('send_to_agent');
     const leadReq = fake.requests.find((r) => systemOf(r).includes('you are lead'));
     expect((leadReq!.body?.tools ?? []).map((t) => (t as { name: string }).name)).toEqual(expect.arrayContaining(['list_agents', 'send_to_agent']));
+  });
+
+  it('the offline demo brain delegates: "ask alpha to …" runs in alpha\'s thread, and the report comes back to the coordinator', async () => {
+    await harness.close();
+    harness = new Harness({ store, live, hands: new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' }), model: createDemoBrain({ chunkDelayMs: 0 }), leaseTtlMs: 2_000 });
+    const s = await store.createSession({ agent: coordinator([threadAgent('alpha')]) });
+    await store.emitEvent(s.id, { type: 'user.message', content: [{ type: 'text', text: 'ask alpha to write notes.txt: from the demo' }] });
+    const events = await settle(s.id);
+    const child = events.find((e) => e.type === 'session.thread_created')?.session_thread_id;
+    expect(child).toBeDefined();
+    expect(events.find((e) => e.type === 'agent.tool_use' && e.session_thread_id === child)).toMatchObject({ name: 'write', input: { file_path: 'notes.txt', content: 'from the demo' } });
+    const last = events.filter((e) => e.type === 'agent.message' && !e.session_thread_id).at(-1);
+    expect(JSON.stringify(last)).toContain('Report from alpha');
+    expect(checkThreadInvariants(events)).toEqual([]);
   });
 
   it('a send to an agent that is not on the roster is an error result naming the roster, and no thread starts', async () => {
