@@ -164,7 +164,7 @@ export class ThreadRun {
       if (this.o.run.loop.signal.aborted) return;
       try {
         await this.#catchUp(t);
-        const action = decideFrom(t.view.fold.state());
+        const action = this.#next(t);
         if (action.kind === 'none') return;
         await runStep(this.#context(t), action);
         failures = 0;
@@ -177,6 +177,21 @@ export class ThreadRun {
     }
   }
 
+  /**
+   * What a thread does next. The primary ends its turn only once no child is at work: its idle is
+   * the session's (the work queue takes a log ending in it as settled), and a report to come wakes
+   * it anyway.
+   */
+  #next(t: ThreadState): ReturnType<typeof decideFrom> {
+    const action = decideFrom(t.view.fold.state());
+    if (t.entry === null && action.kind === 'go_idle' && action.stop_reason.type === 'end_turn' && this.#childAtWork()) return { kind: 'none' };
+    return action;
+  }
+
+  #childAtWork(): boolean {
+    return [...this.#threads.values()].some((c) => c.entry !== null && (c.looping !== null || decideFrom(c.view.fold.state()).kind !== 'none'));
+  }
+
   #running(): number {
     return [...this.#threads.values()].filter((t) => t.looping && t.entry).length;
   }
@@ -185,7 +200,7 @@ export class ThreadRun {
   #kick(): void {
     for (const t of this.#threads.values()) {
       if (t.looping) continue;
-      if (decideFrom(t.view.fold.state()).kind === 'none') continue;
+      if (this.#next(t).kind === 'none') continue;
       if (t.entry && this.#running() >= this.o.maxRunning) continue;
       t.looping = this.#loop(t)
         .catch((e: unknown) => {
