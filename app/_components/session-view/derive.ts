@@ -37,7 +37,10 @@ export type Item =
   | { kind: 'interrupt'; event: StoredEventOf<'user.interrupt'> }
   | { kind: 'error'; event: StoredEventOf<'session.error'> }
   | { kind: 'rescheduled'; event: StoredEventOf<'session.status_rescheduled'> }
-  | { kind: 'compacted'; event: StoredEventOf<'agent.thread_context_compacted'> };
+  | { kind: 'compacted'; event: StoredEventOf<'agent.thread_context_compacted'> }
+  /** Multiagent: a message to another thread (a delegation, or a child's report) and one from another thread. */
+  | { kind: 'thread-sent'; event: StoredEventOf<'agent.thread_message_sent'> }
+  | { kind: 'thread-received'; event: StoredEventOf<'agent.thread_message_received'> };
 
 /**
  * The conversation as a person reads it: messages, and each tool call beside its result. Queued
@@ -139,13 +142,19 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'hand.resumed':
       case 'mcp.tools_listed':
       case 'hand.repository_cloned':
+        break;
+      case 'agent.thread_message_sent':
+        items.push({ kind: 'thread-sent', event: e });
+        break;
+      case 'agent.thread_message_received':
+        items.push({ kind: 'thread-received', event: e });
+        break;
+      // The thread list beside the chat shows each thread's life.
       case 'session.thread_created':
       case 'session.thread_status_running':
       case 'session.thread_status_idle':
       case 'session.thread_status_rescheduled':
       case 'session.thread_status_terminated':
-      case 'agent.thread_message_sent':
-      case 'agent.thread_message_received':
         break;
       default:
         // Exhaustive at compile time (a new event type has to be placed here or above), yet an
