@@ -25,6 +25,7 @@ import { runTtftBench } from '~/bench/ttft';
 import { runLifecycleBench } from '~/bench/lifecycle';
 import { runContextBench } from '~/bench/context';
 import { runWakeBench } from '~/bench/wake';
+import { runThreadsBench } from '~/bench/threads';
 
 // The harness logs JSON lines to stderr; keep the run quiet unless asked otherwise.
 process.env.PADDOCK_LOG_LEVEL ??= 'warn';
@@ -130,8 +131,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context,crowd,files (default: all) runs only some tables. */
-const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context', 'crowd', 'files'] as const;
+/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context,crowd,files,threads (default: all) runs only some tables. */
+const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context', 'crowd', 'files', 'threads'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -152,6 +153,7 @@ async function main(): Promise<void> {
     context: () => Promise.resolve(printTable(runContextBench())),
     crowd: async () => printTable(await runCrowdBench()),
     files: async () => printTable(await runFilesBench()),
+    threads: async () => printTable(await runThreadsBench()),
   };
   for (const part of PARTS) {
     if (!asked.includes(part)) continue;

@@ -4,6 +4,7 @@ import { UserContent } from '~/lib/events';
 import { AgentToolsParams, type AgentTool } from '~/lib/toolset';
 import { type ContextPolicy, ContextPolicyParams } from '~/lib/context-policy';
 import { uploadMountPath } from '~/lib/mounts';
+import { type Multiagent, MultiagentParams, type SessionMultiagentOf } from '~/lib/multiagent';
 
 /**
  * Agents and environments as the Managed Agents API defines them (`@anthropic-ai/sdk`
@@ -91,12 +92,13 @@ const agentFields = {
     .optional(),
   /** Paddock's extension: what of the log the model sees (lib/context-policy.ts). */
   context_policy: ContextPolicyParams.optional(),
+  /** Session threads: a roster of agents the session's primary thread may delegate to (lib/multiagent.ts). */
+  multiagent: MultiagentParams.nullish(),
 };
 
 /** Fields the hosted API has that Paddock does not run: refused by name, never silently dropped. */
 const unsupported = {
   execution_identity: z.null({ error: 'execution_identity is not supported by Paddock' }).optional(),
-  multiagent: z.null({ error: 'multiagent is not supported by Paddock yet' }).optional(),
 };
 
 export const AgentCreateParams = z.object({ ...agentFields, ...unsupported }).strict();
@@ -113,6 +115,7 @@ export const AgentUpdateParams = z
     mcp_servers: agentFields.mcp_servers.nullable(),
     skills: agentFields.skills.nullable(),
     context_policy: ContextPolicyParams.nullish(),
+    multiagent: agentFields.multiagent,
     /** Optimistic concurrency: the update applies only if this is still the current version. */
     version: z.number().int().positive().optional(),
     ...unsupported,
@@ -134,7 +137,7 @@ export interface Agent {
   mcp_servers: McpServer[];
   skills: AgentSkill[];
   execution_identity: null;
-  multiagent: null;
+  multiagent: Multiagent | null;
   /** Paddock's extension (absent on versions stored before it: read as `full`). */
   context_policy?: ContextPolicy;
   created_at: string;
@@ -142,11 +145,21 @@ export interface Agent {
   archived_at: string | null;
 }
 
-/** A session's agent: the version it was created with (and any per-session overrides). */
-export type SessionAgent = Omit<Agent, 'created_at' | 'updated_at' | 'archived_at' | 'metadata'>;
+/** What a session thread runs: a rostered agent's definition, snapshotted (its own `multiagent` never: depth 1). */
+export type ThreadAgent = Omit<Agent, 'created_at' | 'updated_at' | 'archived_at' | 'metadata' | 'multiagent'>;
+export type SessionMultiagent = SessionMultiagentOf<ThreadAgent>;
 
+/** A session's agent: the version it was created with (and any per-session overrides); its roster resolved. */
+export type SessionAgent = Omit<Agent, 'created_at' | 'updated_at' | 'archived_at' | 'metadata' | 'multiagent'> & { multiagent: SessionMultiagent | null };
+
+/** A session's agent without its roster (the roster is resolved separately: `resolveSessionMultiagent`). */
 export function sessionAgentOf(a: Agent): SessionAgent {
-  const { created_at: _c, updated_at: _u, archived_at: _a, metadata: _m, ...rest } = a;
+  const { created_at: _c, updated_at: _u, archived_at: _a, metadata: _m, multiagent: _ma, ...rest } = a;
+  return { ...rest, multiagent: null };
+}
+
+export function threadAgentOf(a: Agent): ThreadAgent {
+  const { created_at: _c, updated_at: _u, archived_at: _a, metadata: _m, multiagent: _ma, ...rest } = a;
   return rest;
 }
 

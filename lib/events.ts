@@ -94,17 +94,27 @@ const toolResultFields = {
   is_error: z.boolean().nullish(),
 };
 
+/** A session thread's id (multiagent): `sthr_…`. */
+export const ThreadId = z.string().regex(/^sthr_[0-9A-Za-z]{1,64}$/, 'must be a session thread id (sthr_…)');
+/**
+ * Which thread an event belongs to: absent on the primary thread's (the coordinator's) events,
+ * a child thread's id on its own (lib/threads.ts). The stored field the SDK calls `session_thread_id`.
+ */
+const onThread = { session_thread_id: ThreadId.optional() };
+
 export const NewEvent = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('user.message'), content: z.array(UserContent).min(1) }),
-  z.object({ type: z.literal('user.interrupt') }),
+  z.object({ ...onThread, type: z.literal('user.message'), content: z.array(UserContent).min(1) }),
+  z.object({ ...onThread, type: z.literal('user.interrupt') }),
   z.object({
+    ...onThread,
     type: z.literal('user.tool_confirmation'),
     tool_use_id: z.string().min(1),
     result: z.enum(['allow', 'deny']),
     deny_message: z.string().nullish(),
   }),
-  z.object({ type: z.literal('user.tool_result'), ...toolResultFields }),
+  z.object({ ...onThread, type: z.literal('user.tool_result'), ...toolResultFields }),
   z.object({
+    ...onThread,
     type: z.literal('user.custom_tool_result'),
     custom_tool_use_id: z.string().min(1),
     content: z.array(ToolResultContent).optional(),
@@ -112,20 +122,23 @@ export const NewEvent = z.discriminatedUnion('type', [
   }),
   // Paddock addition: the user changed a file in a hand from the IDE; the brain reads it next turn.
   z.object({
+    ...onThread,
     type: z.literal('user.file_edit'),
     hand: z.string().min(1).max(100),
     path: z.string().min(1).max(4096),
     content: z.string().max(256 * 1024),
   }),
   z.object({
+    ...onThread,
     type: z.literal('agent.message'),
     content: z.array(z.discriminatedUnion('type', [TextBlock, RedactedBlock])),
     /** Paddock addition: the answer as far as it streamed before the user interrupted it. */
     interrupted: z.literal(true).optional(),
   }),
   // Paddock addition: `content` keeps the thinking text and signature for replay.
-  z.object({ type: z.literal('agent.thinking'), content: z.array(ThinkingBlock).optional() }),
+  z.object({ ...onThread, type: z.literal('agent.thinking'), content: z.array(ThinkingBlock).optional() }),
   z.object({
+    ...onThread,
     type: z.literal('agent.tool_use'),
     name: z.string().min(1),
     input: z.record(z.string(), z.unknown()),
@@ -139,8 +152,9 @@ export const NewEvent = z.discriminatedUnion('type', [
      */
     evaluated_permission: z.enum(['allow', 'ask', 'deny']).optional(),
   }),
-  z.object({ type: z.literal('agent.tool_result'), ...toolResultFields, hand: z.string().optional() }),
+  z.object({ ...onThread, type: z.literal('agent.tool_result'), ...toolResultFields, hand: z.string().optional() }),
   z.object({
+    ...onThread,
     type: z.literal('agent.mcp_tool_use'),
     name: z.string().min(1),
     mcp_server_name: z.string().min(1),
@@ -150,6 +164,7 @@ export const NewEvent = z.discriminatedUnion('type', [
     evaluated_permission: z.enum(['allow', 'ask', 'deny']).optional(),
   }),
   z.object({
+    ...onThread,
     type: z.literal('agent.mcp_tool_result'),
     mcp_tool_use_id: z.string().min(1),
     content: z.array(ToolResultContent).optional(),
@@ -157,6 +172,7 @@ export const NewEvent = z.discriminatedUnion('type', [
   }),
   /** A call of a custom tool: the client runs it and answers with `user.custom_tool_result`. */
   z.object({
+    ...onThread,
     type: z.literal('agent.custom_tool_use'),
     name: z.string().min(1),
     input: z.record(z.string(), z.unknown()),
@@ -164,6 +180,7 @@ export const NewEvent = z.discriminatedUnion('type', [
     model_tool_use_id: z.string().min(1),
   }),
   z.object({
+    ...onThread,
     type: z.literal('agent.thread_context_compacted'),
     /** Paddock additions: the summary the model wrote, the seq range it stands for, and what asking for it cost. */
     summary: z.string().optional(),
@@ -171,25 +188,28 @@ export const NewEvent = z.discriminatedUnion('type', [
     to_seq: z.number().int().min(1).optional(),
     model_usage: ModelUsage.optional(),
   }),
-  z.object({ type: z.literal('session.status_running') }),
+  z.object({ ...onThread, type: z.literal('session.status_running') }),
   z.object({
+    ...onThread,
     type: z.literal('session.status_idle'),
     stop_reason: StopReason,
     stop_details: z.null().default(null),
   }),
   // Paddock addition: which attempt failed and when the next one starts.
   z.object({
+    ...onThread,
     type: z.literal('session.status_rescheduled'),
     attempt: z.number().int().positive().optional(),
     retry_in_ms: z.number().int().nonnegative().optional(),
   }),
-  z.object({ type: z.literal('session.status_terminated') }),
+  z.object({ ...onThread, type: z.literal('session.status_terminated') }),
   /**
    * A point-in-time snapshot of the session's cumulative usage (every model request, the grader's
    * too), its list cost and its budget then (a budget check stores one at the cap; an outcome's
    * verdict stores one beside it).
    */
   z.object({
+    ...onThread,
     type: z.literal('session.usage'),
     usage: z.object({
       input_tokens: z.number().int().nonnegative(),
@@ -201,9 +221,10 @@ export const NewEvent = z.discriminatedUnion('type', [
     }),
     budget: BudgetLimit.nullable().optional(),
   }),
-  z.object({ type: z.literal('session.error'), error: SessionErrorObject }),
+  z.object({ ...onThread, type: z.literal('session.error'), error: SessionErrorObject }),
   // Paddock addition: `model` names what was asked (a Claude id, or the offline demo brain).
   z.object({
+    ...onThread,
     type: z.literal('span.model_request_start'),
     model: z.string().optional(),
     /** Paddock addition: the request's input as estimated when it was built (calibrates later estimates against the usage reported). */
@@ -216,6 +237,7 @@ export const NewEvent = z.discriminatedUnion('type', [
     window_from_seq: z.number().int().min(1).optional(),
   }),
   z.object({
+    ...onThread,
     type: z.literal('span.model_request_end'),
     model_request_start_id: z.string().min(1),
     is_error: z.boolean().nullable(),
@@ -231,6 +253,7 @@ export const NewEvent = z.discriminatedUnion('type', [
    * text, as the API does (`rubric_file_id`, Paddock addition, names the file it came from).
    */
   z.object({
+    ...onThread,
     type: z.literal('user.define_outcome'),
     outcome_id: z.string().regex(/^outc_/, 'must start with outc_'),
     description: z.string().min(1),
@@ -238,10 +261,11 @@ export const NewEvent = z.discriminatedUnion('type', [
     max_iterations: z.number().int().min(1).max(MAX_OUTCOME_ITERATIONS).nullable(),
     rubric_file_id: z.string().min(1).optional(),
   }),
-  z.object({ type: z.literal('span.outcome_evaluation_start'), outcome_id: z.string().min(1), iteration: z.number().int().min(0) }),
+  z.object({ ...onThread, type: z.literal('span.outcome_evaluation_start'), outcome_id: z.string().min(1), iteration: z.number().int().min(0) }),
   /** A heartbeat while the grader works. */
-  z.object({ type: z.literal('span.outcome_evaluation_ongoing'), outcome_id: z.string().min(1), iteration: z.number().int().min(0) }),
+  z.object({ ...onThread, type: z.literal('span.outcome_evaluation_ongoing'), outcome_id: z.string().min(1), iteration: z.number().int().min(0) }),
   z.object({
+    ...onThread,
     type: z.literal('span.outcome_evaluation_end'),
     outcome_evaluation_start_id: z.string().min(1),
     outcome_id: z.string().min(1),
@@ -251,9 +275,10 @@ export const NewEvent = z.discriminatedUnion('type', [
     usage: ModelUsage,
   }),
   /** A mid-conversation system turn a client sends with a user turn: the model sees it as `role: "system"`. */
-  z.object({ type: z.literal('system.message'), content: z.array(TextBlock).min(1) }),
+  z.object({ ...onThread, type: z.literal('system.message'), content: z.array(TextBlock).min(1) }),
   /** What a session update changed, and only that (`agent` whole when its tools or MCP servers changed). */
   z.object({
+    ...onThread,
     type: z.literal('session.updated'),
     title: z.string().nullable().optional(),
     metadata: z.record(z.string(), z.string()).optional(),
@@ -263,6 +288,7 @@ export const NewEvent = z.discriminatedUnion('type', [
   }),
   // Paddock's own: hand lifecycle.
   z.object({
+    ...onThread,
     type: z.literal('hand.provisioned'),
     hand: z.string().min(1),
     kind: z.string().min(1),
@@ -279,27 +305,36 @@ export const NewEvent = z.discriminatedUnion('type', [
     endpoint: z.string().min(1).optional(),
   }),
   /** A harness that took the session over re-connected to a hand that outlived the previous one. */
-  z.object({ type: z.literal('hand.reattached'), hand: z.string().min(1), reattach_ms: z.number().nonnegative().optional() }),
+  z.object({ ...onThread, type: z.literal('hand.reattached'), hand: z.string().min(1), reattach_ms: z.number().nonnegative().optional() }),
   z.object({
+    ...onThread,
     type: z.literal('hand.released'),
     hand: z.string().min(1),
     transferred_to: z.object({ session_id: z.string().min(1), hand: z.string().min(1) }).optional(),
   }),
-  z.object({ type: z.literal('hand.lost'), hand: z.string().min(1), reason: z.string() }),
+  z.object({ ...onThread, type: z.literal('hand.lost'), hand: z.string().min(1), reason: z.string() }),
   /**
    * The hand's process was stopped to free the machine (idle for a while, or the least recently
    * used past the cap on live hands). Its workspace stays; the next call resumes it, same name.
    */
-  z.object({ type: z.literal('hand.suspended'), hand: z.string().min(1), reason: z.enum(['idle', 'cap', 'shutdown']) }),
+  z.object({ ...onThread, type: z.literal('hand.suspended'), hand: z.string().min(1), reason: z.enum(['idle', 'cap', 'shutdown']) }),
   /** A suspended hand runs again on the same workspace. */
-  z.object({ type: z.literal('hand.resumed'), hand: z.string().min(1), resume_ms: z.number().nonnegative().optional() }),
+  z.object({ ...onThread, type: z.literal('hand.resumed'), hand: z.string().min(1), resume_ms: z.number().nonnegative().optional() }),
   /**
    * Paddock's own: the tools of the session's MCP servers, listed once (before its first model
    * request) so every later request, on any instance, offers byte-identical tool definitions.
    */
-  z.object({ type: z.literal('mcp.tools_listed'), servers: z.array(McpServerListing).max(20) }),
+  z.object({ ...onThread, type: z.literal('mcp.tools_listed'), servers: z.array(McpServerListing).max(20) }),
   /** A session's repository was cloned into the hand through the git proxy (a failure is a `session.error`). */
-  z.object({ type: z.literal('hand.repository_cloned'), hand: z.string().min(1), resource_id: z.string().min(1), repository_url: z.string(), mount_path: z.string(), clone_ms: z.number().nonnegative().optional() }),
+  z.object({ ...onThread, type: z.literal('hand.repository_cloned'), hand: z.string().min(1), resource_id: z.string().min(1), repository_url: z.string(), mount_path: z.string(), clone_ms: z.number().nonnegative().optional() }),
+  // Session threads (multiagent): a child thread's life and the messages between threads.
+  z.object({ type: z.literal('session.thread_created'), session_thread_id: ThreadId, agent_name: z.string(), workflow_run_id: z.null().default(null), /** Paddock addition: the roster agent the thread runs. */ agent_id: z.string().min(1).optional(), parent_thread_id: ThreadId.nullish() }),
+  z.object({ type: z.literal('session.thread_status_running'), session_thread_id: ThreadId, agent_name: z.string() }),
+  z.object({ type: z.literal('session.thread_status_idle'), session_thread_id: ThreadId, agent_name: z.string(), stop_reason: StopReason, stop_details: z.null().default(null) }),
+  z.object({ type: z.literal('session.thread_status_rescheduled'), session_thread_id: ThreadId, agent_name: z.string(), attempt: z.number().int().positive().optional(), retry_in_ms: z.number().int().nonnegative().optional() }),
+  z.object({ type: z.literal('session.thread_status_terminated'), session_thread_id: ThreadId, agent_name: z.string() }),
+  z.object({ ...onThread, type: z.literal('agent.thread_message_sent'), content: z.array(UserContent), to_session_thread_id: ThreadId, to_agent_name: z.string().nullish() }),
+  z.object({ ...onThread, type: z.literal('agent.thread_message_received'), content: z.array(UserContent), from_session_thread_id: ThreadId, from_agent_name: z.string().nullish() }),
 ]);
 export type NewEvent = z.infer<typeof NewEvent>;
 export type NewEventInput = z.input<typeof NewEvent>;

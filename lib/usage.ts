@@ -11,6 +11,9 @@ export interface UsageTotals {
 }
 
 /** Sums every model request of a log: each turn's span end, each compaction's summary request and each outcome evaluation's grader request (pure). */
+/** The events that carry a model request's usage (foldUsage's input): the agent's, compaction's and the grader's. */
+export const USAGE_EVENT_TYPES: string[] = ['span.model_request_end', 'span.outcome_evaluation_end', 'agent.thread_context_compacted'];
+
 export function foldUsage(events: readonly StoredEvent[]): UsageTotals {
   const t: UsageTotals = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, requests: 0 };
   for (const e of events) {

@@ -336,6 +336,7 @@ async function startRuntime(): Promise<Runtime> {
     maxTokens: config.PADDOCK_MAX_TOKENS,
     ...(config.PADDOCK_GRADER_MODEL ? { graderModel: config.PADDOCK_GRADER_MODEL } : {}),
     leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,
+    maxRunningThreads: config.PADDOCK_MAX_RUNNING_THREADS,
     maxRetries: config.PADDOCK_MODEL_RETRIES,
     retryBaseMs: config.PADDOCK_RETRY_BASE_MS,
     storeRetryBaseMs: config.PADDOCK_STORE_RETRY_BASE_MS,

@@ -112,5 +112,12 @@ export const EVENT_SAMPLES: { [T in EventType]: NewEventOf<T> } = {
       { mcp_server_name: 'linear', tools: [], error: 'authentication' },
     ],
   },
+  'session.thread_created': { type: 'session.thread_created', session_thread_id: 'sthr_01JZ0000000000000000000000', agent_name: 'worker', agent_id: 'agent_01JZ0000000000000000000000', parent_thread_id: 'sthr_01JZ0000000000000000000001', workflow_run_id: null },
+  'session.thread_status_running': { type: 'session.thread_status_running', session_thread_id: 'sthr_01JZ0000000000000000000000', agent_name: 'worker' },
+  'session.thread_status_idle': { type: 'session.thread_status_idle', session_thread_id: 'sthr_01JZ0000000000000000000000', agent_name: 'worker', stop_reason: { type: 'end_turn' }, stop_details: null },
+  'session.thread_status_rescheduled': { type: 'session.thread_status_rescheduled', session_thread_id: 'sthr_01JZ0000000000000000000000', agent_name: 'worker', attempt: 1, retry_in_ms: 500 },
+  'session.thread_status_terminated': { type: 'session.thread_status_terminated', session_thread_id: 'sthr_01JZ0000000000000000000000', agent_name: 'worker' },
+  'agent.thread_message_sent': { type: 'agent.thread_message_sent', content: [{ type: 'text', text: 'count the files' }], to_session_thread_id: 'sthr_01JZ0000000000000000000000', to_agent_name: 'worker' },
+  'agent.thread_message_received': { type: 'agent.thread_message_received', session_thread_id: 'sthr_01JZ0000000000000000000000', content: [{ type: 'text', text: 'count the files' }], from_session_thread_id: 'sthr_01JZ0000000000000000000001', from_agent_name: 'lead' },
   'hand.repository_cloned': { type: 'hand.repository_cloned', hand: 'sandbox-1', resource_id: 'sesrsc_01JZ0000000000000000000000', repository_url: 'https://github.com/acme/widgets', mount_path: '/workspace/widgets', clone_ms: 640 },
 };

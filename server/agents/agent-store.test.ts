@@ -117,6 +117,62 @@ describe.each(['sqlite', 'postgres'] as const)('agent store on %s', (kind) => {
     await expect(agents.listAgents({ page: 'garbage' })).rejects.toBeInstanceOf(InvalidInputError);
   });
 
+  it('takes a coordinator roster of ids, versioned references and self, each resolved to a version', async () => {
+    const worker = await agents.createAgent({ name: 'worker', model: 'm' });
+    await agents.updateAgent(worker.id, { system: 'v2' });
+    const critic = await agents.createAgent({ name: 'critic', model: 'm' });
+    const lead = await agents.createAgent({ name: 'lead', model: 'm', multiagent: { type: 'coordinator', agents: [{ type: 'agent', id: worker.id, version: 1 }, critic.id, { type: 'self' }] } });
+    expect(lead.multiagent).toEqual({
+      type: 'coordinator',
+      agents: [
+        { type: 'agent', id: worker.id, version: 1 },
+        { type: 'agent', id: critic.id, version: 1 },
+        { type: 'agent', id: lead.id, version: 1 },
+      ],
+    });
+    expect((await agents.getAgent(lead.id)).multiagent).toEqual(lead.multiagent);
+    // An update that leaves multiagent out keeps it; null takes it off.
+    expect((await agents.updateAgent(lead.id, { system: 'x' })).multiagent).toEqual(lead.multiagent);
+    expect((await agents.updateAgent(lead.id, { multiagent: null })).multiagent).toBeNull();
+  });
+
+  it('refuses a rostered agent that has multiagent itself (depth 1), naming it; and unknown, archived, repeated entries', async () => {
+    const worker = await agents.createAgent({ name: 'worker', model: 'm' });
+    const lead = await agents.createAgent({ name: 'lead', model: 'm', multiagent: { type: 'coordinator', agents: [worker.id] } });
+    const err = await agents.createAgent({ name: 'top', model: 'm', multiagent: { type: 'coordinator', agents: [worker.id, lead.id] } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect(String(err)).toContain(`multiagent.agents[1]: agent ${lead.id} has multiagent itself`);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'coordinator', agents: ['agent_nope'] } })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'coordinator', agents: [worker.id, { type: 'agent', id: worker.id }] } })).rejects.toThrow(/named twice/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'coordinator', agents: [{ type: 'self' }, { type: 'self' }] } })).rejects.toThrow(/self at most once/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'coordinator', agents: [] } })).rejects.toThrow(/multiagent.agents: at least 1/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'coordinator', agents: Array.from({ length: 21 }, (_, i) => `agent_${i}`) } })).rejects.toThrow(/at most 20/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'coordinator', agents: [{ type: 'agent', id: worker.id, version: 9 }] } })).rejects.toBeInstanceOf(NotFoundError);
+    await agents.archiveAgent(worker.id);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'coordinator', agents: [worker.id] } })).rejects.toThrow(/is archived/);
+    // Nothing was written by a refused create.
+    expect((await agents.listAgents({ includeArchived: true })).data).toHaveLength(2);
+  });
+
+  it('takes multiagent_20261001 subagents with defaults filled in, merges an update level by level, and refuses the advisor and workflows by name', async () => {
+    const worker = await agents.createAgent({ name: 'worker', model: 'm' });
+    const a = await agents.createAgent({ name: 'lead', model: 'm', multiagent: { type: 'multiagent_20261001', subagents: { type: 'enabled', predefined_agents: [worker.id] } } });
+    expect(a.multiagent).toEqual({
+      type: 'multiagent_20261001',
+      advisor: { type: 'disabled' },
+      subagents: { type: 'enabled', inline_agents: { type: 'enabled' }, predefined_agents: [{ type: 'agent', id: worker.id, version: 1 }] },
+      workflows: { type: 'disabled' },
+    });
+    const b = await agents.updateAgent(a.id, { multiagent: { type: 'multiagent_20261001', subagents: { type: 'enabled', inline_agents: { type: 'disabled' } } } });
+    expect(b.multiagent).toMatchObject({ subagents: { inline_agents: { type: 'disabled' }, predefined_agents: [{ id: worker.id }] } });
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'multiagent_20261001', subagents: { type: 'enabled', inline_agents: { type: 'disabled' } } } })).rejects.toThrow(/name at least one agent/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'multiagent_20261001', advisor: { type: 'enabled', model: 'claude-opus-5' } } })).rejects.toThrow(/multiagent.advisor: the advisor is not supported by Paddock/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'multiagent_20261001', workflows: { type: 'enabled' } } })).rejects.toThrow(/multiagent.workflows: workflow runs are not supported by Paddock/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'multiagent_20261001', workflows: null } })).rejects.toThrow(/multiagent.workflows/);
+    await expect(agents.createAgent({ name: 'x', model: 'm', multiagent: { type: 'coordinator', agents: [{ type: 'advisor', model: 'm' }] } })).rejects.toThrow(/advisor in the roster is not supported/);
+    expect((await agents.createAgent({ name: 'solo', model: 'm', multiagent: { type: 'multiagent_20261001', subagents: { type: 'disabled' } } })).multiagent).toMatchObject({ subagents: { type: 'disabled' } });
+  });
+
   it('creates, updates, archives and deletes environments; the type of one never changes', async () => {
     const e = await agents.createEnvironment({ name: 'web', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['*.example.com'] }, packages: { npm: ['left-pad'] } } });
     expect(e.config).toMatchObject({ type: 'cloud', networking: { allowed_hosts: ['*.example.com'], allow_package_managers: false }, packages: { npm: ['left-pad'], pip: [] } });

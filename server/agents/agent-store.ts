@@ -20,6 +20,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import { normalizeContextPolicy } from '~/lib/context-policy';
+import { type AgentReference, type Multiagent, type MultiagentParams, type RosterEntryParams, mergeMultiagentParams, rosterRequests } from '~/lib/multiagent';
 import type { Database } from '~/server/session/schema';
 import { decodeCursor, encodeCursor } from '~/lib/page-cursor';
 import { type ListPage, keysetWalk, newestFirst, pageOf, whereTimeRange, type TimeRange } from '~/server/session/keyset-page';
@@ -66,12 +67,48 @@ export class AgentStore {
     await this.requireSkills(p.skills ?? []);
     const now = new Date().toISOString();
     const id = `agent_${ulid()}`;
-    const agent = this.#agentFrom(id, 1, now, now, p);
+    const multiagent = p.multiagent ? await this.resolveMultiagent(p.multiagent, { type: 'agent', id, version: 1 }) : null;
+    const agent = { ...this.#agentFrom(id, 1, now, now, p), multiagent };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('agents').values({ id, version: 1, created_at: now, updated_at: now, archived_at: null }).execute();
       await trx.insertInto('agent_versions').values({ agent_id: id, version: 1, body: JSON.stringify(agent), created_at: now }).execute();
     });
     return agent;
+  }
+
+  /**
+   * An agent's `multiagent`, each roster entry resolved to a version: the agent exists (404 naming
+   * it), is not archived and has no `multiagent` of its own (depth 1: a 400 naming it); entries
+   * name distinct agents, `self` at most once.
+   */
+  async resolveMultiagent(p: MultiagentParams, self: AgentReference): Promise<Multiagent> {
+    if (p.type === 'coordinator') return { type: 'coordinator', agents: await this.#resolveRoster(p.agents, self, 'multiagent.agents') };
+    if (p.subagents?.type === 'disabled') return { type: 'multiagent_20261001', advisor: { type: 'disabled' }, subagents: { type: 'disabled' }, workflows: { type: 'disabled' } };
+    const inline = p.subagents?.inline_agents ?? { type: 'enabled' as const };
+    const predefined = await this.#resolveRoster(p.subagents?.predefined_agents ?? [], self, 'multiagent.subagents.predefined_agents');
+    if (inline.type === 'disabled' && predefined.length === 0) throw new InvalidInputError('multiagent.subagents.predefined_agents: with inline_agents disabled, name at least one agent');
+    return { type: 'multiagent_20261001', advisor: { type: 'disabled' }, subagents: { type: 'enabled', inline_agents: inline, predefined_agents: predefined }, workflows: { type: 'disabled' } };
+  }
+
+  async #resolveRoster(entries: readonly RosterEntryParams[], self: AgentReference, field: string): Promise<AgentReference[]> {
+    const out: AgentReference[] = [];
+    const requests = rosterRequests(entries, self.id);
+    if (requests.filter((r) => r.self).length > 1) throw new InvalidInputError(`${field}: self at most once`);
+    for (const [i, r] of requests.entries()) {
+      let ref: AgentReference;
+      if (r.self || r.id === self.id) ref = { type: 'agent', id: self.id, version: r.self || r.version === undefined ? self.version : r.version };
+      else {
+        const row = await this.db.selectFrom('agents').selectAll().where('id', '=', r.id).executeTakeFirst();
+        if (!row) throw new NotFoundError('agent', r.id);
+        if (row.archived_at !== null) throw new InvalidInputError(`${field}[${i}]: agent ${r.id} is archived`);
+        const agent = await this.getAgent(r.id, r.version);
+        if (agent.multiagent) throw new InvalidInputError(`${field}[${i}]: agent ${r.id} has multiagent itself; a rostered agent may not (depth 1)`);
+        ref = { type: 'agent', id: r.id, version: agent.version };
+      }
+      if (out.some((o) => o.id === ref.id)) throw new InvalidInputError(`${field}[${i}]: agent ${ref.id} is named twice`);
+      out.push(ref);
+    }
+    return out;
   }
 
   /** Each skill (and a pinned version) exists: else a 404 naming the first that does not. */
@@ -109,12 +146,18 @@ export class AgentStore {
   async updateAgent(id: string, input: unknown): Promise<Agent> {
     const p = parse(AgentUpdateParams, input);
     await this.requireSkills(p.skills ?? []);
+    // The roster is resolved before the transaction (it reads other agents); the version it names
+    // for `self` is the one this update writes, checked again inside.
+    const before = p.multiagent ? await this.getAgent(id) : null;
+    const multiagent: Multiagent | null | undefined =
+      p.multiagent && before ? await this.resolveMultiagent(mergeMultiagentParams(before.multiagent, p.multiagent), { type: 'agent', id, version: before.version + 1 }) : p.multiagent === null ? null : undefined;
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
       if (!row) throw new NotFoundError('agent', id);
       if (p.version !== undefined && p.version !== row.version) throw new ConflictError(`agent ${id} is at version ${row.version}, not ${p.version}: read it again and retry`);
       const cur = await trx.selectFrom('agent_versions').select('body').where('agent_id', '=', id).where('version', '=', row.version).executeTakeFirstOrThrow();
       const prev = JSON.parse(cur.body) as Agent;
+      if (before && before.version !== row.version) throw new ConflictError(`agent ${id} changed meanwhile: read it again and retry`);
       const now = new Date().toISOString();
       const next: Agent = {
         ...prev,
@@ -128,6 +171,7 @@ export class AgentStore {
         mcp_servers: p.mcp_servers === undefined ? prev.mcp_servers : (p.mcp_servers ?? []),
         skills: p.skills === undefined ? (prev.skills ?? []) : (p.skills ?? []),
         context_policy: p.context_policy === undefined ? normalizeContextPolicy(prev.context_policy) : normalizeContextPolicy(p.context_policy),
+        multiagent: multiagent === undefined ? (prev.multiagent ?? null) : multiagent,
         updated_at: now,
       };
       // Optimistic concurrency holds even without `version`: two updates never write one version twice.

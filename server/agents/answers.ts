@@ -5,7 +5,7 @@ import { foldLog } from '~/server/harness/core/decide';
 import type { EventLog } from '~/server/session/store';
 
 /** The events whose order decides whether a call still waits for its answer (see foldLog). */
-const ANSWER_TYPES = ['user.message', 'user.interrupt', 'agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result'] as const;
+const ANSWER_TYPES = ['user.message', 'agent.thread_message_received', 'user.interrupt', 'agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result'] as const;
 
 type Answer = Extract<NewEvent, { type: 'user.tool_confirmation' | 'user.custom_tool_result' | 'user.tool_result' }>;
 
@@ -27,7 +27,13 @@ export async function checkAnswers(store: Pick<EventLog, 'getEvents'>, sessionId
   if (answers.length === 0) return undefined;
   const log = await store.getEvents(sessionId, { types: [...ANSWER_TYPES] });
   const byId = new Map(log.map((e) => [e.id, e]));
-  const state = foldLog(log);
+  // Each thread (multiagent) decides from its own events: a call waits in the fold of its thread.
+  const folds = new Map<string | null, ReturnType<typeof foldLog>>();
+  const stateOf = (thread: string | null) => {
+    let f = folds.get(thread);
+    if (!f) folds.set(thread, (f = foldLog(log.filter((x) => (x.session_thread_id ?? null) === thread))));
+    return f;
+  };
   const seen = new Set<string>();
   for (const { e, i } of answers) {
     const at = where(i);
@@ -40,12 +46,12 @@ export async function checkAnswers(store: Pick<EventLog, 'getEvents'>, sessionId
         if (call.evaluated_permission !== 'ask') throw new InvalidInputError(`${at}.tool_use_id: call ${id} (${call.name}) does not wait for a confirmation: its policy lets it run`);
         const earlier = log.find((x) => x.type === 'user.tool_confirmation' && x.tool_use_id === id);
         if (earlier?.type === 'user.tool_confirmation') throw new ConflictError(`${at}: call ${id} was already answered: ${earlier.result}`);
-        if (!state.awaitingConfirmation.some((c) => c.id === id)) throw new ConflictError(`${at}: call ${id} no longer waits for a confirmation (it was given up by a new message or an interrupt)`);
+        if (!stateOf(call.session_thread_id ?? null).awaitingConfirmation.some((c) => c.id === id)) throw new ConflictError(`${at}: call ${id} no longer waits for a confirmation (it was given up by a new message or an interrupt)`);
         break;
       }
       case 'user.custom_tool_result':
         if (call?.type !== 'agent.custom_tool_use') throw new InvalidInputError(`${at}.custom_tool_use_id: ${id} is not a custom tool call of session ${sessionId}`);
-        if (!state.awaitingClient.some((c) => c.id === id)) throw new ConflictError(`${at}: custom tool call ${id} was already answered (or given up by a new message or an interrupt)`);
+        if (!stateOf(call.session_thread_id ?? null).awaitingClient.some((c) => c.id === id)) throw new ConflictError(`${at}: custom tool call ${id} was already answered (or given up by a new message or an interrupt)`);
         break;
       case 'user.tool_result':
         throw new InvalidInputError(`${at}: no tool call of this session waits for a user.tool_result (its tools run on Paddock's hands; self-hosted environments are not supported)`);

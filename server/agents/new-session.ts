@@ -11,10 +11,13 @@ import {
   type SessionAgent,
   SessionCreateParams,
   normalizeModel,
+  type SessionMultiagent,
   sessionAgentOf,
+  threadAgentOf,
   unsupportedEnvironment,
 } from '~/lib/agent';
 import { InvalidInputError, NotFoundError } from '~/lib/errors';
+import type { AgentReference, Multiagent } from '~/lib/multiagent';
 import { describeZodError } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import type { AgentStore } from '~/server/agents/agent-store';
@@ -47,7 +50,7 @@ export async function resolveSessionAgent(agents: AgentStore, ref: z.output<type
   const version = typeof ref === 'string' ? undefined : (ref.version ?? undefined);
   const agent = await agents.getAgent(id, version);
   if (agent.archived_at !== null) throw new InvalidInputError(`agent: ${id} is archived; a new session needs an agent that is not`);
-  const snapshot = sessionAgentOf(agent);
+  const snapshot = { ...sessionAgentOf(agent), multiagent: await sessionMultiagent(agents, agent.multiagent) };
   if (typeof ref === 'string' || ref.type === 'agent') return snapshot;
   return {
     ...snapshot,
@@ -57,6 +60,15 @@ export async function resolveSessionAgent(agents: AgentStore, ref: z.output<type
     ...(ref.mcp_servers ? { mcp_servers: ref.mcp_servers } : {}),
     ...(ref.skills ? { skills: ref.skills } : {}),
   };
+}
+
+/** A session's copy of its agent's roster: each pinned version's definition, read once at creation. */
+async function sessionMultiagent(agents: AgentStore, m: Multiagent | null): Promise<SessionMultiagent | null> {
+  if (!m) return null;
+  const defs = (refs: readonly AgentReference[]) => Promise.all(refs.map(async (r) => threadAgentOf(await agents.getAgent(r.id, r.version))));
+  if (m.type === 'coordinator') return { type: 'coordinator', agents: await defs(m.agents) };
+  const sub = m.subagents;
+  return { ...m, subagents: sub.type === 'enabled' ? { ...sub, predefined_agents: await defs(sub.predefined_agents) } : sub };
 }
 
 /**

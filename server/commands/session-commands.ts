@@ -7,6 +7,7 @@ import type { NewEvent, StoredEvent } from '~/lib/events';
 import { checkAnswers, storedAnswerWon } from '~/server/agents/answers';
 import { createSessionFor } from '~/server/agents/new-session';
 import { checkEventSize, checkFileWrite } from '~/server/commands/limits';
+import { routeToThreads } from '~/server/commands/thread-commands';
 import type { SessionDeps } from '~/server/commands/session-deps';
 import { notify } from '~/server/commands/webhook-notify';
 import { errorFields, logger } from '~/server/log';
@@ -106,8 +107,10 @@ export async function sendableSession(d: Pick<SessionDeps, 'store' | 'config'>, 
  * size caps; an answer to a call that asks is keyed by its call (one verdict, whoever races).
  * Then the harness is woken, and an untitled session is named after its first message.
  */
-export async function sendEvents(d: SessionDeps, id: string, events: readonly NewEvent[], opts: SendOptions = {}): Promise<StoredEvent[]> {
-  const session = await sendableSession(d, id, events);
+export async function sendEvents(d: SessionDeps, id: string, sent: readonly NewEvent[], opts: SendOptions = {}): Promise<StoredEvent[]> {
+  const session = await sendableSession(d, id, sent);
+  // With threads: an interrupt goes to the thread it names (none: every thread), an answer to the thread that asked.
+  const events = await routeToThreads(d.store, session, sent);
   const answerKey = await checkAnswers(d.store, session.id, events, opts.where ?? ((i) => `events[${i}]`));
   const key = answerKey ?? (opts.idempotencyKey ? `send:${opts.idempotencyKey}` : undefined);
   const stored = await d.store.emitEvents(session.id, events, key ? { idempotencyKey: key } : {});

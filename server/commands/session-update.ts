@@ -5,7 +5,7 @@ import { ConflictError, InvalidInputError } from '~/lib/errors';
 import type { NewEventOf } from '~/lib/events';
 import { normalizeTools } from '~/lib/toolset';
 import { type BudgetLimit, listCostCents } from '~/lib/budget';
-import { foldUsage } from '~/lib/usage';
+import { USAGE_EVENT_TYPES, foldUsage } from '~/lib/usage';
 import type { SessionDeps } from '~/server/commands/session-deps';
 import type { Session, SessionPatch, SessionStore } from '~/server/session/store';
 
@@ -19,7 +19,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 /** A replaced budget must stay above what the session has already spent (as the hosted API: budget_not_raised). */
 async function requireRaised(store: Pick<SessionStore, 'getEvents'>, session: Session, budget: BudgetLimit): Promise<void> {
   const model = session.agent?.model.id;
-  const spent = model ? listCostCents(model, foldUsage(await store.getEvents(session.id, { types: ['span.model_request_end', 'agent.thread_context_compacted'] }))) : null;
+  const spent = model ? listCostCents(model, foldUsage(await store.getEvents(session.id, { types: USAGE_EVENT_TYPES }))) : null;
   if (spent === null) throw new InvalidInputError(`budget: model ${model ?? '(default)'} has no list price, so a budget cannot measure it (model_not_budgetable)`);
   if (Number(budget.max_list_cost.amount) <= spent) throw new InvalidInputError(`budget: max_list_cost must be above the ${spent} cents already spent (budget_not_raised)`);
 }

@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '~/lib/events';
-import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
+import { checkLogInvariants, checkThreadInvariants } from '~/server/harness/testing/log-invariants';
+import type { SessionAgent, ThreadAgent } from '~/lib/agent';
+import { AgentToolsParams, normalizeTools } from '~/lib/toolset';
 import { WorkerProcess } from '~/server/harness/testing/worker-process';
 import {
   type FakeMessagesApi,
@@ -40,6 +42,8 @@ const SEED = Number(process.env.PADDOCK_CHAOS_SEED ?? 0xc4a05);
 const MIDTURN = process.env.PADDOCK_CHAOS_MIDTURN !== '0';
 const SCHEDULE = process.env.PADDOCK_CHAOS_SCHEDULE ? parseSchedule(process.env.PADDOCK_CHAOS_SCHEDULE) : null;
 const SESSIONS = 12;
+/** Of which multiagent: a coordinator delegating each ask to two agents that use the session's one hand. */
+const MULTI = 3;
 
 /** One kill: during start-up (`s`, racing the worker's ready) or after it (`r`), so many ms in. */
 interface Kill {
@@ -75,8 +79,17 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 const blocksOf = (m: unknown): Record<string, unknown>[] => (isRecord(m) && Array.isArray(m.content) ? m.content.filter(isRecord) : []);
 
-const ASK = /chaos (s\d+ m\d+): take (\d+) tool steps/;
+const ASK = /chaos (s\d+ m\d+[ab]?): (?:take (\d+) tool steps|delegate)/;
 const askText = (session: number, message: number, steps: number) => `chaos s${String(session).padStart(2, '0')} m${message}: take ${steps} tool steps, then say done`;
+const delegateText = (session: number, message: number) => `chaos s${String(session).padStart(2, '0')} m${message}: delegate to alpha and beta, then say done`;
+const REPORT = /\[Message from (alpha|beta) /;
+
+/** A multiagent session's agent: a coordinator with two agents on its roster (the whole toolset each, always allowed). */
+function coordinatorAgent(): SessionAgent {
+  const tools = normalizeTools(AgentToolsParams.parse([{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } }]));
+  const member = (name: string): ThreadAgent => ({ id: `agent_chaos_${name}`, type: 'agent', version: 1, name, description: null, model: { id: 'claude-chaos' }, system: `chaos ${name}`, tools, mcp_servers: [], skills: [], execution_identity: null, context_policy: { type: 'full' } });
+  return { ...member('lead'), multiagent: { type: 'coordinator', agents: [member('alpha'), member('beta')] } };
+}
 
 /**
  * The brain, stateless like the real one: the newest ask in the conversation says how many tool
@@ -104,6 +117,15 @@ function chaosBrain(rng: () => number, stats: { failuresInjected: number }) {
     const [, tag = '', stepsText] = ask as RegExpExecArray;
     const steps = Number(stepsText);
     const done = messages.slice(askAt + 1).filter((m) => isRecord(m) && m.role === 'assistant' && blocksOf(m).some((b) => b.type === 'tool_use')).length;
+    if (stepsText === undefined) {
+      // The coordinator: delegates both halves at once, then waits for both reports since the ask.
+      if (done === 0) {
+        const send = (agent: string, half: string) => ({ kind: 'tool_use' as const, name: 'send_to_agent', input: { agent, message: `chaos ${tag}${half}: take 2 tool steps, then say done` } });
+        return { kind: 'message', steps: [{ kind: 'text', text: `${tag}: delegating` }, send('alpha', 'a'), send('beta', 'b')] };
+      }
+      const reports = new Set(messages.slice(askAt + 1).flatMap((m) => (isRecord(m) && m.role === 'user' ? blocksOf(m).flatMap((b) => (b.type === 'text' && typeof b.text === 'string' ? [REPORT.exec(b.text)?.[1]] : [])) : [])).filter(Boolean));
+      return { kind: 'message', steps: [{ kind: 'text', text: reports.size >= 2 ? `done: ${tag} after delegating` : `${tag}: waiting for reports (${reports.size})` }] };
+    }
     const h = hash(`${tag}:${done}`);
     const pacing = { delayMs: 40 + (h % 140), chunkDelayMs: 12 + ((h >>> 8) % 22) };
 
@@ -160,7 +182,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
     store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
     // The fake adds one abort listener per paced stream to its shutdown signal; a dozen sessions
     // streaming at once is expected here, not a leak (Node warns above 10).
-    setMaxListeners(SESSIONS * 4);
+    setMaxListeners((SESSIONS + MULTI * 3) * 4);
     fake = await startFakeMessagesApi({ fallback: chaosBrain(prng(SEED ^ 0xb1a1), brainStats) });
   });
 
@@ -205,16 +227,32 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       const acks: Ack[] = [];
       const asked = new Map<string, number>(); // session → messages sent
       const sessions: string[] = [];
+      const multi = new Set<string>();
       const ask = async (sessionId: string) => {
         const n = (asked.get(sessionId) ?? 0) + 1;
         const steps = 1 + Math.floor(askRng() * 4);
-        const event = await store.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: askText(sessions.indexOf(sessionId), n, steps) }] });
+        const text = multi.has(sessionId) ? delegateText(sessions.indexOf(sessionId), n) : askText(sessions.indexOf(sessionId), n, steps);
+        const event = await store.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text }] });
         // Acknowledged: the store resolved, so the message is durable and must survive anything.
         acks.push({ sessionId, event });
         asked.set(sessionId, n);
       };
       for (let i = 0; i < SESSIONS; i++) sessions.push((await store.createSession({ title: `chaos ${i}` })).id);
+      for (let i = 0; i < MULTI; i++) {
+        const id = (await store.createSession({ title: `chaos multiagent ${i}`, agent: coordinatorAgent() })).id;
+        sessions.push(id);
+        multi.add(id);
+      }
       for (const id of sessions) await ask(id);
+      // A multiagent session is at rest when its last event is the primary's idle and every thread's last status is idle.
+      const atRest = async (id: string) => {
+        const log = await store.getEvents(id);
+        const last = log.at(-1);
+        if (last?.type !== 'session.status_idle') return false;
+        const lastStatus = new Map<string, string>();
+        for (const e of log) if (e.session_thread_id && e.type.startsWith('session.thread_')) lastStatus.set(e.session_thread_id, e.type);
+        return [...lastStatus.values()].every((t) => t === 'session.thread_status_idle');
+      };
 
       // ── follow-ups while the chaos runs ──
       let chaosOver = false;
@@ -224,7 +262,8 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
           if (chaosOver) break;
           const id = sessions[Math.floor(askRng() * sessions.length)]!;
           const last = (await store.getEvents(id, { from: -1 }))[0];
-          if (MIDTURN || last?.type === 'session.status_idle') await ask(id);
+          // A multiagent session gets a follow-up only at rest (its coordinator counts the reports since its newest ask).
+          if (multi.has(id) ? await atRest(id) : MIDTURN || last?.type === 'session.status_idle') await ask(id);
         }
       })();
 
@@ -267,6 +306,11 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       const chaosMs = performance.now() - t0;
       await w.start().ready;
       const finished = async (id: string) => {
+        if (multi.has(id)) {
+          const lastAsk = acks.filter((a) => a.sessionId === id).at(-1)!;
+          const log = await store.getEvents(id, { from: -1 });
+          return (await atRest(id)) && (log.at(-1)?.seq ?? 0) > lastAsk.event.seq;
+        }
         const log = await store.getEvents(id, { from: -3 });
         const lastAsk = acks.filter((a) => a.sessionId === id).at(-1)!;
         return log.at(-1)?.type === 'session.status_idle' && (log.at(-1)?.seq ?? 0) > lastAsk.event.seq;
@@ -290,7 +334,8 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       for (const [i, id] of sessions.entries()) {
         const log = await store.getEvents(id);
         events += log.length;
-        const found = checkLogInvariants(log);
+        // A multiagent session: the rules hold per thread.
+        const found = multi.has(id) ? checkThreadInvariants(log) : checkLogInvariants(log);
         violations += found.length;
         for (const acked of acks.filter((a) => a.sessionId === id)) {
           const stored = log[acked.event.seq - 1];
@@ -298,11 +343,20 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
             found.push(`[ack] acknowledged ${acked.event.type} ${acked.event.id} at seq ${acked.event.seq} is not in the log as acknowledged`);
           }
         }
-        const lastAsk = [...log].reverse().find((e) => e.type === 'user.message');
+        const primary = log.filter((e) => !e.session_thread_id);
+        const lastAsk = [...primary].reverse().find((e) => e.type === 'user.message');
         const tag = lastAsk?.type === 'user.message' && lastAsk.content[0]?.type === 'text' ? ASK.exec(lastAsk.content[0].text)?.[1] : undefined;
-        const answer = [...log].reverse().find((e) => e.type === 'agent.message');
+        const answer = [...primary].reverse().find((e) => e.type === 'agent.message');
         const answered = answer?.type === 'agent.message' && answer.seq > (lastAsk?.seq ?? 0) && answer.content.some((c) => c.type === 'text' && c.text.startsWith(`done: ${tag} `));
         if (!answered) found.push(`[answer] no final "done: ${tag}" agent.message after the last ask (seq ${lastAsk?.seq})`);
+        if (multi.has(id)) {
+          // Every delegation reached its agent, and each agent's every ask was answered and reported.
+          const sent = log.filter((e) => e.type === 'agent.thread_message_sent' && !e.session_thread_id).length;
+          const received = log.filter((e) => e.type === 'agent.thread_message_received' && e.session_thread_id).length;
+          const created = log.filter((e) => e.type === 'session.thread_created').length;
+          if (sent !== received) found.push(`[delegation] ${sent} messages sent to threads, ${received} received`);
+          if (created !== 2) found.push(`[threads] ${created} threads made, not 2 (a spawn repeated or lost)`);
+        }
         for (const acked of acks.filter((a) => a.sessionId === id)) {
           const text = acked.event.type === 'user.message' && acked.event.content[0]?.type === 'text' ? acked.event.content[0].text : '';
           if (!requests.some((r) => JSON.stringify(r.body?.messages ?? []).includes(JSON.stringify(text)))) {
@@ -319,7 +373,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
         .filter((l) => l.includes('"level":"error"'));
       const summary =
         `chaos (seed ${SEED}${MIDTURN ? ', mid-turn follow-ups' : ''}): ${kills} kills (${killsBeforeReady} during start-up) over ${Math.round(chaosMs / 1000)} s, ` +
-        `${cutMidWork} sessions cut mid-work, ${w.starts} worker starts, ${SESSIONS} sessions, ${acks.length} acknowledged user messages, ${events} events, ` +
+        `${cutMidWork} sessions cut mid-work, ${w.starts} worker starts, ${SESSIONS} sessions + ${MULTI} multiagent, ${acks.length} acknowledged user messages, ${events} events, ` +
         `${requests.length} model requests (${brainStats.failuresInjected} failed on purpose), drain ${Math.round(drainMs / 1000)} s, ` +
         `${unfinished.length} unfinished, ${violations} violations, ${workerErrors.length} worker error logs`;
       await annotate(summary);

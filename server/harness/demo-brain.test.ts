@@ -4,6 +4,7 @@ import { storedLog } from '~/lib/testing/stored-log';
 import { BRAIN_TOOLS } from '~/lib/tools';
 import { buildContext } from '~/server/harness/core/context';
 import { createDemoBrain } from '~/server/harness/demo-brain';
+import { DELEGATION_TOOLS } from '~/server/harness/core/delegation';
 
 const log = storedLog;
 
@@ -21,6 +22,14 @@ describe('the demo brain', () => {
       ),
     );
     expect(content).toContainEqual(expect.objectContaining({ type: 'tool_use', name: 'read', input: { file_path: 'notes.txt' } }));
+  });
+
+  it('delegates "ask <agent> to <task>" with send_to_agent when it has a roster, and says it cannot without one', async () => {
+    const events = log({ type: 'user.message', content: [{ type: 'text', text: 'ask alpha to write notes.txt: hi' }] });
+    const request = buildContext(events, { model: 'paddock-demo-brain', maxTokens: 1024, system: 'demo', tools: [...BRAIN_TOOLS, ...DELEGATION_TOOLS] });
+    const content = (await createDemoBrain({ chunkDelayMs: 0 }).stream(request, { signal: new AbortController().signal, onDelta: () => undefined })).content;
+    expect(content).toContainEqual(expect.objectContaining({ type: 'tool_use', name: 'send_to_agent', input: { agent: 'alpha', message: 'write notes.txt: hi' } }));
+    expect(await answer(events)).toEqual([{ type: 'text', text: expect.stringContaining('no one to ask') as unknown }]);
   });
 
   it('answers its help to anything else', async () => {

@@ -11,6 +11,7 @@ const HELP = [
   '- `write <path>: <text>` writes a file in this session\'s hand',
   '- `read <path>` reads it back',
   '- `files` lists the files in the hand',
+  '- `ask <agent> to <task>` delegates the task to an agent of this agent\'s roster (an agent with `multiagent`), which works in a thread of its own and reports back; `agents` lists the roster',
   'Set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local Anthropic-compatible server) and restart Paddock to talk to a real model.',
 ].join('\n');
 
@@ -71,6 +72,14 @@ function respond(request: ModelRequest): TurnBlock[] {
   const texts = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : []));
   const said = (texts.findLast((t) => !t.startsWith('[')) ?? texts.at(-1) ?? '').trim();
   const toolId = `toolu_demo_${request.messages.length}`;
+  // Multiagent: the coordinator (it has send_to_agent) delegates, and acknowledges a report.
+  const delegates = request.tools?.some((t) => 'name' in t && t.name === 'send_to_agent') ?? false;
+  const report = texts.find((t) => t.startsWith('[Message from '));
+  if (report && delegates) return [{ type: 'text', text: `${report.replace(/^\[Message from (.*):\]$/, 'Report from $1:')}\n\n${said}` }];
+  const ask = /^ask\s+(\S+)\s+to\s+([\s\S]+)$/i.exec(said);
+  if (ask && delegates) return [{ type: 'text', text: `Asking ${ask[1]}.` }, { type: 'tool_use', id: toolId, name: 'send_to_agent', input: { agent: ask[1], message: ask[2] } }];
+  if (ask) return [{ type: 'text', text: 'This agent has no one to ask: give it a roster (`multiagent` on the agent) to delegate to.' }];
+  if (/^agents\s*$/i.test(said) && delegates) return [{ type: 'text', text: 'Listing my agents.' }, { type: 'tool_use', id: toolId, name: 'list_agents', input: {} }];
   const write = /^write\s+(\S+?)\s*:\s*([\s\S]*)$/i.exec(said);
   if (write) return [{ type: 'text', text: `Writing ${write[1]}.` }, { type: 'tool_use', id: toolId, name: 'write', input: { file_path: write[1], content: write[2] } }];
   const read = /^read\s+(\S+)\s*$/i.exec(said);

@@ -23,6 +23,8 @@ export interface HarnessOptions {
   live: LiveBus;
   maxTokens?: number;
   leaseTtlMs?: number;
+  /** At most this many child threads of one session step at once (PADDOCK_MAX_RUNNING_THREADS; default 25). */
+  maxRunningThreads?: number;
   /** Retries after the first failed model attempt before the session gives up. */
   maxRetries?: number;
   retryBaseMs?: number;
@@ -82,7 +84,7 @@ export class Harness {
       return running.done;
     }
     const run = newRun();
-    const options = { store: this.o.store, deps: this.deps, retry: this.retry, instanceId: this.instanceId, leaseTtlMs: this.o.leaseTtlMs ?? 15_000 };
+    const options = { store: this.o.store, deps: this.deps, retry: this.retry, instanceId: this.instanceId, leaseTtlMs: this.o.leaseTtlMs ?? 15_000, ...(this.o.maxRunningThreads ? { maxRunningThreads: this.o.maxRunningThreads } : {}) };
     run.done = runSession(options, sessionId, run)
       .catch((e: unknown) =>
         // A session deleted meanwhile has nothing left to do: not a fault.

@@ -35,8 +35,9 @@ export class LogView {
       reads.headTo !== null && reads.headTo >= 1 && from > 1 ? store.getEvents(sessionId, { to: Math.min(reads.headTo, from - 1) }) : Promise.resolve([]),
       ...reads.pinned.filter((seq) => seq < from).map((seq) => store.getEvents(sessionId, { from: seq, to: seq })),
     ]);
-    const view = new LogView(fold, [...head, ...pinned.flat()].sort((x, y) => x.seq - y.seq), policy, fold.seq);
-    view.shown.push(...rest);
+    const mine = (e: StoredEvent) => (e.session_thread_id ?? null) === fold.thread;
+    const view = new LogView(fold, [...head, ...pinned.flat()].filter(mine).sort((x, y) => x.seq - y.seq), policy, fold.seq);
+    view.shown.push(...rest.filter(mine));
     for (const e of rest) fold.apply(e);
     return view;
   }
@@ -46,6 +47,18 @@ export class LogView {
     const view = new LogView(fold, [], policy, fold.seq);
     view.append(events);
     return view;
+  }
+
+  /**
+   * A child thread's view (multiagent): its own events of the whole log, read at the run's start
+   * (a child has no checkpoint of its own); its fold still advances over every event's seq.
+   */
+  static forThread(events: readonly StoredEvent[], policy: ContextPolicy, thread: string, afterSeq = 0): LogView {
+    const fold = new LogFold();
+    fold.thread = thread;
+    // A thread begins where it was made: its fold starts there, not at the log's start.
+    fold.seq = afterSeq;
+    return LogView.of(events, policy, fold);
   }
 
   /** The events a request may show, in seq order (a subset of the log: see the class comment). */
@@ -71,7 +84,7 @@ export class LogView {
     for (const e of events) {
       if (e.seq <= this.fold.seq) continue;
       this.fold.apply(e);
-      this.shown.push(e);
+      if ((e.session_thread_id ?? null) === this.fold.thread) this.shown.push(e);
     }
     // The window moved or a compaction was stored: what lies before it is no longer shown (memory stays bounded over a long run).
     if (anchors.windowFrom !== windowFrom || anchors.compaction !== compaction) {

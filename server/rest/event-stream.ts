@@ -48,8 +48,10 @@ export class DeltaFrames {
  * the last one a reconnecting client saw: no gap, no duplicate), live deltas when asked for, and
  * pings. Runs until the client goes away or the session is deleted.
  */
-export async function streamEvents({ rt, params, query, headers, signal }: RestRequest): Promise<Response> {
+export async function streamEvents({ rt, params, query, headers, signal }: RestRequest, shows: (e: StoredEvent) => boolean = () => true): Promise<Response> {
   const session = await loadSession(rt, params.id);
+  // Deltas belong to a model request: hidden when its span start was (another thread's request).
+  const hidden = new Set<string>();
   const q = parseInput(StreamQuery, queryObject(query), 'query');
   const lastId = headers.get('last-event-id');
   const after = lastId && /^\d{1,15}$/.test(lastId) ? Math.min(Number(lastId), session.last_seq) : session.last_seq;
@@ -76,8 +78,14 @@ export async function streamEvents({ rt, params, query, headers, signal }: RestR
         for await (const item of followWithDeltas(rt, session.id, after, done)) {
           if (item.kind === 'event') {
             deltas.done(item.event);
+            if (!shows(item.event)) {
+              if (item.event.type === 'span.model_request_start') hidden.add(item.event.id);
+              continue;
+            }
             write(sseFrame(item.event.type, item.event, String(item.event.seq)));
           } else if (item.kind === 'delta') {
+            const span = 'model_request_start_id' in item.delta ? item.delta.model_request_start_id : null;
+            if (span !== null && hidden.has(span)) continue;
             for (const f of deltas.frames(item.delta)) write(f);
           } else if (item.kind === 'restarting') {
             // The SDK raises an error frame as an APIError: its caller reconnects with Last-Event-ID.

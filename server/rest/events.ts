@@ -1,6 +1,7 @@
 import 'server-only';
 import { z } from 'zod';
 import { EventTypeSchema, MAX_OUTCOME_ITERATIONS, type NewEvent, TextBlock, ToolResultContent, UserContent } from '~/lib/events';
+import { onPrimaryStream } from '~/lib/threads';
 import { ID_PATTERN } from '~/lib/ids';
 import { CommonQuery, CreatedAtQuery, Limit, List, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
@@ -17,7 +18,7 @@ const results = { content: z.array(ToolResultContent).max(100).optional(), is_er
 /** What a client may send, as the API's send params define them. */
 const SendEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('user.message'), content: z.array(UserContent).min(1).max(100) }).strict(),
-  // The SDK may name the thread to interrupt; a session has one thread until multiagent threads come, so it is that one.
+  // The SDK may name the thread to interrupt (multiagent): that thread only; none: every thread.
   z.object({ type: z.literal('user.interrupt'), session_thread_id: z.string().min(1).max(128).nullish() }).strict(),
   z.object({ type: z.literal('user.tool_confirmation'), tool_use_id: EventId, result: z.enum(['allow', 'deny']), deny_message: z.string().max(10_000).nullish() }).strict(),
   z.object({ type: z.literal('user.custom_tool_result'), custom_tool_use_id: EventId, ...results }).strict(),
@@ -42,7 +43,11 @@ async function send({ rt, params, body }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const { events } = parseInput(SendBody, body, 'body');
   checkSystemMessages(events, (i) => `body: events.${i}`);
-  const stored = await Promise.all(events.map(async (e, i): Promise<NewEvent> => (e.type === 'user.interrupt' ? { type: e.type } : e.type === 'user.define_outcome' ? defineOutcomeEvent(rt, e, `body: events.${i}`) : e)));
+  const stored = await Promise.all(
+    events.map(async (e, i): Promise<NewEvent> =>
+      e.type === 'user.interrupt' ? { type: e.type, ...(e.session_thread_id ? { session_thread_id: e.session_thread_id } : {}) } : e.type === 'user.define_outcome' ? defineOutcomeEvent(rt, e, `body: events.${i}`) : e,
+    ),
+  );
   return { data: await sendEvents(rt, session.id, stored) };
 }
 
@@ -69,12 +74,14 @@ async function list({ rt, params, query }: RestRequest) {
     ...(q.types && q.types.length > 0 ? { types: q.types } : {}),
     processedAt: createdAtRange(q),
   });
-  return pageOf(events, q.limit, (last) => encodeCursor(scope, [last.seq]));
+  // The session's stream is its primary thread's: a child's own events are on its thread's list (cursors walk the whole log).
+  const page = pageOf(events, q.limit, (last) => encodeCursor(scope, [last.seq]));
+  return { ...page, data: page.data.filter(onPrimaryStream) };
 }
 
 /** /v1/sessions/{id}/events. */
 export const eventRoutes: Route[] = [
   { method: 'GET', path: 'sessions/:id/events', handler: list },
   { method: 'POST', path: 'sessions/:id/events', handler: send },
-  { method: 'GET', path: 'sessions/:id/events/stream', handler: streamEvents },
+  { method: 'GET', path: 'sessions/:id/events/stream', handler: (req) => streamEvents(req, onPrimaryStream) },
 ];

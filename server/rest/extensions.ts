@@ -7,7 +7,7 @@ import type { EventType } from '~/lib/events';
  */
 export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]>> = {
   // Where the event sits in the session's log: `seq` orders it and resumes a stream (Last-Event-ID).
-  '*': ['seq', 'session_id'],
+  '*': ['seq', 'session_id', 'session_thread_id'],
   // Claude's own tool_use id, to rebuild the Messages API history; the hand that runs the call.
   'agent.tool_use': ['model_tool_use_id', 'hand'],
   'agent.custom_tool_use': ['model_tool_use_id'],
@@ -21,6 +21,9 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
   'agent.thinking': ['content'],
   // Which attempt failed and when the next starts.
   'session.status_rescheduled': ['attempt', 'retry_in_ms'],
+  'session.thread_status_rescheduled': ['attempt', 'retry_in_ms'],
+  // The roster agent a thread runs, and the thread that spawned it.
+  'session.thread_created': ['agent_id', 'parent_thread_id'],
   // What was asked (a Claude id, or the offline demo brain), its estimated input, where a context window began; measured latencies.
   'span.model_request_start': ['model', 'estimated_input_tokens', 'window_from_seq'],
   'span.model_request_end': ['ttft_ms', 'duration_ms', 'model_stop_reason'],

@@ -7,6 +7,7 @@ import { logger } from '~/server/log';
 import { agentRoutes, environmentRoutes } from '~/server/rest/agents';
 import { type ApiErrorType, ApiError, errorBody, toApiError } from '~/server/rest/api-error';
 import { eventRoutes } from '~/server/rest/events';
+import { threadRoutes } from '~/server/rest/threads';
 import { metricsRoutes } from '~/server/rest/metrics';
 import { fileRoutes } from '~/server/rest/files';
 import { memoryStoreRoutes } from '~/server/rest/memory-stores';
@@ -23,7 +24,7 @@ const log = logger('rest');
 const ulid = monotonicFactory();
 
 /** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
-export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...skillRoutes, ...deploymentRoutes, ...webhookRoutes, ...metricsRoutes];
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...threadRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...skillRoutes, ...deploymentRoutes, ...webhookRoutes, ...metricsRoutes];
 
 export interface RestDeps {
   runtime: () => Promise<Runtime>;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '~/lib/prng';
 import { type Rand, fakeId, pick } from '~/server/api/testing/fuzz-random';
+import { primaryThreadId } from '~/lib/threads';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
@@ -26,7 +27,7 @@ let store: SqliteSessionStore;
 let rt: Runtime;
 const woken = new Set<string>();
 let realWake: (id: string) => Promise<void>;
-let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }>; skills: Array<{ id: string; versions: string[] }>; deployments: string[]; runs: string[]; endpoints: string[]; deliveries: string[] };
+let world: { apiKey: string; cookie: string; agents: string[]; envs: string[]; sessions: string[]; calls: string[]; vaults: string[]; credentials: Array<[string, string]>; resources: string[]; files: string[]; memory: Array<{ store: string; memories: string[]; versions: string[] }>; skills: Array<{ id: string; versions: string[] }>; deployments: string[]; runs: string[]; endpoints: string[]; deliveries: string[]; threads: string[] };
 /** Sent as every credential value: no answer may carry it back. */
 const SECRET = 'SECRET-FUZZ-VALUE';
 
@@ -51,6 +52,13 @@ beforeAll(async () => {
     { type: 'agent.tool_use', name: 'write', input: { file_path: 'a', content: 'b' }, model_tool_use_id: 'toolu_fuzz', evaluated_permission: 'ask' },
     { type: 'agent.custom_tool_use', name: 'lookup', input: {}, model_tool_use_id: 'toolu_fuzz2' },
   ]);
+  // A child thread (multiagent) of one session, idle, that the thread routes act on (archive included).
+  const child = 'sthr_01JZFUZZ000000000000000000';
+  await store.emitEvents(sessions[1]!, [
+    { type: 'session.thread_created', session_thread_id: child, agent_name: 'fuzzed', workflow_run_id: null },
+    { type: 'session.thread_status_idle', session_thread_id: child, agent_name: 'fuzzed', stop_reason: { type: 'end_turn' }, stop_details: null },
+  ]);
+  const threads = [...sessions.map(primaryThreadId), child];
   // A repository per session (its token must never show up in any row but its sealed one).
   const resources = [];
   for (const id of sessions) resources.push((await rt.repositories.add(id, [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'FORGED' }]))[0]!.id);
@@ -99,7 +107,7 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) endpoints.push((await rt.webhooks.createEndpoint({ url: `https://hooks${i}.example.com/in`, description: null, event_types: [] })).id);
   await rt.webhooks.emit('deployment.created', deployments[0]!);
   const deliveries = (await rt.webhooks.listDeliveries({ limit: 100 })).data.map((d) => d.id);
-  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files, memory, skills, deployments, runs, endpoints, deliveries };
+  world = { apiKey, cookie: signed!.setCookie.split(';')[0]!, agents: [agent.id, 'agent_default'], envs: [env.id, 'env_default'], sessions, calls: call.slice(1).map((e) => e.id), vaults, credentials, resources, files, memory, skills, deployments, runs, endpoints, deliveries, threads };
 });
 
 afterAll(async () => {
@@ -298,7 +306,8 @@ async function snapshot(): Promise<string> {
   const deploymentRuns = await store.db.selectFrom('deployment_runs').selectAll().orderBy('id').execute();
   const webhookEndpoints = await store.db.selectFrom('webhook_endpoints').selectAll().orderBy('id').execute();
   const webhookDeliveries = await store.db.selectFrom('webhook_deliveries').selectAll().orderBy('id').execute();
-  return JSON.stringify({ webhookEndpoints, webhookDeliveries, deployments, deploymentRuns, skills, skillVersions,  sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
+  const threadArchives = await store.db.selectFrom('session_thread_archives').selectAll().orderBy('session_id').orderBy('thread_id').execute();
+  return JSON.stringify({ threadArchives, webhookEndpoints, webhookDeliveries, deployments, deploymentRuns, skills, skillVersions,  sessions, agents, envs, versions: (await q('agent_versions')).n, events: (await q('events')).n, vaults, credentials, resources, tokens, memoryStores, memories, memoryVersions });
 }
 
 /** A resource id for a path: mostly the session's own, sometimes another's or none at all. */
@@ -321,7 +330,10 @@ const url = (route: Route, id: string) => {
     return `http://localhost:3000/v1/${p}`;
   }
   const path = route.path.replace(':vault', encodeURIComponent(vault!)).replace(':id', encodeURIComponent(cred!));
-  return `http://localhost:3000/v1/${path.includes(':rid') ? path.replace(':rid', encodeURIComponent(ridFor(id))) : path}`;
+  const withRid = path.includes(':rid') ? path.replace(':rid', encodeURIComponent(ridFor(id))) : path;
+  // A thread route's `:tid`: mostly a thread of some session (this one's or another's), sometimes none.
+  const tid = Math.random() < 0.1 ? pick(Math.random, ['sthr_nope', '..', 'x'.repeat(300)]) : pick(Math.random, world.threads);
+  return `http://localhost:3000/v1/${withRid.replace(':tid', encodeURIComponent(tid))}`;
 };
 
 describe('the /v1 API under attack', () => {

@@ -3,6 +3,7 @@ import { DEFAULT_AGENT_ID, DEFAULT_ENVIRONMENT_ID, type SessionAgent, sessionAge
 import { ACCOUNTED, accountLog } from '~/lib/usage';
 import { OUTCOME_EVENT_TYPES, outcomeEvaluations } from '~/lib/outcomes';
 import { listResources } from '~/server/commands/resource-commands';
+import { aggregateStatus } from '~/server/commands/thread-commands';
 import type { Runtime } from '~/server/runtime';
 import type { Session } from '~/server/session/store';
 
@@ -15,7 +16,8 @@ export async function sessionObject(rt: Pick<Runtime, 'store' | 'agents' | 'repo
   return {
     id: s.id,
     type: 'session' as const,
-    status: s.status,
+    // With threads (multiagent), any thread running makes the session running.
+    status: await aggregateStatus(rt.store, s),
     title: s.title,
     metadata: s.metadata,
     agent,

@@ -363,7 +363,7 @@ export class KyselySessionStore implements SessionStore {
   async deleteSession(id: string): Promise<void> {
     const deleted = await this.#backend.appendTransaction(async (trx) => {
       // Children first: the foreign keys cascade, but SQLite only does so with a pragma set.
-      for (const table of ['events', 'idempotency', 'hand_tabs', 'call_claims', 'share_links', 'widget_sessions', 'session_checkpoints'] as const) await trx.deleteFrom(table).where('session_id', '=', id).execute();
+      for (const table of ['events', 'idempotency', 'hand_tabs', 'call_claims', 'share_links', 'widget_sessions', 'session_checkpoints', 'session_thread_archives'] as const) await trx.deleteFrom(table).where('session_id', '=', id).execute();
       const r = await trx.deleteFrom('sessions').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows);
     });

@@ -491,6 +491,22 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('skills').execute();
     },
   },
+  '0018_session_thread_archives': {
+    // Session threads (multiagent) live in the log (session.thread_created and their statuses);
+    // only an archive is not an event: one row per archived thread.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('session_thread_archives')
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('thread_id', 'text', (c) => c.notNull())
+        .addColumn('archived_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('session_thread_archives_pk', ['session_id', 'thread_id'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('session_thread_archives').execute();
+    },
+  },
   '0023_deployments': {
     // Deployments (server/deployments): an agent version bound to an environment, initial events
     // and an optional cron schedule; each trigger one append-only run. The unique key on

@@ -43,6 +43,14 @@ export interface Database {
   deployment_runs: DeploymentRunsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  session_thread_archives: SessionThreadArchivesTable;
+}
+
+/** An archived session thread (multiagent); the threads themselves are in the log. */
+export interface SessionThreadArchivesTable {
+  session_id: string;
+  thread_id: string;
+  archived_at: string;
 }
 
 export interface SessionsTable {

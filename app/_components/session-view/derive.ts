@@ -41,7 +41,10 @@ export type Item =
   | { kind: 'outcome'; event: StoredEventOf<'user.define_outcome'> }
   /** One evaluation of an outcome: grading while `end` is null, then its verdict. */
   | { kind: 'evaluation'; start: StoredEventOf<'span.outcome_evaluation_start'>; end: StoredEventOf<'span.outcome_evaluation_end'> | null }
-  | { kind: 'system'; event: StoredEventOf<'system.message'> };
+  | { kind: 'system'; event: StoredEventOf<'system.message'> }
+  /** Multiagent: a message to another thread (a delegation, or a child's report) and one from another thread. */
+  | { kind: 'thread-sent'; event: StoredEventOf<'agent.thread_message_sent'> }
+  | { kind: 'thread-received'; event: StoredEventOf<'agent.thread_message_received'> };
 
 /**
  * The conversation as a person reads it: messages, and each tool call beside its result. Queued
@@ -166,6 +169,19 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       }
       case 'system.message':
         items.push({ kind: 'system', event: e });
+        break;
+      case 'agent.thread_message_sent':
+        items.push({ kind: 'thread-sent', event: e });
+        break;
+      case 'agent.thread_message_received':
+        items.push({ kind: 'thread-received', event: e });
+        break;
+      // The thread list beside the chat shows each thread's life.
+      case 'session.thread_created':
+      case 'session.thread_status_running':
+      case 'session.thread_status_idle':
+      case 'session.thread_status_rescheduled':
+      case 'session.thread_status_terminated':
         break;
       default:
         // Exhaustive at compile time (a new event type has to be placed here or above), yet an

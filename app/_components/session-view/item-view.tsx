@@ -214,6 +214,20 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
           model unavailable; retry {item.event.attempt ?? ''} in {Math.round((item.event.retry_in_ms ?? 0) / 100) / 10}s
         </div>
       );
+    case 'thread-sent':
+      return (
+        <div className="notice thread-message" data-testid="thread-sent">
+          <strong>→ {item.event.to_agent_name ?? item.event.to_session_thread_id}</strong>
+          <Long text={textOf(item.event.content)} render={(t) => <pre className="tool-result">{t}</pre>} />
+        </div>
+      );
+    case 'thread-received':
+      return (
+        <div className="notice thread-message" data-testid="thread-received">
+          <strong>← {item.event.from_agent_name ?? item.event.from_session_thread_id}</strong>
+          <Long text={textOf(item.event.content)} render={(t) => <pre className="tool-result">{t}</pre>} />
+        </div>
+      );
     case 'compacted':
       return (
         <details className="notice muted" data-testid="context-compacted">
@@ -254,4 +268,9 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
     default:
       return unreachable(item);
   }
+}
+
+/** A thread message's text (its other blocks named by their type). */
+function textOf(content: ReadonlyArray<{ type: string; text?: string }>): string {
+  return content.map((c) => (c.type === 'text' ? (c.text ?? '') : `[${c.type}]`)).join('\n');
 }

@@ -20,6 +20,8 @@ import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable
 import { SessionUsage } from '~/app/_components/session-usage/session-usage';
 import { SessionRepositories } from '~/app/_components/session-repositories/session-repositories';
 import { SessionFiles } from '~/app/_components/session-files/session-files';
+import { ThreadList } from '~/app/_components/session-view/thread-list';
+import { eventsOfThread, threadsOf } from '~/app/_components/session-view/threads';
 
 // The IDE (CodeMirror, xterm) and the waterfall load after the log has painted.
 const Workbench = dynamic(() => import('~/app/_components/session-view/workbench').then((m) => m.Workbench), {
@@ -89,7 +91,10 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
 
   const notFound = !readOnly && (session.error?.data?.code === 'NOT_FOUND' || session.error?.data?.code === 'BAD_REQUEST');
   const outage = storeOutage ?? (storeUnavailable(session.failureReason) ? (session.failureReason?.message ?? null) : null);
-  const items = useMemo(() => conversation(log), [log]);
+  // Multiagent: the conversation of the thread picked in the list beside the chat (null: the coordinator's).
+  const [thread, setThread] = useState<string | null>(null);
+  const threads = useMemo(() => threadsOf(log), [log]);
+  const items = useMemo(() => conversation(eventsOfThread(log, thread)), [log, thread]);
   const asking = items.filter((i) => i.kind === 'tool' && awaitsConfirmation(i.call)).length;
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
@@ -126,9 +131,10 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
   );
   const chat = (
     <section className="chat">
+      {threads.length > 0 && <ThreadList threads={threads} selected={thread} onSelect={setThread} />}
       {events === null ? <p className="muted">Loading…</p> : <Conversation sessionId={sessionId} items={items} streaming={streaming} followRef={follow} />}
       {/* Whoever sends wants to see the answer, even if they had scrolled up. */}
-      {!readOnly && <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} ended={status === 'terminated'} onSend={() => void follow.current?.scrollToBottom()} />}
+      {!readOnly && thread === null && <Composer sessionId={sessionId} busy={busy} disabled={connection === 'offline'} ended={status === 'terminated'} onSend={() => void follow.current?.scrollToBottom()} />}
     </section>
   );
 

@@ -87,6 +87,7 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
       case 'user.interrupt':
         giveUpCustom();
         break;
+      case 'agent.thread_message_received':
       case 'user.message':
         if (requestOpen) {
           heldBack.push(e);
@@ -95,7 +96,7 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
         giveUpCustom();
         push(
           'user',
-          blocksOf(e, () => e.content.flatMap((b): ContentBlockParam[] => {
+          blocksOf(e, () => [...threadMessageIntro(e), ...e.content.flatMap((b): ContentBlockParam[] => {
             switch (b.type) {
               case 'text':
                 return hasText(b.text) ? [{ type: 'text', text: b.text }] : [];
@@ -106,7 +107,7 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
               case 'redacted':
                 return [];
             }
-          })),
+          })]),
         );
         break;
       case 'user.define_outcome':
@@ -213,6 +214,13 @@ export function buildRequest(events: readonly StoredEvent[], policy: RequestSett
     messages,
   };
   return { request, windowFrom: shaped.windowFrom ?? null };
+}
+
+/** Who a message from another thread comes from (multiagent): the model reads it as that agent's words, not the user's. */
+function threadMessageIntro(e: StoredEvent): ContentBlockParam[] {
+  if (e.type !== 'agent.thread_message_received') return [];
+  const who = e.from_agent_name ? `${e.from_agent_name} (thread ${e.from_session_thread_id})` : `thread ${e.from_session_thread_id}`;
+  return [{ type: 'text', text: `[Message from ${who}:]` }];
 }
 
 /** The API rejects empty and whitespace-only text blocks. */

@@ -130,6 +130,8 @@ export class DecideFold {
     if (this.status === 'terminated') return;
     this.outcome.apply(e);
     switch (e.type) {
+      // A thread's input from another thread (a child's task; the coordinator's report) is a turn's input like a user's message.
+      case 'agent.thread_message_received':
       case 'user.message':
         this.lastUserMessageSeq = e.seq;
         this.needsModel = true;
@@ -203,6 +205,7 @@ export class DecideFold {
       case 'span.model_request_start':
         this.turnStarts.set(e.id, e.seq);
         break;
+      case 'session.thread_status_rescheduled':
       case 'session.status_rescheduled':
         this.status = 'rescheduling';
         this.failedAttempts += 1;
@@ -211,14 +214,18 @@ export class DecideFold {
         // An MCP server that failed is reported, and the session goes on without it.
         if (e.error.retry_status.type !== 'retrying' && !e.error.type.startsWith('mcp_')) this.needsModel = false;
         break;
+      // A child thread's status events are its own fold's statuses (a thread's fold sees only its own events).
+      case 'session.thread_status_running':
       case 'session.status_running':
         this.status = 'running';
         break;
+      case 'session.thread_status_idle':
       case 'session.status_idle':
         this.status = 'idle';
         // At its budget the turn is over: only a new message (under a raised budget) asks again.
         if (e.stop_reason.type === 'budget_reached') this.needsModel = false;
         break;
+      case 'session.thread_status_terminated':
       case 'session.status_terminated':
         this.status = 'terminated';
         break;
@@ -239,7 +246,8 @@ export class DecideFold {
       case 'span.outcome_evaluation_ongoing':
       case 'system.message':
       case 'session.updated':
-      case 'session.usage':
+      case 'session.thread_created':
+      case 'agent.thread_message_sent':
         break;
     }
   }

@@ -33,8 +33,10 @@ export interface LogFoldSnapshot {
 }
 
 export class LogFold {
-  /** The last seq folded in. */
+  /** The last seq folded in (of the whole log: a thread's fold advances over other threads' events too). */
   seq = 0;
+  /** The thread whose events are folded: null, the primary (events without `session_thread_id`). */
+  thread: string | null = null;
   decide = new DecideFold();
   scale = new ScaleFold();
   anchors: Anchors = { firstSpanSeq: null, windowFrom: null, compaction: null, mcpListingSeq: null };
@@ -65,6 +67,7 @@ export class LogFold {
     if (e.seq <= this.seq) return;
     if (e.seq !== this.seq + 1) throw new Error(`log fold: event ${e.seq} follows ${this.seq}: the log was read with a gap`);
     this.seq = e.seq;
+    if ((e.session_thread_id ?? null) !== this.thread) return;
     this.decide.apply(e);
     this.scale.apply(e);
     const a = this.anchors;

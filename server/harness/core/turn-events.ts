@@ -4,6 +4,7 @@ import { WEB_FETCH_TOOL, isHandTool } from '~/lib/tools';
 import { type AgentTool, routeTool } from '~/lib/toolset';
 import type { ModelTurn, TurnBlock } from '~/server/harness/core/model-client';
 import { SESSION_EVENTS_TOOL_NAME } from '~/server/harness/core/session-events';
+import { isDelegationTool } from '~/lib/threads';
 
 export interface TurnRouting {
   /** The session's agent's tools; null: the built-in default (no policy evaluated). */
@@ -12,6 +13,8 @@ export interface TurnRouting {
   mcpTools: ReadonlyMap<string, McpToolEntry>;
   /** The recall tool (session_events) is offered under the session's context policy. */
   recall: boolean;
+  /** The delegation tools (list_agents, send_to_agent) are offered: the primary thread of a session with a roster. */
+  delegation?: boolean;
   /** The hand a hand tool's call goes to when it names none. */
   currentHand: string | null;
   /** Ids the turn's message and thinking are stored under (live previews carry them already). */
@@ -40,7 +43,7 @@ export function turnEvents(turn: ModelTurn, r: TurnRouting, end: NewEvent): { ev
     }
     // The agent's policy is evaluated now and stored with the call: a call that asks waits for
     // the user's confirmation, a custom tool's call waits for the client's result.
-    if (b.name === SESSION_EVENTS_TOOL_NAME && r.recall) {
+    if ((b.name === SESSION_EVENTS_TOOL_NAME && r.recall) || (r.delegation && isDelegationTool(b.name))) {
       events.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: 'allow' });
       continue;
     }

@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { SessionAgent } from '~/lib/agent';
 import { isDomainError, isStoreUnavailable } from '~/lib/errors';
 import { sleep } from '~/lib/sleep';
+import { USAGE_EVENT_TYPES } from '~/lib/usage';
 import { decideFrom } from '~/server/harness/core/decide';
 import { LogView } from '~/server/harness/log-view';
 import { SessionWriter } from '~/server/harness/run/commit';
+import { DEFAULT_MAX_RUNNING_THREADS, ThreadRun, runsThreads } from '~/server/harness/run/thread-run';
 import type { StoreRetry } from '~/server/harness/run/store-retry';
 import { policyOf } from '~/server/harness/steps/model-turn';
 import { runStep } from '~/server/harness/steps/run-step';
@@ -13,6 +15,7 @@ import { type Run, StepAbort, withStep } from '~/server/harness/steps/step-abort
 import type { StepContext, StepDeps } from '~/server/harness/steps/step-context';
 import { errorFields, logger } from '~/server/log';
 import type { Fence, SessionStore } from '~/server/session/store';
+import type { StoredEvent } from '~/lib/events';
 
 const log = logger('harness');
 
@@ -22,6 +25,8 @@ export interface SessionRunOptions {
   retry: StoreRetry;
   instanceId: string;
   leaseTtlMs: number;
+  /** At most this many child threads of one session step at once (PADDOCK_MAX_RUNNING_THREADS). */
+  maxRunningThreads?: number;
 }
 
 /**
@@ -70,7 +75,7 @@ export async function runSession(o: SessionRunOptions, sessionId: string, run: R
     loopSignal: run.loop.signal,
     agent,
     budget: () => store.getSession(sessionId).then((s) => s?.budget ?? null),
-    usageEvents: () => store.getEvents(sessionId, { types: ['span.model_request_end', 'agent.thread_context_compacted'] }),
+    usageEvents: () => store.getEvents(sessionId, { types: USAGE_EVENT_TYPES }),
     interruptible: (fn) => withStep(run, fn),
     read: (what, fn) => retry.retry(run, sessionId, what, fn),
     readLog: (to) => store.getEvents(sessionId, { to }),
@@ -86,6 +91,15 @@ export async function runSession(o: SessionRunOptions, sessionId: string, run: R
   const load = () => retry.retry(run, sessionId, 'read log', () => LogView.load(store, sessionId, agent().then(policyOf)));
   try {
     view = await load();
+    // A session with a roster runs its threads concurrently under this one lease (thread-run.ts).
+    const coordinator = await retry.retry(run, sessionId, 'read agent', agent);
+    if (runsThreads(coordinator)) {
+      const threads = new ThreadRun({ store, deps: o.deps, retry, sessionId, run, write, epoch: held.epoch, agent: coordinator, maxRunning: o.maxRunningThreads ?? DEFAULT_MAX_RUNNING_THREADS }, view);
+      await threads.loadChildren();
+      watcher = watchInterrupts(o, sessionId, view.lastSeq, run, (e) => threads.seen(e));
+      settledSeq = await threads.run();
+      return;
+    }
     watcher = watchInterrupts(o, sessionId, view.lastSeq, run);
     for (let failures = 0; ; ) {
       if (run.loop.signal.aborted) return;
@@ -151,7 +165,7 @@ async function checkpoint(store: SessionStore, sessionId: string, view: LogView,
  * Follows the log while the loop runs: a user.interrupt aborts the step in flight. Across a
  * store outage it resumes from the last event it saw.
  */
-async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq: number, run: Run): Promise<void> {
+async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq: number, run: Run, onEvent?: (e: StoredEvent) => void): Promise<void> {
   let cursor = afterSeq;
   for (let attempt = 1; !run.loop.signal.aborted; attempt++) {
     try {
@@ -159,6 +173,11 @@ async function watchInterrupts(o: SessionRunOptions, sessionId: string, afterSeq
         cursor = e.seq;
         attempt = 0;
         run.dirty = true;
+        // With threads, every event may give an idle thread work, and an interrupt stops the thread it names.
+        if (onEvent) {
+          onEvent(e);
+          continue;
+        }
         if (e.type !== 'user.interrupt') continue;
         run.interruptSeq = e.seq;
         run.step?.abort(new StepAbort('interrupt'));

@@ -11,6 +11,7 @@ import { type RequestSettings, SYSTEM_PROMPT, buildRequest } from '~/server/harn
 import { ModelError, type ModelTurn } from '~/server/harness/core/model-client';
 import { afterModelFailure } from '~/server/harness/core/retry-policy';
 import { SESSION_EVENTS_TOOL } from '~/server/harness/core/session-events';
+import { DELEGATION_TOOLS } from '~/server/harness/core/delegation';
 import { callsTools, interruptedTurnEvents, turnEvents } from '~/server/harness/core/turn-events';
 import { budgetStop } from '~/server/harness/steps/budget-gate';
 import { compact } from '~/server/harness/steps/compaction';
@@ -52,13 +53,14 @@ export async function modelTurn(ctx: StepContext, action: { attempt: number }, m
   const asked = agent && !model.isDemo ? agent.model.id : null;
   // What of the log the model sees; the recall tool comes with every policy that leaves something out.
   const history = policyOf(agent);
+  const delegation = (ctx.thread?.roster.length ?? 0) > 0;
   const { attachments } = ctx.deps;
   const attached = attachments ? await ctx.read('attachments', () => attachments(ctx.sessionId)) : NO_ATTACHMENTS;
   const settings: RequestSettings = {
     model: asked ?? model.model,
     maxTokens: ctx.deps.maxTokens ?? 8192,
     system: withAttachments(agent?.system ?? SYSTEM_PROMPT, attached),
-    tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(offersRecall(history) ? [SESSION_EVENTS_TOOL] : [])],
+    tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(offersRecall(history) ? [SESSION_EVENTS_TOOL] : []), ...(delegation ? DELEGATION_TOOLS : [])],
     history,
     tokenScale: view.fold.scale.value,
   };
@@ -124,7 +126,7 @@ export async function modelTurn(ctx: StepContext, action: { attempt: number }, m
   traceModelRequest({ sessionId: ctx.sessionId, model: settings.model, startMs: began, outcome: 'ok', ttftMs: turn.ttftMs, usage: turn.usage });
   const currentHand = callsTools(turn) ? await ctx.read('read hands', () => ctx.deps.hands.peekCurrent(handScope(ctx, ctx.loopSignal))) : null;
   const end = spanEnd({ is_error: false, model_usage: turn.usage, ttft_ms: turn.ttftMs === null ? null : Math.round(turn.ttftMs * 10) / 10, model_stop_reason: turn.stopReason });
-  const { events: batch, ids } = turnEvents(turn, { tools: agent?.tools ?? null, mcpTools, recall: offersRecall(history), currentHand, messageId, thinkingId }, end);
+  const { events: batch, ids } = turnEvents(turn, { tools: agent?.tools ?? null, mcpTools, recall: offersRecall(history), delegation, currentHand, messageId, thinkingId }, end);
   // One atomic batch: a crash leaves either the whole turn or none of it. Keyed, so it is retried
   // in place across a store outage: the answer already streamed is kept, not asked for again.
   await write.keyed('store turn', batch, `turn:${start.id}`, ids);

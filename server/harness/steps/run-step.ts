@@ -1,11 +1,24 @@
 import 'server-only';
+import type { NewEvent, StopReason } from '~/lib/events';
 import { unreachable } from '~/lib/unreachable';
+import { reportEvents } from '~/server/harness/core/delegation';
 import { type Action, decideFrom } from '~/server/harness/core/decide';
 import { modelTurn, policyOf } from '~/server/harness/steps/model-turn';
 import type { StepContext } from '~/server/harness/steps/step-context';
 import { resultOf } from '~/server/harness/core/result-events';
 import { toolCalls } from '~/server/harness/steps/tool-calls';
 import { endEvaluation, evaluateOutcome } from '~/server/harness/steps/outcome-evaluation';
+
+/**
+ * A child thread that ends its turn reports what it said to the primary thread, in the batch that
+ * idles it: never lost, never sent twice. Not after an interrupt (the report would wake the
+ * coordinator the user stopped), nor while it waits for the user.
+ */
+function childReport(ctx: StepContext, stop: StopReason): NewEvent[] {
+  const entry = ctx.thread?.entry;
+  if (!entry || stop.type !== 'end_turn' || ctx.view.fold.state().interrupted) return [];
+  return reportEvents(ctx.view.events, entry, ctx.thread.primaryId);
+}
 
 /** Does one action decide() chose. */
 export async function runStep(ctx: StepContext, action: Exclude<Action, { kind: 'none' }>): Promise<void> {
@@ -22,7 +35,7 @@ export async function runStep(ctx: StepContext, action: Exclude<Action, { kind: 
     }
     case 'go_idle':
       // Only if nothing arrived since we decided: a new user.message must not be idled over.
-      await ctx.write.ifLogEndsAt(ctx.view.lastSeq, [{ type: 'session.status_idle', stop_reason: action.stop_reason, stop_details: null }]);
+      await ctx.write.ifLogEndsAt(ctx.view.lastSeq, [{ type: 'session.status_idle', stop_reason: action.stop_reason, stop_details: null }, ...childReport(ctx, action.stop_reason)]);
       return;
     case 'cancel_tools':
       for (const call of action.calls) await ctx.write.keyedOnce(resultOf(call, [{ type: 'text', text: action.reason }], true), call.id);

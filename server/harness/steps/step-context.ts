@@ -1,6 +1,6 @@
 import 'server-only';
 import type { PromptAttachments } from '~/server/harness/core/attachments-prompt';
-import type { SessionAgent } from '~/lib/agent';
+import type { SessionAgent, ThreadAgent } from '~/lib/agent';
 import type { BudgetLimit } from '~/lib/budget-limit';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
@@ -10,6 +10,21 @@ import type { LiveBus } from '~/server/session/live-bus';
 import type { LogView } from '~/server/harness/log-view';
 import type { StepAbort } from '~/server/harness/steps/step-abort';
 import type { McpGateway } from '~/server/proxy/mcp-gateway';
+import type { ThreadEntry } from '~/server/harness/core/delegation';
+
+/**
+ * Which thread a step runs for (multiagent): the primary (the coordinator, `entry` null) or a
+ * child. The threads share the session's hands, vaults and lease; each has its own log view.
+ */
+export interface ThreadContext {
+  readonly primaryId: string;
+  /** The child thread this step is for; null: the primary thread. */
+  readonly entry: ThreadEntry | null;
+  /** The primary's agents to delegate to (empty for a child: depth 1). */
+  readonly roster: readonly ThreadAgent[];
+  /** The session's child threads as the log made them so far. */
+  threads(): readonly ThreadEntry[];
+}
 
 /** What steps use besides the log: the model, the hands, the live bus, the MCP gateway. */
 export interface StepDeps {
@@ -65,6 +80,8 @@ export interface StepContext {
   read<T>(what: string, fn: () => Promise<T>): Promise<T>;
   /** The log up to `to`, whole (web_fetch's and session_events' own reads). */
   readLog(to: number): Promise<StoredEvent[]>;
+  /** The thread this step runs for (absent: a session without threads, as before multiagent). */
+  readonly thread?: ThreadContext;
 }
 
 /** The scope a hand call runs in: the session, the step's signal, and the hand's writes through the run. */

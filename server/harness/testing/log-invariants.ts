@@ -245,3 +245,50 @@ export function checkLogInvariants(events: readonly StoredEvent[], opts: Invaria
   }
   return violations;
 }
+
+/**
+ * The rules per thread (multiagent): the whole log's seqs are checked as one, then each thread's
+ * own events (the primary's: those without `session_thread_id`) as a log of its own, a child's
+ * statuses read as a session's and a message from another thread as a user's message. So each
+ * thread's turns are atomic, never forked, each call answered once, and each ends idle.
+ */
+export function checkThreadInvariants(events: readonly StoredEvent[], opts: InvariantOptions = {}): string[] {
+  const violations: string[] = [];
+  const gap = events.findIndex((e, i) => e.seq !== i + 1);
+  if (gap >= 0) violations.push(`[seq] position ${gap + 1} holds ${at(events[gap]!)}; seqs must be contiguous 1..${events.length}`);
+  const byThread = new Map<string | null, StoredEvent[]>([[null, []]]);
+  for (const e of events) {
+    const as = asSingleThread(e);
+    if (!as) continue;
+    const key = e.session_thread_id ?? null;
+    let list = byThread.get(key);
+    if (!list) byThread.set(key, (list = []));
+    list.push(as);
+  }
+  for (const [thread, list] of byThread) {
+    const renumbered = list.map((e, i) => ({ ...e, seq: i + 1 }));
+    for (const v of checkLogInvariants(renumbered, opts)) violations.push(`${thread ?? 'primary'}: ${v}`);
+  }
+  return violations;
+}
+
+function asSingleThread(e: StoredEvent): StoredEvent | null {
+  const base = { id: e.id, session_id: e.session_id, seq: e.seq, processed_at: e.processed_at };
+  switch (e.type) {
+    case 'session.thread_created':
+    case 'agent.thread_message_sent':
+      return null;
+    case 'agent.thread_message_received':
+      return { ...base, type: 'user.message', content: e.content.length > 0 ? e.content : [{ type: 'text', text: '' }] };
+    case 'session.thread_status_running':
+      return { ...base, type: 'session.status_running' };
+    case 'session.thread_status_idle':
+      return { ...base, type: 'session.status_idle', stop_reason: e.stop_reason, stop_details: null };
+    case 'session.thread_status_rescheduled':
+      return { ...base, type: 'session.status_rescheduled' };
+    case 'session.thread_status_terminated':
+      return { ...base, type: 'session.status_terminated' };
+    default:
+      return e;
+  }
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { storedLog } from '~/lib/testing/stored-log';
+import { conversation } from '~/app/_components/session-view/derive';
+import { eventsOfThread, threadsOf } from '~/app/_components/session-view/threads';
+
+const T = 'sthr_01JZ0000000000000000000000';
+
+describe('a multiagent session on its page', () => {
+  const events = storedLog(
+    { type: 'user.message', content: [{ type: 'text', text: 'split it' }] },
+    { type: 'session.thread_created', session_thread_id: T, agent_name: 'alpha', workflow_run_id: null },
+    { type: 'agent.thread_message_sent', content: [{ type: 'text', text: 'do half' }], to_session_thread_id: T, to_agent_name: 'alpha' },
+    { type: 'agent.thread_message_received', session_thread_id: T, content: [{ type: 'text', text: 'do half' }], from_session_thread_id: 'sthr_01JZ0000000000000000000001', from_agent_name: 'lead' },
+    { type: 'session.thread_status_running', session_thread_id: T, agent_name: 'alpha' },
+    { type: 'agent.tool_use', session_thread_id: T, name: 'bash', input: { command: 'ls' }, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' },
+    { type: 'agent.message', session_thread_id: T, content: [{ type: 'text', text: 'half done' }] },
+  );
+
+  it('lists each child with its agent, status and last activity', () => {
+    expect(threadsOf(events)).toMatchObject([{ id: T, agentName: 'alpha', status: 'running' }]);
+  });
+
+  it("shows the delegation inline in the coordinator's conversation, with a child's call that waits for a verdict, but not the child's own words", () => {
+    const kinds = conversation(eventsOfThread(events, null)).map((i) => i.kind);
+    expect(kinds).toEqual(['user', 'thread-sent', 'tool']);
+  });
+
+  it("shows a child's own conversation when it is picked", () => {
+    expect(conversation(eventsOfThread(events, T)).map((i) => i.kind)).toEqual(['thread-received', 'tool', 'agent']);
+  });
+});

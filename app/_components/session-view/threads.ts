@@ -1,0 +1,40 @@
+import type { StoredEvent } from '~/lib/events';
+import { onPrimaryStream } from '~/lib/threads';
+
+/** A session's child thread (multiagent) as the session page lists it. */
+export interface ThreadRow {
+  id: string;
+  agentName: string;
+  status: 'running' | 'idle' | 'rescheduling' | 'terminated';
+  /** When its newest event was stored. */
+  lastActivity: string;
+}
+
+/** The session's child threads, in the order they were made, each with its latest status and activity. */
+export function threadsOf(events: readonly StoredEvent[]): ThreadRow[] {
+  const rows = new Map<string, ThreadRow>();
+  for (const e of events) {
+    if (e.type === 'session.thread_created') {
+      rows.set(e.session_thread_id, { id: e.session_thread_id, agentName: e.agent_name, status: 'running', lastActivity: e.processed_at });
+      continue;
+    }
+    const row = e.session_thread_id ? rows.get(e.session_thread_id) : undefined;
+    if (!row) continue;
+    row.lastActivity = e.processed_at;
+    if (e.type === 'session.thread_status_running') row.status = 'running';
+    else if (e.type === 'session.thread_status_idle') row.status = 'idle';
+    else if (e.type === 'session.thread_status_rescheduled') row.status = 'rescheduling';
+    else if (e.type === 'session.thread_status_terminated') row.status = 'terminated';
+  }
+  return [...rows.values()];
+}
+
+/**
+ * The events a thread's conversation shows: the primary's (null) is the session's stream, with a
+ * child's calls that wait for the owner's verdict (so its Allow/Deny is where the owner looks);
+ * a child's, its own.
+ */
+export function eventsOfThread(events: readonly StoredEvent[], thread: string | null): StoredEvent[] {
+  if (thread === null) return events.filter(onPrimaryStream);
+  return events.filter((e) => e.session_thread_id === thread);
+}
