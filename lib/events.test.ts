@@ -49,6 +49,13 @@ const DESIGN_SDK_TYPES = [
   'system.message',
   'session.updated',
   'session.usage',
+  'session.thread_created',
+  'session.thread_status_running',
+  'session.thread_status_idle',
+  'session.thread_status_rescheduled',
+  'session.thread_status_terminated',
+  'agent.thread_message_sent',
+  'agent.thread_message_received',
 ] as const;
 const PADDOCK_TYPES = ['user.file_edit', 'hand.provisioned', 'hand.reattached', 'hand.released', 'hand.lost', 'hand.suspended', 'hand.resumed', 'mcp.tools_listed', 'hand.repository_cloned'] as const;
 

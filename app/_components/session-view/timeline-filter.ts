@@ -18,7 +18,7 @@ export function showsUnder(filter: TimelineFilter, type: string): boolean {
     case 'all':
       return true;
     case 'messages':
-      return type === 'user.message' || type === 'agent.message' || type === 'agent.thinking' || type === 'user.interrupt' || type === 'user.file_edit' || type === 'agent.thread_context_compacted' || type === 'user.define_outcome' || type === 'system.message';
+      return type === 'user.message' || type === 'agent.message' || type === 'agent.thinking' || type === 'user.interrupt' || type === 'user.file_edit' || type === 'agent.thread_context_compacted' || type === 'user.define_outcome' || type === 'system.message' || type === 'agent.thread_message_sent' || type === 'agent.thread_message_received';
     case 'tools':
       return /^(agent|user)\.(mcp_|custom_)?tool_(use|result|confirmation)$/.test(type);
     case 'model':
