@@ -38,8 +38,8 @@ export interface LocalHandOptions {
   /**
    * What runs inside a shared launcher's sandbox: `native`, a small resident executor (C, built on
    * first use; the tools run in the launcher, native-hand.ts), or `node`, paddock-hand itself.
-   * Default PADDOCK_HAND_EXECUTOR, else native. Hands with secrets, and every hand when there is no
-   * C compiler (said once), run paddock-hand.
+   * Default PADDOCK_HAND_EXECUTOR, else native. Hands with secrets, hands without shared launchers,
+   * and every hand when there is no C compiler (said once), run paddock-hand.
    */
   executor?: HandExecutor;
 }
