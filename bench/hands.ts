@@ -147,7 +147,13 @@ export async function runHandsBench(): Promise<Row[]> {
       const tree = descendants(process.pid);
       const socats = tree.filter((p) => /socat UNIX-LISTEN:/.test(cmdlineOf(p)));
       bridges += socats.length;
-      for (const launcher of tree.filter(isLauncher)) process.kill(launcher, 'SIGKILL');
+      for (const launcher of tree.filter(isLauncher)) {
+        try {
+          process.kill(launcher, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
       await until(() => socats.every((p) => cmdlineOf(p) === ''), 3_000);
       left += socats.filter((p) => cmdlineOf(p) !== '').length;
       for (const p of socats) {
