@@ -170,7 +170,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
           transport = new HostedTransport(async () => {
             let host = hosts.for(policy, code.launcher, tools);
             // The native executor in the sandbox, paddock-hand's tools served by the launcher (native-hand.ts).
-            const serve = code.exec ? { root: await fs.realpath(workspace), memoryMb: limits.memoryMb, cpuSeconds: limits.cpuSeconds } : undefined;
+            const serve = code.exec ? { root: workspace, memoryMb: limits.memoryMb, cpuSeconds: limits.cpuSeconds } : undefined;
             // Its workspace on its command line (it reads no arguments): which hand a process is, as paddock-hand's shows.
             const handArgv = code.exec ? [code.exec, '--workspace', workspace] : argv;
             const hand = await host.open(policy, handArgv, {}, serve).catch(async (e: unknown) => {
