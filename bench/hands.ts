@@ -142,12 +142,18 @@ export async function runHandsBench(): Promise<Row[]> {
     let bridges = 0;
     for (let i = 0; i < KILLED_LAUNCHERS; i++) {
       const hand = await start();
-      // Its launcher, its own or the one it shares (then every hand on it goes too).
+      // Its launcher, its own or the one it shares (then every hand on it goes too), and any other
+      // still here (an earlier executor's, waiting out its idle minute): every bridge must go with them.
       const tree = descendants(process.pid);
-      const launcher = tree.find((p) => cmdlineOf(p).includes('sandbox-launcher'));
       const socats = tree.filter((p) => /socat UNIX-LISTEN:/.test(cmdlineOf(p)));
       bridges += socats.length;
-      if (launcher) process.kill(launcher, 'SIGKILL');
+      for (const launcher of tree.filter(isLauncher)) {
+        try {
+          process.kill(launcher, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
       await until(() => socats.every((p) => cmdlineOf(p) === ''), 3_000);
       left += socats.filter((p) => cmdlineOf(p) !== '').length;
       for (const p of socats) {

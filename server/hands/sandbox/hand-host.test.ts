@@ -162,5 +162,11 @@ describe('the hand request', () => {
     expect(() => parseHostRequest(JSON.stringify({ id: 'a', policy, argv: [], env: {} }))).toThrow(/argv/);
     expect(() => parseHostRequest(JSON.stringify({ id: 'a', policy: { ...policy, workspace: 'rel' }, argv: ['x'], env: {} }))).toThrow(/workspace/);
     expect(parseHostRequest(JSON.stringify({ id: 'a', policy, argv: ['x'], env: { A: '1' } })).env).toEqual({ A: '1' });
+    // A native hand's request: the launcher serves its tools on an absolute workspace root with whole-number limits.
+    const serve = { root: '/w', memoryMb: 0, cpuSeconds: 5 };
+    expect(parseHostRequest(JSON.stringify({ id: 'a', policy, argv: ['x'], env: {}, serve })).serve).toEqual(serve);
+    expect(parseHostRequest(JSON.stringify({ id: 'a', policy, argv: ['x'], env: {} }))).not.toHaveProperty('serve');
+    expect(() => parseHostRequest(JSON.stringify({ id: 'a', policy, argv: ['x'], env: {}, serve: { ...serve, root: 'w' } }))).toThrow(/serve\.root/);
+    expect(() => parseHostRequest(JSON.stringify({ id: 'a', policy, argv: ['x'], env: {}, serve: { ...serve, memoryMb: -1 } }))).toThrow(/serve\.memoryMb/);
   });
 });

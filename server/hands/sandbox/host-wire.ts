@@ -50,7 +50,7 @@ export interface HostRequest {
 }
 
 export interface ServeNative {
-  /** The workspace as the sandbox sees it (symlinks resolved). */
+  /** The workspace (resolved inside the sandbox, by the executor). */
   root: string;
   /** paddock-hand's --memory-mb / --cpu-seconds per command; 0 = none. */
   memoryMb: number;

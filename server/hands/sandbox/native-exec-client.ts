@@ -55,7 +55,10 @@ export interface SpawnRequest {
 
 export class ExecClient {
   private seq = 0;
-  private buf: Buffer = Buffer.alloc(0);
+  /** Bytes read but not yet a whole frame, and how many a whole frame needs. */
+  private parts: Buffer[] = [];
+  private have = 0;
+  private need = 4;
   private readonly pending = new Map<number, { resolve: (b: Buffer) => void; reject: (e: Error) => void; what: string }>();
   private readonly spawned = new Map<number, Spawned>();
   private gone: Error | null = null;
@@ -90,14 +93,21 @@ export class ExecClient {
   }
 
   private data(chunk: Buffer): void {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    while (this.buf.length >= 4) {
-      const len = this.buf.readUInt32LE(0);
-      if (this.buf.length < 4 + len) break;
-      const frame = this.buf.subarray(4, 4 + len);
-      this.buf = this.buf.subarray(4 + len);
+    // Chunks are joined once a whole frame is in, not at each one: a 10 MB read arrives in 64 KB pieces.
+    this.parts.push(chunk);
+    this.have += chunk.length;
+    if (this.have < this.need) return;
+    let buf = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+    while (buf.length >= 4) {
+      const len = buf.readUInt32LE(0);
+      if (buf.length < 4 + len) break;
+      const frame = buf.subarray(4, 4 + len);
+      buf = buf.subarray(4 + len);
       this.frame(frame.readUInt32LE(0), String.fromCharCode(frame[4]!), frame.subarray(5));
     }
+    this.parts = buf.length > 0 ? [buf] : [];
+    this.have = buf.length;
+    this.need = buf.length >= 4 ? 4 + buf.readUInt32LE(0) : 4;
   }
 
   private frame(id: number, op: string, body: Buffer): void {

@@ -57,6 +57,14 @@ describe('the native hand executor', () => {
     expect((await exec.readdir(root)).map((e) => `${e.kind}:${e.name}`)).toEqual(['dir:a']);
   });
 
+  it('moves files of megabytes both ways whole', async () => {
+    const { root, exec } = start();
+    const big = Buffer.alloc(9 * 1024 * 1024 + 7, 'abcdefgh');
+    await exec.write(`${root}/big`, big);
+    expect((await exec.read(`${root}/big`)).equals(big)).toBe(true);
+    expect((await exec.stat(`${root}/big`, true)).size).toBe(big.length);
+  });
+
   it('runs bash with only the environment it is given, and gives the exit code and both streams', async () => {
     const { ws, root } = start({ SECRET_TOKEN: 'x', HTTPS_PROXY: 'http://proxy:1' });
     expect(await ws.bash({ command: 'echo out; pwd; echo "${SECRET_TOKEN:-none} $HTTPS_PROXY"; exit 3' })).toBe(`out\n${root}\nnone http://proxy:1\nexit code: 3`);

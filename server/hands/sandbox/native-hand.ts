@@ -31,8 +31,10 @@ export async function serveNativeHand(conn: net.Socket, child: ChildProcess, ser
   } finally {
     clearTimeout(timer);
   }
+  // The root as the sandbox resolves it (as paddock-hand's realpath did there), never the host's view.
+  const root = await exec.realpath(serve.root);
   conn.write('ok\n');
-  const tools = new NativeWorkspace(exec, serve.root, { memoryMb: serve.memoryMb, cpuSeconds: serve.cpuSeconds });
+  const tools = new NativeWorkspace(exec, root, { memoryMb: serve.memoryMb, cpuSeconds: serve.cpuSeconds });
   const server = createPaddockHandServer({ workspace: tools });
   // The server closing its end is how the hand ends: the executor's input closes, it kills what it
   // started and exits, and its sandbox with it. The executor gone first: the server sees the hand lost.

@@ -57,6 +57,13 @@ static long long now_ms(void) {
   return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* Out of memory: nothing sensible is left to do; the launcher sees the hand lost. */
+static void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n);
+  if (!q) _exit(3);
+  return q;
+}
+
 static void put32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
 static uint32_t get32(const unsigned char *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 static uint64_t get64(const unsigned char *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
@@ -103,12 +110,13 @@ static void do_read(uint32_t id, uint64_t off, uint64_t max, const char *p) {
   int fd = open(p, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(id, errno);
   struct stat st;
-  if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) { int e = S_ISDIR(st.st_mode) ? EISDIR : errno; close(fd); return fail(id, e); }
+  if (fstat(fd, &st) < 0) { int e = errno; close(fd); return fail(id, e); }
+  if (S_ISDIR(st.st_mode)) { close(fd); return fail(id, EISDIR); }
   size_t cap = 65536, n = 0;
   if (max > MAX_FRAME - 64) max = MAX_FRAME - 64;
-  char *buf = malloc(cap);
+  char *buf = xrealloc(NULL, cap);
   for (;;) {
-    if (n == cap) { cap *= 2; buf = realloc(buf, cap); }
+    if (n == cap) { cap *= 2; buf = xrealloc(buf, cap); }
     size_t want = cap - n;
     if (want > max - n) want = max - n;
     if (want == 0) break;
@@ -169,12 +177,12 @@ static void do_readdir(uint32_t id, const char *p) {
   DIR *d = opendir(p);
   if (!d) return fail(id, errno);
   size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
+  char *buf = xrealloc(NULL, cap);
   struct dirent *e;
   while ((e = readdir(d))) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     size_t len = strlen(e->d_name);
-    while (n + len + 2 > cap) { cap *= 2; buf = realloc(buf, cap); }
+    while (n + len + 2 > cap) { cap *= 2; buf = xrealloc(buf, cap); }
     unsigned char k = 'o';
     if (e->d_type == DT_UNKNOWN) {
       struct stat st;
@@ -317,7 +325,7 @@ int main(void) {
   reply(0, 'h', 0, 0, pid, 4, NULL, 0);
 
   size_t cap = 1 << 16, have = 0;
-  unsigned char *in = malloc(cap);
+  unsigned char *in = xrealloc(NULL, cap);
   int in_open = 1;
   while (in_open || nkids > 0) {
     struct pollfd pf[2 + 2 * MAX_KIDS];
@@ -345,7 +353,7 @@ int main(void) {
       if (kids[i].exited && ((kids[i].fd[0] < 0 && kids[i].fd[1] < 0) || now >= kids[i].deadline)) finish_kid(i);
     if (in_open && pf[0].revents) {
       for (;;) {
-        if (have == cap) { cap *= 2; in = realloc(in, cap); }
+        if (have == cap) { cap *= 2; in = xrealloc(in, cap); }
         ssize_t r = read(0, in + have, cap - have);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0 && errno == EAGAIN) break;
@@ -356,7 +364,7 @@ int main(void) {
       while (have - at >= 4) {
         uint32_t len = get32(in + at);
         if (len > MAX_FRAME) _exit(2);
-        if (have - at - 4 < len) { if (len + 4 > cap) { cap = len + 4; in = realloc(in, cap); } break; }
+        if (have - at - 4 < len) { if (len + 4 > cap) { cap = len + 4; in = xrealloc(in, cap); } break; }
         handle(in + at + 4, len);
         at += 4 + len;
       }
