@@ -91,20 +91,24 @@ export class ShellMounts {
       result.outputs.push({ path: rel, bytes: await this.fs.readFileBuffer(`${SESSION_OUTPUTS}/${rel}`) });
     }
     const now = new Set<string>();
+    const changed = new Map<string, { version: string; sha256: string }>();
     for (const rel of await this.files(MEMORY_MOUNTS)) {
       if (mountSegments(rel) === null) continue;
       const mountPath = `${MEMORY_MOUNTS}/${rel}`;
       now.add(mountPath);
       const bytes = await this.fs.readFileBuffer(mountPath);
       const before = this.placed.get(mountPath) ?? null;
-      if (before !== null && (await sha256(bytes)) === before.sha256) continue;
+      const sha = await sha256(bytes);
+      if (before !== null && sha === before.sha256) continue;
       result.memory.push({ mountPath, content: new TextDecoder().decode(bytes.subarray(0, MAX_MEMORY_READ + 1)), readSha256: before?.sha256 ?? null });
+      // Given back: not sent again while unchanged; placed again at the next call (no version matches '') from what its store then holds.
+      changed.set(mountPath, { version: '', sha256: sha });
     }
     for (const [mountPath, p] of this.placed) {
       if (isUnder(MEMORY_MOUNTS, mountPath) && !now.has(mountPath)) result.memory.push({ mountPath, content: null, readSha256: p.sha256 });
     }
-    // A changed path is placed again at the next call from what its store then holds.
     for (const c of result.memory) this.placed.delete(c.mountPath);
+    for (const [p, v] of changed) this.placed.set(p, v);
     return result;
   }
 }
