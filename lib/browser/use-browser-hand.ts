@@ -5,6 +5,7 @@ import type { StoredEvent } from '~/lib/events';
 import type { BrowserEngine } from '~/lib/browser/engine/types';
 import { useTRPCClient } from '~/lib/browser/trpc';
 import { isHandTool } from '~/lib/tools';
+import { giveBackMounts, placeMounts } from '~/lib/browser/tab-mounts';
 import { RELOAD_NOTICE, reloadForIsolation, reloadedForIsolation, shouldReloadForIsolation } from '~/lib/browser/isolation-reload';
 
 export interface BrowserHandState {
@@ -125,6 +126,11 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
       let isError = false;
       const header = use.name === 'bash' ? `$ ${String(input.command)}\n` : `▸ ${use.name} ${JSON.stringify(input)}\n`;
       setState((s) => ({ ...s, output: [...s.output, header] }));
+      const call = { ...tab, toolUseId: use.id };
+      const mounts = engine!.mounts;
+      const note = (lines: string[]) => lines.length > 0 && setState((s) => ({ ...s, output: [...s.output, ...lines.map((l) => `[mounts] ${l}\n`)] }));
+      // The session's files, memory stores and skills under /mnt, as the server lists them now.
+      if (mounts) note(await placeMounts(client, call, mounts));
       try {
         if (!isHandTool(use.name)) throw new Error(`unknown tool ${use.name}`);
         text = await engine!.execute(use.name, input, {
@@ -136,7 +142,13 @@ export function useBrowserHand(sessionId: string, events: readonly StoredEvent[]
         text = err instanceof Error ? err.message : String(err);
       }
       setState((s) => ({ ...s, output: use.name === 'bash' ? s.output : [...s.output, `${text}\n`], filesVersion: s.filesVersion + 1 }));
-      await postResult(() => client.hands.result.mutate({ ...tab, toolUseId: use.id, content: [{ type: 'text', text }], ...(isError ? { is_error: true } : {}) }));
+      // Outputs kept as the session's files, memory written back; a refused memory change fails the call (the server words it).
+      const back = mounts ? await giveBackMounts(client, call, mounts) : { refused: [], notes: [] };
+      note(back.notes);
+      const memoryRefused = back.refused.slice(0, 100).map((r) => r.slice(0, 2000));
+      await postResult(() =>
+        client.hands.result.mutate({ ...call, content: [{ type: 'text', text }], ...(isError ? { is_error: true } : {}), ...(memoryRefused.length > 0 ? { memoryRefused } : {}) }),
+      );
     }
   }, [client, sessionId, engine, hand, events]);
 

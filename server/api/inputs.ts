@@ -42,6 +42,8 @@ export const TabResult = z.object({
   toolUseId: ToolUseId,
   content: z.array(ToolResultContent).max(100),
   is_error: z.boolean().optional(),
+  /** Changes to memory that `hands.saveMemory` refused during this call: the result becomes an error naming them. */
+  memoryRefused: z.array(z.string().min(1).max(2000)).max(100).optional(),
 });
 
 export const AgentId = z.string().regex(/^agent_[A-Za-z0-9]{1,64}$/, 'must be an agent id (agent_…)');

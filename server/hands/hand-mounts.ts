@@ -36,11 +36,19 @@ export async function withMounts<T>(mounts: SessionMounts | undefined, sessionId
   // A change to a memory store that did not go back (a conflict, a read-only store) fails the call,
   // so the agent knows; the file holds the store's version again at the next call.
   if (refused.length > 0) {
-    const output = outputOf(result);
-    const notice = `these changes to memory were not saved:\n${refused.map((r) => `- ${r}`).join('\n')}\nEach file now holds what its store holds; read it again before changing it.`;
-    throw new ToolError(output === null ? `the command ran, but ${notice}` : `${output}\n\nThe command ran, but ${notice}`);
+    throw new ToolError(memoryRefusalText(outputOf(result), refused));
   }
   return result;
+}
+
+/**
+ * A call's error text when changes to memory were refused: what the command printed (null: it
+ * printed nothing to keep), then one line per refused file. A browser tab's result says the same
+ * (server/api/tab-mounts.ts).
+ */
+export function memoryRefusalText(output: string | null, refused: readonly string[]): string {
+  const notice = `these changes to memory were not saved:\n${refused.map((r) => `- ${r}`).join('\n')}\nEach file now holds what its store holds; read it again before changing it.`;
+  return output === null ? `the command ran, but ${notice}` : `${output}\n\nThe command ran, but ${notice}`;
 }
 
 /** The call's text, when the result carries one (a tool call's `{ text }`), so the error keeps what the command printed. */

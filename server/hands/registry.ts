@@ -85,6 +85,11 @@ export class HandRegistry {
     return counts;
   }
 
+  /** The session side of mounts (absent: hands get none); a browser tab's mounts go through it too (server/api/tab-mounts.ts). */
+  get mounts(): SessionMounts | undefined {
+    return this.o.mounts;
+  }
+
   get defaultKind(): HandKind {
     return this.o.defaultKind;
   }

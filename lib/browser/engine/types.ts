@@ -16,6 +16,33 @@ export interface EngineExecuteOptions {
   onOutput?: (chunk: string) => void;
 }
 
+/** One of the session's mounts as the server lists it (lib/mounts.ts), for the tab to place. */
+export interface MountEntry {
+  /** Absolute, under `/mnt` (`/mnt/session/uploads/x.csv`). */
+  mountPath: string;
+  version: string;
+  readOnly: boolean;
+}
+
+/** What a call changed in the mounts, for the server to keep (docs/hands.md). */
+export interface MountChanges {
+  /** New or changed files under `/mnt/session/outputs/` (path relative to it). */
+  outputs: { path: string; bytes: Uint8Array }[];
+  /** Memory files changed, added (readSha256 null) or deleted (content null) since they were placed. */
+  memory: { mountPath: string; content: string | null; readSha256: string | null }[];
+  /** What was left out (too large), one sentence each. */
+  skipped: string[];
+}
+
+/** The session's mounts inside an engine (absent: an engine that cannot hold them). */
+export interface EngineMounts {
+  /** Removes what is not in `mounts` any more; returns the paths whose bytes it needs (new, changed, missing). */
+  plan(mounts: readonly MountEntry[]): Promise<string[]>;
+  place(mount: MountEntry, bytes: Uint8Array): Promise<void>;
+  /** Outputs new or changed since the last look, memory changed since placed. */
+  changes(): Promise<MountChanges>;
+}
+
 export interface BrowserEngine {
   readonly kind: EngineKind;
   /** Why this engine runs, for the UI: "WebContainer booted", "WebContainer did not boot within 8 s (offline?): offline engine". */
@@ -30,6 +57,8 @@ export interface BrowserEngine {
   /** Dev servers started in the WebContainer (never fires for the offline engine). */
   onPreview(cb: (url: string, port: number) => void): () => void;
   dispose(): void;
+  /** Where the session's mounts go (`/mnt`, beside the workspace); absent: this engine gets none. */
+  readonly mounts?: EngineMounts;
 }
 
 export interface StartEngineOptions {

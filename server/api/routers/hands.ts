@@ -6,6 +6,8 @@ import { checkEventSize } from '~/server/commands/limits';
 import { editHandFile, listHandFiles, readHandFile, transferHand, userScope } from '~/server/commands/hand-commands';
 import { createTRPCRouter, ownerProcedure, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
 import { acceptTabResult } from '~/server/api/tab-result';
+import { TAB_MEMORY_BATCH, TabMemoryChange, TabOutput, keepTabOutput, saveTabMemory, tabMountFile, tabMountManifest } from '~/server/api/tab-mounts';
+import { memoryRefusalText } from '~/server/hands/hand-mounts';
 import type { Runtime } from '~/server/runtime';
 
 const FilePath = z.string().min(1).max(4096);
@@ -62,12 +64,43 @@ export const handsRouter = createTRPCRouter({
    */
   result: protectedProcedure.input(TabResult).mutation(async ({ ctx, input }) => {
     await requireTab(ctx.runtime, input);
-    const event = { type: 'user.tool_result' as const, tool_use_id: input.toolUseId, content: input.content, ...(input.is_error ? { is_error: true } : {}) };
+    const refused = input.memoryRefused ?? [];
+    // A refused change to memory fails the call, as on every hand kind (hand-mounts.ts), keeping what the command printed.
+    const event =
+      refused.length > 0
+        ? { type: 'user.tool_result' as const, tool_use_id: input.toolUseId, content: [{ type: 'text' as const, text: memoryRefusalText(textOf(input.content), refused) }], is_error: true }
+        : { type: 'user.tool_result' as const, tool_use_id: input.toolUseId, content: input.content, ...(input.is_error ? { is_error: true } : {}) };
     checkEventSize(ctx.runtime.config, event);
     const stored = await acceptTabResult(ctx.runtime, { sessionId: input.sessionId, hand: input.hand, tabId: input.tabId, event });
     void ctx.runtime.harness.wake(input.sessionId);
     return stored;
   }),
+
+  /** The session's mounts for the call this tab holds (path, version, read-only, size): the tab places what it lacks before running it. */
+  mounts: protectedProcedure.input(TabRequest.extend({ toolUseId: ToolUseId })).query(async ({ ctx, input }) => {
+    await requireTab(ctx.runtime, input);
+    return tabMountManifest(ctx.runtime, input);
+  }),
+
+  /** One mount's bytes (base64, at most 16 MB) for the call this tab holds. */
+  mountFile: protectedProcedure.input(TabRequest.extend({ toolUseId: ToolUseId, path: FilePath })).query(async ({ ctx, input }) => {
+    await requireTab(ctx.runtime, input);
+    return tabMountFile(ctx.runtime, input);
+  }),
+
+  /** A file the call left under /mnt/session/outputs/ (new or changed): kept as a file scoped to the session. */
+  keepOutput: protectedProcedure.input(TabRequest.extend({ toolUseId: ToolUseId }).merge(TabOutput)).mutation(async ({ ctx, input }) => {
+    await requireTab(ctx.runtime, input);
+    return keepTabOutput(ctx.runtime, input);
+  }),
+
+  /** What the call changed under /mnt/memory/: versions by the session; the refused ones come back, for the result to name. */
+  saveMemory: protectedProcedure
+    .input(TabRequest.extend({ toolUseId: ToolUseId, changes: z.array(TabMemoryChange).min(1).max(TAB_MEMORY_BATCH) }))
+    .mutation(async ({ ctx, input }) => {
+      await requireTab(ctx.runtime, input);
+      return saveTabMemory(ctx.runtime, input);
+    }),
 
   /** The files in a server-side hand's workspace, for the IDE's file tree (a share link's viewer: of a live hand only). */
   listFiles: sessionReadProcedure('sessionId')
@@ -83,3 +116,9 @@ export const handsRouter = createTRPCRouter({
     .input(z.object({ sessionId: SessionId, hand: HandId, path: FilePath, content: z.string() }))
     .mutation(({ ctx, input }) => editHandFile(ctx.runtime, input.sessionId, input.hand, input.path, input.content)),
 });
+
+/** A result's text (null: none), as the command printed it. */
+function textOf(content: readonly { type: string; text?: string }[]): string | null {
+  const texts = content.flatMap((c) => (c.type === 'text' && typeof c.text === 'string' ? [c.text] : []));
+  return texts.length > 0 ? texts.join('\n') : null;
+}

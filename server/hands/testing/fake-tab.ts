@@ -10,7 +10,16 @@ import type { Runtime } from '~/server/runtime';
  * while following the log. `runtime()` is asked on every request, so a test can move the tab to
  * another server instance (or a restarted one) mid-way.
  */
-export function fakeTab(runtime: () => Runtime, sessionId: string, tabId: string, run: (e: StoredEvent) => string) {
+export interface FakeTabCall {
+  api: ReturnType<typeof createCaller>;
+  /** What every request about this call carries (the tab's secret, the claimed call). */
+  call: { sessionId: string; hand: string; tabId: string; tabSecret: string; toolUseId: string };
+}
+
+/** A call's answer: its text, and (a tab with mounts) the memory changes refused meanwhile. */
+export type FakeTabAnswer = string | { text: string; memoryRefused?: string[] };
+
+export function fakeTab(runtime: () => Runtime, sessionId: string, tabId: string, run: (e: StoredEvent, tab: FakeTabCall) => FakeTabAnswer | Promise<FakeTabAnswer>) {
   const api = () => createCaller({ runtime: runtime(), caller: OWNER });
   const ac = new AbortController();
   const ran: string[] = [];
@@ -32,7 +41,10 @@ export function fakeTab(runtime: () => Runtime, sessionId: string, tabId: string
           const { granted } = await api().hands.claim({ sessionId, hand, tabId, tabSecret, toolUseId: e.id });
           if (!granted) continue;
           ran.push(e.id);
-          await api().hands.result({ sessionId, hand, tabId, tabSecret, toolUseId: e.id, content: [{ type: 'text', text: run(e) }] });
+          const call = { sessionId, hand, tabId, tabSecret, toolUseId: e.id };
+          const answer = await run(e, { api: api(), call });
+          const { text, memoryRefused } = typeof answer === 'string' ? { text: answer, memoryRefused: undefined } : answer;
+          await api().hands.result({ ...call, content: [{ type: 'text', text }], ...(memoryRefused ? { memoryRefused } : {}) });
         }
       } catch {
         // the store closed under the follow: retry below

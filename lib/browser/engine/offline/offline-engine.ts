@@ -1,7 +1,7 @@
 import 'client-only';
 import { ToolError } from '~/lib/hand';
-import type { WorkerOp, WorkerReply, WorkerRequest } from '~/lib/browser/engine/offline/protocol';
-import type { BrowserEngine, EngineExecuteOptions, EngineTool, StartEngineOptions } from '~/lib/browser/engine/types';
+import type { WorkerOp, WorkerReply, WorkerRequest, WorkerValue } from '~/lib/browser/engine/offline/protocol';
+import type { BrowserEngine, EngineExecuteOptions, EngineMounts, EngineTool, MountChanges, StartEngineOptions } from '~/lib/browser/engine/types';
 import { Listeners } from '~/lib/browser/engine/listeners';
 
 /**
@@ -45,7 +45,7 @@ const MUTATING: ReadonlySet<WorkerOp> = new Set<WorkerOp>(['bash', 'write', 'edi
 
 interface Pending {
   op: WorkerOp;
-  resolve(value: string | string[]): void;
+  resolve(value: WorkerValue): void;
   reject(e: Error): void;
   onOutput?: (chunk: string) => void;
   limitMs: number;
@@ -166,7 +166,7 @@ class WorkerEngine implements OfflineEngine {
     this.worker?.postMessage(msg);
   }
 
-  private async call(op: WorkerOp, input: Record<string, unknown>, opts: { signal?: AbortSignal; onOutput?: (c: string) => void }): Promise<string | string[]> {
+  private async call(op: WorkerOp, input: Record<string, unknown>, opts: { signal?: AbortSignal; onOutput?: (c: string) => void }): Promise<WorkerValue> {
     if (this.disposed) throw new ToolError('the offline engine was stopped');
     await this.ready;
     if (opts.signal?.aborted) throw new ToolError(`${op}: cancelled before it started`);
@@ -269,7 +269,7 @@ class WorkerEngine implements OfflineEngine {
   async execute(tool: EngineTool, input: Record<string, unknown>, opts: EngineExecuteOptions): Promise<string> {
     try {
       const value = await this.call(tool, input, { signal: opts.signal, onOutput: opts.onOutput });
-      return typeof value === 'string' ? value : value.join('\n');
+      return textOf(value);
     } finally {
       if (MUTATING.has(tool)) this.changed.emit();
     }
@@ -281,8 +281,7 @@ class WorkerEngine implements OfflineEngine {
   }
 
   async readFile(path: string): Promise<string> {
-    const value = await this.call('readFile', { path }, {});
-    return typeof value === 'string' ? value : value.join('\n');
+    return textOf(await this.call('readFile', { path }, {}));
   }
 
   async writeFile(path: string, content: string): Promise<void> {
@@ -292,6 +291,21 @@ class WorkerEngine implements OfflineEngine {
       this.changed.emit();
     }
   }
+
+  /** The session's mounts, under /mnt in the worker's filesystem (shell-mounts.ts). */
+  readonly mounts: EngineMounts = {
+    plan: async (mounts) => {
+      const value = await this.call('mountsPlan', { mounts }, {});
+      return Array.isArray(value) ? value : [];
+    },
+    place: async (mount, bytes) => {
+      await this.call('mountsPlace', { mount, bytes }, {});
+    },
+    changes: async () => {
+      const value = await this.call('mountsChanges', {}, {});
+      return typeof value === 'object' && !Array.isArray(value) ? value : ({ outputs: [], memory: [], skipped: [] } satisfies MountChanges);
+    },
+  };
 
   onFilesChanged(cb: () => void): () => void {
     return this.changed.add(cb);
@@ -318,4 +332,8 @@ class WorkerEngine implements OfflineEngine {
     this.pending.clear();
     this.changed.clear();
   }
+}
+
+function textOf(value: WorkerValue): string {
+  return typeof value === 'string' ? value : Array.isArray(value) ? value.join('\n') : '';
 }

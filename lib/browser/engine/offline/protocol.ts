@@ -1,5 +1,5 @@
 import 'client-only';
-import type { EngineTool } from '~/lib/browser/engine/types';
+import type { EngineTool, MountChanges } from '~/lib/browser/engine/types';
 
 /**
  * Messages between the offline engine (page) and its shell worker. Every request carries an id;
@@ -7,7 +7,11 @@ import type { EngineTool } from '~/lib/browser/engine/types';
  * Types only: both sides import it.
  */
 
-export type WorkerOp = EngineTool | 'listFiles' | 'readFile' | 'writeFile';
+/** `mounts*`: the session's mounts under `/mnt` (shell-mounts.ts): plan → the paths to fetch, place one, changes after a call. */
+export type WorkerOp = EngineTool | 'listFiles' | 'readFile' | 'writeFile' | 'mountsPlan' | 'mountsPlace' | 'mountsChanges';
+
+/** What a call answers: text, a list, or the mounts' changes. */
+export type WorkerValue = string | string[] | MountChanges;
 
 export interface WorkerInit {
   type: 'init';
@@ -38,6 +42,6 @@ export type WorkerReply =
   /** A queued call began running (its time limit starts now). */
   | { type: 'started'; id: number }
   | { type: 'output'; id: number; chunk: string }
-  | { type: 'result'; id: number; value: string | string[] }
+  | { type: 'result'; id: number; value: WorkerValue }
   | { type: 'error'; id: number; message: string }
   | { type: 'pong'; id: number };

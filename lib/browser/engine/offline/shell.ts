@@ -2,6 +2,7 @@ import 'client-only';
 import { Bash, InMemoryFs } from 'just-bash/browser';
 import { ToolError } from '~/lib/hand';
 import { createNodeCommand, loadQuickJS } from '~/lib/browser/engine/offline/node/node-command';
+import { ShellMounts } from '~/lib/browser/engine/offline/shell-mounts';
 import { loadEntries, saveEntries, type StoredEntry } from '~/lib/browser/engine/offline/persist';
 import { relativeInside } from '~/lib/posix-path';
 import { bashCall, formatBashResult, type BashEnd } from '~/lib/workspace-tools/bash-rules';
@@ -83,6 +84,8 @@ export class OfflineShell {
   private readonly fs = new TrackedFs();
   private readonly bash: Bash;
   readonly tools: WorkspaceTools;
+  /** The session's mounts under /mnt, which bash reaches (the file tools stay in the workspace). */
+  readonly mounts: ShellMounts;
   /** Deadline of the bash call running now: `node` stops there too. */
   private outerDeadline: number | undefined;
 
@@ -106,6 +109,7 @@ export class OfflineShell {
       ],
     });
     this.tools = new WorkspaceTools(this.toolFs(), WORKSPACE);
+    this.mounts = new ShellMounts(this.fs);
   }
 
   /** Loads the workspace saved for this session; returns the number of files restored. */

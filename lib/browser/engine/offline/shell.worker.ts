@@ -1,4 +1,5 @@
-import type { WorkerOp, WorkerReply, WorkerRequest } from '~/lib/browser/engine/offline/protocol';
+import type { WorkerOp, WorkerReply, WorkerRequest, WorkerValue } from '~/lib/browser/engine/offline/protocol';
+import type { MountEntry } from '~/lib/browser/engine/types';
 import { OfflineShell } from '~/lib/browser/engine/offline/shell';
 
 /**
@@ -18,7 +19,7 @@ const post = (m: WorkerReply) => self.postMessage(m);
 
 const MUTATING: ReadonlySet<WorkerOp> = new Set<WorkerOp>(['bash', 'write', 'edit', 'writeFile']);
 
-async function runOp(s: OfflineShell, id: number, op: WorkerOp, input: Record<string, unknown>, signal: AbortSignal): Promise<string | string[]> {
+async function runOp(s: OfflineShell, id: number, op: WorkerOp, input: Record<string, unknown>, signal: AbortSignal): Promise<WorkerValue> {
   switch (op) {
     case 'bash': {
       const text = await s.runBash(input, signal);
@@ -37,6 +38,13 @@ async function runOp(s: OfflineShell, id: number, op: WorkerOp, input: Record<st
       return s.tools.readFile(String(input.path));
     case 'writeFile':
       return s.tools.write(input);
+    case 'mountsPlan':
+      return s.mounts.plan(input.mounts as MountEntry[]);
+    case 'mountsPlace':
+      await s.mounts.place(input.mount as MountEntry, input.bytes as Uint8Array);
+      return '';
+    case 'mountsChanges':
+      return s.mounts.changes();
     default:
       throw new Error(`unknown operation ${String(op)}`);
   }
