@@ -35,6 +35,8 @@ const Env = z.object({
   PADDOCK_RETRY_BASE_MS: z.coerce.number().int().min(0).default(500),
   PADDOCK_LEASE_TTL_MS: z.coerce.number().int().min(200).default(15_000),
   PADDOCK_SWEEP_MS: z.coerce.number().int().min(50).default(2_000),
+  /** A self-hosted work item's lease when its worker asks for none: lost this long after its last heartbeat. */
+  PADDOCK_WORK_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   /** Back-off while the session store is unreachable: first and longest wait between retries. */
   PADDOCK_STORE_RETRY_BASE_MS: z.coerce.number().int().min(10).default(200),
   PADDOCK_STORE_RETRY_MAX_MS: z.coerce.number().int().min(10).default(5_000),

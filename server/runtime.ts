@@ -56,6 +56,10 @@ import { promptAttachments } from '~/server/commands/session-attachments';
 import { SkillStore } from '~/server/skills/skill-store';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
+import { EnvironmentKeys } from '~/server/access/environment-keys';
+import { WorkQueue } from '~/server/commands/work-queue';
+import { WorkStore } from '~/server/session/work-store';
+import { startTicker } from '~/server/ticker';
 
 const log = logger('runtime');
 
@@ -84,6 +88,8 @@ export interface Runtime {
   memory: MemoryRepo;
   /** Skills' rows (their archives are in `blobs`). */
   skills: SkillStore;
+  /** Self-hosted environments' work queue and keys. */
+  work: WorkQueue;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -221,7 +227,8 @@ export function sessionHandSecrets(store: SessionStore, vaultSecrets: VaultSecre
 /** Identity for a runtime: access rows live in the session database, beside the sessions. */
 export function accessFor(config: Config, store: SessionStore): Access {
   if (!(store instanceof KyselySessionStore)) throw new Error('access needs a Kysely-backed session store');
-  return new Access({ store: new KyselyAccessStore(store.db), shares: new ShareLinks(store.db), widgets: new Widgets(store.db), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS, publicUrl: config.PADDOCK_PUBLIC_URL });
+  const work = new WorkStore(store.db);
+  return new Access({ store: new KyselyAccessStore(store.db), shares: new ShareLinks(store.db), widgets: new Widgets(store.db), environmentKeys: new EnvironmentKeys(store.db), liveWorkItem: (id) => work.liveItem(id), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS, publicUrl: config.PADDOCK_PUBLIC_URL });
 }
 
 /** Agents and environments live in the session database too. */
@@ -265,6 +272,17 @@ function blobStoreFor(config: Config, db: KyselySessionStore['db']): BlobStore {
   }
 }
 
+/** The self-hosted work queue: rows in the session database; `wake` reaches the harness (made after it). */
+export function workFor(config: Config, store: SessionStore, agents: AgentStore, access: Access, wake: (sessionId: string) => void): WorkQueue {
+  if (!(store instanceof KyselySessionStore)) throw new Error('the work queue needs a Kysely-backed session store');
+  return new WorkQueue({ store, work: new WorkStore(store.db, config.PADDOCK_WORK_LEASE_SECONDS), agents, access, keys: new EnvironmentKeys(store.db), wake });
+}
+
+/** Sweeps the work queue for lost workers every PADDOCK_SWEEP_MS; returns the stop. */
+export function startWorkSweep(config: Config, work: WorkQueue): () => void {
+  return startTicker({ name: 'work sweep', log, intervalMs: config.PADDOCK_SWEEP_MS, tick: () => work.sweepLost().then(() => undefined) });
+}
+
 export function agentsFor(config: Config, store: SessionStore): AgentStore {
   if (!(store instanceof KyselySessionStore)) throw new Error('agents need a Kysely-backed session store');
   return new AgentStore(store.db, { model: config.PADDOCK_MODEL, system: SYSTEM_PROMPT });
@@ -302,7 +320,12 @@ async function startRuntime(): Promise<Runtime> {
   const mounts = sessionMounts({ ...files, maxOutputBytes: config.PADDOCK_MAX_UPLOAD_BYTES, attachments: { store, ...files } });
   const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets), mounts);
   const model = modelFromConfig(config);
+  const access = accessFor(config, store);
+  // The harness wakes through the queue and the queue wakes the harness: bound once both exist.
+  let wakeHarness: (id: string) => void = () => undefined;
+  const work = workFor(config, store, agents, access, (id) => wakeHarness(id));
   const harness = new Harness({
+    selfHosted: work,
     store,
     model,
     hands,
@@ -318,9 +341,10 @@ async function startRuntime(): Promise<Runtime> {
     storeRetryBaseMs: config.PADDOCK_STORE_RETRY_BASE_MS,
     storeRetryMaxMs: config.PADDOCK_STORE_RETRY_MAX_MS,
   });
+  wakeHarness = (id) => void harness.wake(id);
   harness.startSweeper(config.PADDOCK_SWEEP_MS);
+  const stopWorkSweep = startWorkSweep(config, work);
   log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
-  const access = accessFor(config, store);
   // Beside the sweeper, per instance: cuts a widget conversation's running turn once its budget is spent (budget-watch.ts).
   const stopBudgetWatch = new BudgetWatch({ store, widgets: access.widgets.store, wake: (id) => harness.wake(id) }).start();
   await announceSignIn(config, access);
@@ -334,8 +358,9 @@ async function startRuntime(): Promise<Runtime> {
   const stopBackground = () => {
     stopBudgetWatch();
     stopDataDirWatch();
+    stopWorkSweep();
   };
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...files, stopBackground };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, ...files, work, stopBackground };
 }
 
 /**

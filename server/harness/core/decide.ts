@@ -1,4 +1,5 @@
 import type { StopReason, StoredEvent, StoredEventOf } from '~/lib/events';
+import { SELF_HOSTED_HAND, lostWorkerText } from '~/lib/hand';
 
 /**
  * The harness's one decision: given the whole log, what is the next step? Pure, so it can be
@@ -17,7 +18,10 @@ export type Action =
   | { kind: 'cancel_tools'; calls: ToolUse[]; reason: string }
   /** Calls the user denied: each gets an error result carrying the user's message, never runs. */
   | { kind: 'deny_tools'; denials: { call: ToolUse; message: string }[] }
-  | { kind: 'go_idle'; stop_reason: StopReason }
+  /** Calls whose self-hosted worker was lost mid-call: each gets an error naming it, never re-run. */
+  | { kind: 'fail_tools'; failures: { call: ToolUse; message: string }[] }
+  /** `worker`: calls wait for a self-hosted worker, so the session's work item is made (if it has none) first. */
+  | { kind: 'go_idle'; stop_reason: StopReason; worker?: boolean }
   | { kind: 'none' };
 
 export interface LogState {
@@ -37,6 +41,15 @@ export interface LogState {
   denied: { call: ToolUse; message: string }[];
   /** Custom tool calls the client has not answered yet. */
   awaitingClient: CustomToolUse[];
+  /** A self-hosted session's calls a worker is to answer (`user.tool_result`). */
+  awaitingWorker: ToolUse[];
+  /** Self-hosted calls whose worker was lost before answering (with the error each gets). */
+  lostWorker: { call: ToolUse; message: string }[];
+}
+
+/** A call a self-hosted worker answers, not this server. */
+export function isWorkerCall(c: ToolUse): boolean {
+  return c.type === 'agent.tool_use' && c.hand === SELF_HOSTED_HAND;
 }
 
 /** What the model is told when the user denies a call without saying why. */
@@ -55,6 +68,8 @@ export interface DecideFoldSnapshot {
   custom: CustomToolUse[];
   turnStarts: [string, number][];
   lastUserMessageSeq: number;
+  /** Absent in checkpoints from before self-hosted environments. */
+  lost?: [string, string][];
 }
 
 /**
@@ -76,6 +91,7 @@ export class DecideFold {
   // was streaming still needs its own turn. Only open spans are kept.
   private turnStarts = new Map<string, number>();
   private lastUserMessageSeq = 0;
+  private lost = new Map<string, string>();
 
   static restore(s: DecideFoldSnapshot): DecideFold {
     const f = new DecideFold();
@@ -90,6 +106,7 @@ export class DecideFold {
     f.custom = new Map(s.custom.map((c) => [c.id, c]));
     f.turnStarts = new Map(s.turnStarts);
     f.lastUserMessageSeq = s.lastUserMessageSeq;
+    f.lost = new Map(s.lost ?? []);
     return f;
   }
 
@@ -106,6 +123,7 @@ export class DecideFold {
       custom: [...this.custom.values()],
       turnStarts: [...this.turnStarts],
       lastUserMessageSeq: this.lastUserMessageSeq,
+      lost: [...this.lost],
     };
   }
 
@@ -127,6 +145,9 @@ export class DecideFold {
         // (an unconfirmed call gets an error result; an unanswered custom call is shown to the
         // model as not answered), so the conversation can go on.
         for (const id of this.asking) if (!this.denied.has(id)) this.cancelled.add(id);
+        // A worker's call still open is given up too (its late result is refused): the model is
+        // asked again now, and every call it made needs a result first.
+        for (const c of this.pending.values()) if (isWorkerCall(c) && !this.denied.has(c.id)) this.cancelled.add(c.id);
         this.asking.clear();
         this.custom.clear();
         break;
@@ -161,6 +182,7 @@ export class DecideFold {
       case 'agent.mcp_tool_result': {
         const id = e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id;
         this.cancelled.delete(id);
+        this.lost.delete(id);
         this.asking.delete(id);
         this.denied.delete(id);
         if (this.pending.delete(id)) this.answered();
@@ -200,7 +222,14 @@ export class DecideFold {
       case 'mcp.tools_listed':
       case 'hand.provisioned':
       case 'hand.released':
+        break;
       case 'hand.lost':
+        // The worker holding a self-hosted session's item died: the calls it had open fail.
+        if (e.hand !== SELF_HOSTED_HAND) break;
+        for (const c of this.pending.values()) {
+          if (isWorkerCall(c) && !this.asking.has(c.id) && !this.denied.has(c.id) && !this.cancelled.has(c.id)) this.lost.set(c.id, lostWorkerText(e.reason));
+        }
+        break;
       case 'hand.reattached':
       case 'hand.suspended':
       case 'hand.resumed':
@@ -221,6 +250,8 @@ export class DecideFold {
       awaitingConfirmation: calls.filter((c) => this.asking.has(c.id)),
       denied: calls.filter((c) => this.denied.has(c.id) && !this.cancelled.has(c.id)).map((call) => ({ call, message: this.denied.get(call.id)! })),
       awaitingClient: [...this.custom.values()],
+      awaitingWorker: calls.filter((c) => isWorkerCall(c) && !this.asking.has(c.id) && !this.denied.has(c.id) && !this.cancelled.has(c.id) && !this.lost.has(c.id)),
+      lostWorker: calls.filter((c) => this.lost.has(c.id) && !this.cancelled.has(c.id)).map((call) => ({ call, message: this.lost.get(call.id)! })),
     };
   }
 }
@@ -241,17 +272,19 @@ export function decideFrom(s: LogState): Action {
   if (s.cancelled.length > 0) {
     return { kind: 'cancel_tools', calls: s.cancelled, reason: 'interrupted by the user before the tool finished' };
   }
-  const waiting = new Set([...s.awaitingConfirmation, ...s.denied.map((d) => d.call)].map((c) => c.id));
+  const waiting = new Set([...s.awaitingConfirmation, ...s.denied.map((d) => d.call), ...s.awaitingWorker, ...s.lostWorker.map((l) => l.call)].map((c) => c.id));
   const runnable = s.pending.filter((c) => !waiting.has(c.id));
-  const work = runnable.length > 0 || s.denied.length > 0 || s.needsModel;
+  const work = runnable.length > 0 || s.denied.length > 0 || s.lostWorker.length > 0 || s.needsModel;
   if (work && s.status !== 'running') return { kind: 'mark_running' };
   if (s.denied.length > 0) return { kind: 'deny_tools', denials: s.denied };
+  if (s.lostWorker.length > 0) return { kind: 'fail_tools', failures: s.lostWorker };
   if (runnable.length > 0) return { kind: 'run_tools', calls: runnable };
   if (s.needsModel) return { kind: 'call_model', attempt: s.failedAttempts + 1 };
   // Nothing to do until the user answers: idle, saying which calls wait for what.
-  const blocked = [...s.awaitingConfirmation, ...s.awaitingClient].map((c) => c.id);
+  const blocked = [...s.awaitingConfirmation, ...s.awaitingClient, ...s.awaitingWorker].map((c) => c.id);
   if (blocked.length > 0) {
-    return s.status === 'idle' ? { kind: 'none' } : { kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: blocked } };
+    if (s.status === 'idle') return { kind: 'none' };
+    return { kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: blocked }, ...(s.awaitingWorker.length > 0 ? { worker: true } : {}) };
   }
   if (s.status !== 'idle') return { kind: 'go_idle', stop_reason: { type: 'end_turn' } };
   return { kind: 'none' };

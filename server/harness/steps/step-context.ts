@@ -20,6 +20,16 @@ export interface StepDeps {
   retry: RetryPolicy;
   /** What the session has attached (skills, memory stores), for its system prompt; absent: nothing. */
   attachments?: (sessionId: string) => Promise<PromptAttachments>;
+  /** Self-hosted environments: absent, every session's tools run on this server's hands. */
+  selfHosted?: SelfHostedPort;
+}
+
+/** How the harness reaches the self-hosted work queue (server/commands/work-queue.ts). */
+export interface SelfHostedPort {
+  /** The session's environment when it is self-hosted, else null. */
+  environmentOf(sessionId: string): Promise<string | null>;
+  /** Makes the session's work item unless it has a live one: a worker is to answer its calls. */
+  needWorker(sessionId: string, environmentId: string): Promise<unknown>;
 }
 
 /** How a step writes the log; the run's commit path (run/commit.ts) carries the fence, keys and retries. */
