@@ -187,7 +187,7 @@ export class WorkStore {
     const t = Date.now();
     const row = await this.db
       .updateTable('work_items')
-      .set({ state: 'starting', acknowledged_at: new Date(t).toISOString(), lease_expires_at: sql<number>`${t} + ttl_seconds * 1000` })
+      .set({ state: 'starting', acknowledged_at: new Date(t).toISOString(), lease_expires_at: sql<number>`cast(${t} as bigint) + ttl_seconds * 1000` })
       .where('id', '=', id)
       .where('environment_id', '=', environmentId)
       .where('state', '=', 'queued')
