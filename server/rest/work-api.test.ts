@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
-import { handleRest } from '~/server/rest/handler';
+import { REST_ROUTES, handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
@@ -101,6 +101,39 @@ describe('self-hosted environments: keys', () => {
     expect(keys.status).toBe(403);
     // And the API key does not poll: that is the worker's credential.
     await expect(client.beta.environments.work.poll(env.id, { block_ms: 0 })).rejects.toMatchObject({ status: 403 });
+  });
+});
+
+describe('self-hosted environments: what a worker credential opens, on every route', () => {
+  it("lets an environment key and an item's token through only the routes that take them, for their own environment, item and session", { timeout: 60_000 }, async () => {
+    const { env, key } = await selfHosted();
+    const other = await selfHosted();
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
+    const item = await rt.work.needWorker(session.id, env.id);
+    await rt.work.ack(env.id, item.id);
+    const token = await rt.access.workToken(item.id);
+    const problems: string[] = [];
+    for (const route of REST_ROUTES) {
+      for (const [who, credential, envId, wid, sid] of [
+        ['env key, own environment', key.key, env.id, item.id, session.id],
+        ['env key, other environment', key.key, other.env.id, item.id, session.id],
+        ['item token, own item', token, env.id, item.id, session.id],
+        ['item token, other session', token, env.id, item.id, 'sesn_01OTHER0000000000000000000'],
+        ['item token, other item', token, env.id, 'work_01OTHER000000000000000000', session.id],
+      ] as const) {
+        const id = route.path.startsWith('environments') ? envId : route.path.startsWith('sessions') ? sid : 'x_1';
+        const p = route.path.replace(':id', id).replace(':wid', wid).replace(/:[a-z]+/g, 'x_1');
+        // Only what the route says it takes; a stream is only opened, not read.
+        const res = await handleRest(new Request(`http://localhost:3000/v1/${p}${p.endsWith('/poll') ? '?block_ms=0' : ''}`, { method: route.method, headers: { host: 'localhost:3000', authorization: `Bearer ${credential}`, 'content-type': 'application/json' }, ...(route.method === 'POST' ? { body: '{}' } : {}) }), { runtime: () => Promise.resolve(rt), maxBodyBytes: 64 * 1024, policy: { allowedHosts: [], allowedOrigins: [] } });
+        const body = res.headers.get('content-type')?.includes('event-stream') ? (await res.body?.cancel(), 'a stream') : await res.text();
+        // The item's own routes, and its own session's.
+        const ownItem = who.startsWith('item token') && ((route.callers?.workItem === 'item' && wid === item.id) || (route.callers?.workItem === 'session' && sid === session.id));
+        const own = who === 'env key, own environment' ? route.callers?.environmentKey === true : ownItem;
+        if (!own && res.status !== 403) problems.push(`${who}: ${route.method} ${route.path} answered ${res.status} ${body.slice(0, 100)}`);
+        if (own && res.status === 403) problems.push(`${who}: ${route.method} ${route.path} refused: ${body.slice(0, 100)}`);
+      }
+    }
+    expect(problems).toEqual([]);
   });
 });
 
