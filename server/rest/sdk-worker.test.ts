@@ -19,7 +19,7 @@ import { openSqliteStore } from '~/server/session/sqlite-store';
  * calls through /v1 (the fake Messages API as the model). One worker is SIGKILLed mid-call: its
  * call is answered with an error naming it, never re-run, and the next call goes to the other.
  */
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root_ = fileURLToPath(new URL('../../', import.meta.url));
 const KEY = 'pdk_sdk_worker_key_0123456789';
 let dir: string;
 let rt: Runtime;
@@ -56,8 +56,8 @@ async function startWorker(envId: string, key: string, workerId: string): Promis
   const workdir = path.join(dir, workerId);
   fs.mkdirSync(workdir);
   const log = fs.openSync(path.join(dir, `${workerId}.log`), 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'server/rest/testing/sdk-worker-process.ts'), server.url, envId, workerId, workdir], {
-    cwd: root,
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root_, 'server/rest/testing/sdk-worker-process.ts'), server.url, envId, workerId, workdir], {
+    cwd: root_,
     detached: true,
     stdio: ['ignore', 'pipe', log],
     env: { ...process.env, PADDOCK_ENVIRONMENT_KEY: key, ANTHROPIC_LOG: 'info' },
@@ -131,5 +131,35 @@ describe("the SDK's own worker on a self-hosted environment", () => {
       ['worker-A', 'lost'],
       ['worker-B', 'kept'],
     ]);
+  });
+
+  it("paddock-hand worker runs a self-hosted session's calls with paddock-hand's tools, each session in its own workspace", { timeout: 120_000 }, async () => {
+    const env = await client.beta.environments.create({ name: 'my laptop', config: { type: 'self_hosted' } });
+    const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
+    const keyFile = path.join(dir, 'env.key');
+    fs.writeFileSync(keyFile, made.key, { mode: 0o600 });
+    const root = path.join(dir, 'hand-worker');
+    const log = fs.openSync(path.join(dir, 'hand-worker.log'), 'a');
+    const { PADDOCK_ENVIRONMENT_KEY: _k, ...env0 } = process.env;
+    const child = spawn(path.join(root_, 'bin/paddock-hand'), ['worker', '--environment', env.id, '--url', server.url, '--workspace', root, '--key-file', keyFile, '--worker-id', 'laptop'], { cwd: dir, detached: true, stdio: ['ignore', 'ignore', log], env: env0 });
+    fs.closeSync(log);
+    children.push(child);
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
+    fake.enqueue(toolUseResponse('write', { file_path: 'notes/hello.txt', content: 'hello from the model' }), toolUseResponse('bash', { command: 'cat notes/hello.txt && pwd' }), textResponse('Read it.'));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write and read' }] }] });
+    const done = await until('the session to finish its turn', async () => {
+      const all = await events(session.id);
+      return all.at(-1)?.type === 'session.status_idle' && all.at(-1)?.stop_reason?.type === 'end_turn' ? all : null;
+    });
+    const results = done.filter((e) => e.type === 'user.tool_result');
+    expect(results).toHaveLength(2);
+    expect(results.every((r) => r.is_error !== true)).toBe(true);
+    expect(JSON.stringify(results[1]!.content)).toContain('hello from the model');
+    const workspace = fs.realpathSync(path.join(root, session.id));
+    expect(fs.readFileSync(path.join(workspace, 'notes/hello.txt'), 'utf8')).toBe('hello from the model');
+    expect(JSON.stringify(results[1]!.content)).toContain(workspace);
+    const workers: string[] = [];
+    for await (const w of client.beta.environments.work.list(env.id)) workers.push((w as unknown as { worker_id: string }).worker_id);
+    expect(workers).toEqual(['laptop']);
   });
 });
