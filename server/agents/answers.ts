@@ -6,7 +6,7 @@ import { foldLog } from '~/server/harness/core/decide';
 import type { EventLog } from '~/server/session/store';
 
 /** The events whose order decides whether a call still waits for its answer (see foldLog). */
-const ANSWER_TYPES = ['user.message', 'user.interrupt', 'agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result', 'hand.lost'] as const;
+export const ANSWER_TYPES = ['user.message', 'user.interrupt', 'agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result', 'hand.lost'] as const;
 
 type Answer = Extract<NewEvent, { type: 'user.tool_confirmation' | 'user.custom_tool_result' | 'user.tool_result' }>;
 

@@ -7,6 +7,7 @@ import type { Environment } from '~/lib/agent';
 import type { Access } from '~/server/access/access';
 import type { EnvironmentKeyInfo, EnvironmentKeys } from '~/server/access/environment-keys';
 import type { AgentStore } from '~/server/agents/agent-store';
+import { ANSWER_TYPES } from '~/server/agents/answers';
 import { foldLog } from '~/server/harness/core/decide';
 import { logger, errorFields } from '~/server/log';
 import type { ListPage } from '~/server/session/keyset-page';
@@ -161,7 +162,8 @@ export class WorkQueue {
    */
   private async afterStop(row: WorkRow): Promise<void> {
     if (row.data_type !== 'session') return;
-    const log = await this.d.store.getEvents(row.data_id);
+    // Only the events that decide whether a call still waits (as checkAnswers reads them).
+    const log = await this.d.store.getEvents(row.data_id, { types: [...ANSWER_TYPES] });
     if (foldLog(log).awaitingWorker.length > 0) await this.needWorker(row.data_id, row.environment_id);
   }
 
