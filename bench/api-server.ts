@@ -8,7 +8,7 @@ import { Harness } from '~/server/harness/harness';
 import { type RecordedRequest, type ScriptedResponse, startFakeMessagesApi } from '~/server/harness/testing/fake-messages-api';
 import { handleRest } from '~/server/rest/handler';
 import { serveFetch } from '~/server/rest/testing/serve-fetch';
-import { type Runtime, accessFor, agentsFor, createHands, filesFor, repositoriesFor, vaultsFor, webhooksFor } from '~/server/runtime';
+import { type Runtime, accessFor, agentsFor, createHands, filesFor, repositoriesFor, vaultsFor, webhooksFor, workFor } from '~/server/runtime';
 import { LiveBus } from '~/server/session/live-bus';
 import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
@@ -37,7 +37,8 @@ export async function startApiServer(name: string, script: (req: RecordedRequest
   const hands = createHands(config, store, live, agents);
   const harness = new Harness({ store, live, hands, model: createAnthropicModel({ apiKey: 'fake', baseURL: fake.url, model: 'claude-sonnet-5-5' }), leaseTtlMs: config.PADDOCK_LEASE_TTL_MS });
   const vaults = vaultsFor(config, store);
-  const rt: Runtime = { config, store, live, hands, harness, access: accessFor(config, store), agents, vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(store, vaults.masterKey), webhooks: webhooksFor(store, vaults.masterKey), gitProxy: null, ...filesFor(config, store) };
+  const access = accessFor(config, store);
+  const rt: Runtime = { config, store, live, hands, harness, access, agents, work: workFor(config, store, agents, access, (id) => void harness.wake(id)), vaults: vaults.vaults, vaultSecrets: vaults.vaultSecrets, repositories: repositoriesFor(store, vaults.masterKey), webhooks: webhooksFor(store, vaults.masterKey), gitProxy: null, ...filesFor(config, store) };
   const server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: config.PADDOCK_MAX_BODY_BYTES, maxUploadBytes: config.PADDOCK_MAX_UPLOAD_BYTES }));
   const client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: clientOptions.maxRetries ?? 0, ...(clientOptions.timeout ? { timeout: clientOptions.timeout } : {}) });
   return {

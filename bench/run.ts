@@ -18,6 +18,7 @@ import { runBrowserBench } from '~/bench/browser';
 import { runApiTurnBench } from '~/bench/api-turn';
 import { runCrowdBench } from '~/bench/crowd';
 import { runFilesBench } from '~/bench/files';
+import { runWorkQueueBench } from '~/bench/workqueue';
 import { runHandsBench } from '~/bench/hands';
 import { runScaleBench } from '~/bench/scale';
 import { runSoakBench } from '~/bench/soak';
@@ -131,8 +132,8 @@ async function storePart(): Promise<void> {
   printTable(table.rows);
 }
 
-/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context,crowd,files,threads (default: all) runs only some tables. */
-const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context', 'crowd', 'files', 'threads'] as const;
+/** PADDOCK_BENCH_PARTS=store,wake,ttft,api,browser,scale,soak,hands,lifecycle,context,crowd,files,threads,workqueue (default: all) runs only some tables. */
+const PARTS = ['store', 'wake', 'ttft', 'api', 'browser', 'scale', 'soak', 'hands', 'lifecycle', 'context', 'crowd', 'files', 'threads', 'workqueue'] as const;
 type Part = (typeof PARTS)[number];
 
 async function main(): Promise<void> {
@@ -154,6 +155,7 @@ async function main(): Promise<void> {
     crowd: async () => printTable(await runCrowdBench()),
     files: async () => printTable(await runFilesBench()),
     threads: async () => printTable(await runThreadsBench()),
+    workqueue: async () => printTable(await runWorkQueueBench()),
   };
   for (const part of PARTS) {
     if (!asked.includes(part)) continue;

@@ -423,7 +423,8 @@ export interface EnvironmentSupport {
  * packages yet: asking for either is refused by name rather than quietly run without.
  */
 export function unsupportedEnvironment(config: EnvironmentConfig, support: EnvironmentSupport): string | null {
-  if (config.type === 'self_hosted') return 'is self_hosted, which Paddock does not run yet (its hands are sandboxes on this server): use a cloud environment';
+  // Its tools run on its workers (the work queue), whatever this server's hands may do.
+  if (config.type === 'self_hosted') return null;
   if (config.networking.type === 'unrestricted' && !support.allowUnrestrictedNetwork) {
     return 'asks for unrestricted networking, which this server does not allow (PADDOCK_ALLOW_UNRESTRICTED_NETWORK is off): use limited networking with allowed_hosts, or ask the operator to set PADDOCK_ALLOW_UNRESTRICTED_NETWORK=1';
   }

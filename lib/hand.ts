@@ -42,6 +42,18 @@ export function lostHandText(hand: string, reason: string): string {
   return `hand ${hand} was lost: ${reason}; ${files}. Nothing is re-run on another hand by itself: call provision for a fresh hand (or call a tool without "hand" to get one) and redo what is needed`;
 }
 
+/**
+ * What a self-hosted session's hand tools are addressed to: not a hand of this server but whichever
+ * worker holds the session's work item; its `user.tool_result` answers them. A `hand.lost` naming
+ * it fails the calls still open (their worker died mid-call), never re-running them.
+ */
+export const SELF_HOSTED_HAND = 'self_hosted';
+
+/** The error a call gets when the worker that held it was lost. */
+export function lostWorkerText(reason: string): string {
+  return `${reason}. The call was not re-run: it may have done some, all or none of its work. Call the tool again to run it on another worker`;
+}
+
 /** A tool failure the model should read (bad path, missing file, …), not a harness fault. */
 export class ToolError extends Error {
   constructor(message: string) {

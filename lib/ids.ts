@@ -2,7 +2,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file' | 'memstore' | 'mem' | 'memver' | 'skill' | 'depl' | 'drun' | 'wh' | 'whdl' | 'wevt' | 'outc';
+export type IdPrefix = 'sesn' | 'sevt' | 'apik' | 'sesrsc' | 'shr' | 'file' | 'memstore' | 'mem' | 'memver' | 'skill' | 'depl' | 'drun' | 'wh' | 'whdl' | 'wevt' | 'outc' | 'work' | 'envkey';
 
 /** Sortable, prefixed ids in the Managed Agents style (`sesn_01J…`, `sevt_01J…`). */
 export function newId(prefix: IdPrefix): string {

@@ -39,6 +39,8 @@ const Env = z.object({
   PADDOCK_SWEEP_MS: z.coerce.number().int().min(50).default(2_000),
   /** At most this many child threads of one multiagent session run a step at once (docs/threads.md). */
   PADDOCK_MAX_RUNNING_THREADS: z.coerce.number().int().min(1).max(1_000).default(25),
+  /** A self-hosted work item's lease when its worker asks for none: lost this long after its last heartbeat. */
+  PADDOCK_WORK_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   /** Back-off while the session store is unreachable: first and longest wait between retries. */
   PADDOCK_STORE_RETRY_BASE_MS: z.coerce.number().int().min(10).default(200),
   PADDOCK_STORE_RETRY_MAX_MS: z.coerce.number().int().min(10).default(5_000),

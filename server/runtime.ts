@@ -62,6 +62,9 @@ import { WebhookKeys } from '~/server/vault/webhook-keys';
 import { deliverDue } from '~/server/webhooks/webhook-delivery';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
+import { EnvironmentKeys } from '~/server/access/environment-keys';
+import { WorkQueue } from '~/server/commands/work-queue';
+import { WorkStore } from '~/server/session/work-store';
 
 const log = logger('runtime');
 
@@ -94,6 +97,8 @@ export interface Runtime {
   deployments: DeploymentStore;
   /** Webhook endpoints (signing keys sealed) and their deliveries. */
   webhooks: WebhookStore;
+  /** Self-hosted environments' work queue and keys. */
+  work: WorkQueue;
   /** Stops this instance's background watches besides the harness's sweeper (the widget budget watch). */
   stopBackground?: () => void;
 }
@@ -235,7 +240,8 @@ export function sessionHandSecrets(store: SessionStore, vaultSecrets: VaultSecre
 /** Identity for a runtime: access rows live in the session database, beside the sessions. */
 export function accessFor(config: Config, store: SessionStore): Access {
   if (!(store instanceof KyselySessionStore)) throw new Error('access needs a Kysely-backed session store');
-  return new Access({ store: new KyselyAccessStore(store.db), shares: new ShareLinks(store.db), widgets: new Widgets(store.db), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS, publicUrl: config.PADDOCK_PUBLIC_URL });
+  const work = new WorkStore(store.db);
+  return new Access({ store: new KyselyAccessStore(store.db), shares: new ShareLinks(store.db), widgets: new Widgets(store.db), environmentKeys: new EnvironmentKeys(store.db), liveWorkItem: (id) => work.liveItem(id), ownerToken: config.PADDOCK_OWNER_TOKEN, apiKey: config.PADDOCK_API_KEY, sessionDays: config.PADDOCK_SESSION_DAYS, publicUrl: config.PADDOCK_PUBLIC_URL });
 }
 
 /** Agents and environments live in the session database too. */
@@ -278,6 +284,17 @@ function blobStoreFor(config: Config, db: KyselySessionStore['db']): BlobStore {
     default:
       return unreachable(kind);
   }
+}
+
+/** The self-hosted work queue: rows in the session database; `wake` reaches the harness (made after it). */
+export function workFor(config: Config, store: SessionStore, agents: AgentStore, access: Access, wake: (sessionId: string) => void): WorkQueue {
+  if (!(store instanceof KyselySessionStore)) throw new Error('the work queue needs a Kysely-backed session store');
+  return new WorkQueue({ store, work: new WorkStore(store.db, config.PADDOCK_WORK_LEASE_SECONDS), agents, access, keys: new EnvironmentKeys(store.db), wake });
+}
+
+/** Sweeps the work queue for lost workers every PADDOCK_SWEEP_MS; returns the stop. */
+export function startWorkSweep(config: Config, work: WorkQueue): () => void {
+  return startTicker({ name: 'work sweep', log, intervalMs: config.PADDOCK_SWEEP_MS, tick: () => work.sweepLost().then(() => undefined) });
 }
 
 export function agentsFor(config: Config, store: SessionStore): AgentStore {
@@ -324,7 +341,12 @@ async function startRuntime(): Promise<Runtime> {
   const mounts = sessionMounts({ ...files, maxOutputBytes: config.PADDOCK_MAX_UPLOAD_BYTES, attachments: { store, ...files } });
   const hands = createHands(config, store, live, agents, new RepositoryHands(repositories, gitProxy), sessionHandSecrets(store, vaultSecrets), mounts);
   const model = modelFromConfig(config);
+  const access = accessFor(config, store);
+  // The harness wakes through the queue and the queue wakes the harness: bound once both exist.
+  let wakeHarness: (id: string) => void = () => undefined;
+  const work = workFor(config, store, agents, access, (id) => wakeHarness(id));
   const harness = new Harness({
+    selfHosted: work,
     store,
     model,
     hands,
@@ -342,9 +364,10 @@ async function startRuntime(): Promise<Runtime> {
     storeRetryBaseMs: config.PADDOCK_STORE_RETRY_BASE_MS,
     storeRetryMaxMs: config.PADDOCK_STORE_RETRY_MAX_MS,
   });
+  wakeHarness = (id) => void harness.wake(id);
   harness.startSweeper(config.PADDOCK_SWEEP_MS);
+  const stopWorkSweep = startWorkSweep(config, work);
   log.info('paddock started', { store: config.DATABASE_URL ? 'postgres' : 'sqlite', dataDir: config.dataDir, brain: config.brain, model: model.label });
-  const access = accessFor(config, store);
   // Beside the sweeper, per instance: cuts a widget conversation's running turn once its budget is spent (budget-watch.ts).
   const stopBudgetWatch = new BudgetWatch({ store, widgets: access.widgets.store, wake: (id) => harness.wake(id) }).start();
   await announceSignIn(config, access);
@@ -364,8 +387,9 @@ async function startRuntime(): Promise<Runtime> {
     stopDeliveries();
     stopBudgetWatch();
     stopDataDirWatch();
+    stopWorkSweep();
   };
-  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, webhooks, ...files, stopBackground };
+  return { config, store, harness, live, hands, access, agents, vaults, vaultSecrets, repositories, gitProxy, webhooks, ...files, work, stopBackground };
 }
 
 /**

@@ -4,6 +4,8 @@ import { SignJWT, jwtVerify } from 'jose';
 import { SHARE_HEADER } from '~/lib/share-token';
 import { VISITOR_HEADER, widgetAllows } from '~/lib/widget';
 import type { AccessStore, ApiKeyInfo } from '~/server/access/access-store';
+import { ENVIRONMENT_KEY_PREFIX, type EnvironmentKeys } from '~/server/access/environment-keys';
+import type { WorkRow } from '~/server/session/work-store';
 import { hashSecret, mac, newSecret, sameSecret } from '~/server/access/secrets';
 import type { ShareLinks } from '~/server/access/share-links';
 import type { Widgets } from '~/server/widgets/widgets';
@@ -26,6 +28,16 @@ export type Caller =
    * (a subscription: the `visitor` connection parameter); `visitor` is the SHA-256 of the id.
    */
   | { kind: 'visitor'; visitor: string; agentId: string; origin: string }
+  /**
+   * A self-hosted environment's worker, with that environment's key: opens only that
+   * environment's work routes (server/access/work-callers.ts).
+   */
+  | { kind: 'environment_key'; keyId: string; environmentId: string }
+  /**
+   * The credential in one live work item's secret (`sessions_token`): opens that item's heartbeat
+   * and stop, and reads its session and answers its tool calls; dead once the item stops.
+   */
+  | { kind: 'work_item'; workId: string; environmentId: string; sessionId: string | null }
   | { kind: 'anonymous' };
 
 export const ANONYMOUS: Caller = { kind: 'anonymous' };
@@ -40,6 +52,8 @@ export function sessionCookieName(host: string | null, publicUrl?: string): stri
   return port ? `paddock_session_${port}` : 'paddock_session';
 }
 export const API_KEY_PREFIX = 'pdk_';
+/** A work item's token: `pdws_<work id>.<MAC>`, re-derivable on every instance, never stored. */
+export const WORK_TOKEN_PREFIX = 'pdws_';
 const SIGNIN_TOKEN_TTL_MS = 24 * 60 * 60_000;
 const ISSUER = 'paddock';
 const VISITOR_AUDIENCE = 'paddock:widget';
@@ -59,6 +73,10 @@ export interface AccessOptions {
   shares?: ShareLinks;
   /** Docs widgets (absent: every visitor token is anonymous). */
   widgets?: Widgets;
+  /** Self-hosted environments' keys (absent: every environment key is anonymous). */
+  environmentKeys?: EnvironmentKeys;
+  /** A live work item by id (absent: every work token is anonymous). */
+  liveWorkItem?: (id: string) => Promise<WorkRow | null>;
 }
 
 export interface SignedIn {
@@ -159,6 +177,11 @@ export class Access {
 
   private async byApiKey(key: string): Promise<Caller> {
     if (this.o.apiKey && sameSecret(key, this.o.apiKey)) return { kind: 'api_key', keyId: 'configured' };
+    if (key.startsWith(ENVIRONMENT_KEY_PREFIX)) {
+      const found = await this.o.environmentKeys?.use(key);
+      return found ? { kind: 'environment_key', keyId: found.id, environmentId: found.environment_id } : ANONYMOUS;
+    }
+    if (key.startsWith(WORK_TOKEN_PREFIX)) return this.byWorkToken(key);
     if (!key.startsWith(API_KEY_PREFIX) || key.length > 200) return ANONYMOUS;
     const found = await this.o.store.useApiKey(hashSecret(key));
     return found ? { kind: 'api_key', keyId: found.id } : ANONYMOUS;
@@ -210,6 +233,22 @@ export class Access {
 
   revokeApiKey(id: string): Promise<boolean> {
     return this.o.store.revokeApiKey(id);
+  }
+
+  /** The token a work item's secret carries (its `sessions_token`). */
+  async workToken(workId: string): Promise<string> {
+    return `${WORK_TOKEN_PREFIX}${workId}.${mac(await this.o.store.signingKey(), 'work', workId)}`;
+  }
+
+  private async byWorkToken(token: string): Promise<Caller> {
+    if (!this.o.liveWorkItem || token.length > 200) return ANONYMOUS;
+    const dot = token.indexOf('.');
+    if (dot < 0) return ANONYMOUS;
+    const workId = token.slice(WORK_TOKEN_PREFIX.length, dot);
+    if (!sameSecret(token, await this.workToken(workId))) return ANONYMOUS;
+    const item = await this.o.liveWorkItem(workId);
+    if (!item) return ANONYMOUS;
+    return { kind: 'work_item', workId, environmentId: item.environment_id, sessionId: item.data_type === 'session' ? item.data_id : null };
   }
 
   /** The secret a browser tab attached as a hand must show with its heartbeats, claims and results. */

@@ -1,17 +1,20 @@
 import 'server-only';
 import { ConflictError, InvalidInputError } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
+import { SELF_HOSTED_HAND } from '~/lib/hand';
 import { foldLog } from '~/server/harness/core/decide';
 import type { EventLog } from '~/server/session/store';
 
 /** The events whose order decides whether a call still waits for its answer (see foldLog). */
-const ANSWER_TYPES = ['user.message', 'agent.thread_message_received', 'user.interrupt', 'agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result'] as const;
+export const ANSWER_TYPES = ['user.message', 'agent.thread_message_received', 'user.interrupt', 'agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use', 'user.tool_confirmation', 'user.custom_tool_result', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result', 'hand.lost'] as const;
 
 type Answer = Extract<NewEvent, { type: 'user.tool_confirmation' | 'user.custom_tool_result' | 'user.tool_result' }>;
 
 const isAnswer = (e: NewEvent): e is Answer => e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result' || e.type === 'user.tool_result';
 const callOf = (a: Answer) => (a.type === 'user.custom_tool_result' ? a.custom_tool_use_id : a.tool_use_id);
-const keyOf = (a: Answer) => `${a.type === 'user.custom_tool_result' ? 'custom' : 'confirm'}:${callOf(a)}`;
+// A worker's result shares its key with the harness's own result for the call (a lost worker's
+// error): exactly one of them is stored.
+const keyOf = (a: Answer) => (a.type === 'user.tool_result' ? callOf(a) : `${a.type === 'user.custom_tool_result' ? 'custom' : 'confirm'}:${callOf(a)}`);
 
 /**
  * Answers must answer something that waits: a verdict a call whose policy asks and that has none
@@ -54,7 +57,9 @@ export async function checkAnswers(store: Pick<EventLog, 'getEvents'>, sessionId
         if (!stateOf(call.session_thread_id ?? null).awaitingClient.some((c) => c.id === id)) throw new ConflictError(`${at}: custom tool call ${id} was already answered (or given up by a new message or an interrupt)`);
         break;
       case 'user.tool_result':
-        throw new InvalidInputError(`${at}: no tool call of this session waits for a user.tool_result (its tools run on Paddock's hands; self-hosted environments are not supported)`);
+        if (call?.type !== 'agent.tool_use' || call.hand !== SELF_HOSTED_HAND) throw new InvalidInputError(`${at}.tool_use_id: ${id} is not a call of session ${sessionId} that waits for a user.tool_result (only a self-hosted environment's tool calls do; others run on Paddock's hands)`);
+        if (!stateOf(call.session_thread_id ?? null).awaitingWorker.some((c) => c.id === id)) throw new ConflictError(`${at}: tool call ${id} was already answered (or given up: its worker was lost, or a new message or an interrupt came first)`);
+        break;
     }
     if (seen.has(id)) throw new ConflictError(`${at}: call ${id} is answered twice in this request`);
     seen.add(id);

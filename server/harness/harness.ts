@@ -8,7 +8,7 @@ import { runSession } from '~/server/harness/run/session-run';
 import { StoreRetry } from '~/server/harness/run/store-retry';
 import { startSweeper } from '~/server/harness/run/sweeper';
 import { type Run, StepAbort, newRun } from '~/server/harness/steps/step-abort';
-import type { StepDeps } from '~/server/harness/steps/step-context';
+import type { SelfHostedPort, StepDeps } from '~/server/harness/steps/step-context';
 import type { PromptAttachments } from '~/server/harness/core/attachments-prompt';
 import { errorFields, logger } from '~/server/log';
 import type { McpGateway } from '~/server/proxy/mcp-gateway';
@@ -41,6 +41,8 @@ export interface HarnessOptions {
   graderModel?: string;
   /** How often a running outcome evaluation stores a heartbeat (default 10 s). */
   outcomeHeartbeatMs?: number;
+  /** Self-hosted environments' work queue; absent: every session runs its tools on this server's hands. */
+  selfHosted?: SelfHostedPort;
 }
 
 /**
@@ -58,7 +60,7 @@ export class Harness {
   constructor(private readonly o: HarnessOptions) {
     this.instanceId = o.instanceId ?? `h-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.retry = new StoreRetry({ baseMs: o.storeRetryBaseMs, maxMs: o.storeRetryMaxMs });
-    this.deps = { model: o.model, hands: o.hands, live: o.live, mcp: o.mcp, attachments: o.attachments, maxTokens: o.maxTokens, retry: { maxRetries: o.maxRetries, baseMs: o.retryBaseMs }, graderModel: o.graderModel, outcomeHeartbeatMs: o.outcomeHeartbeatMs };
+    this.deps = { model: o.model, hands: o.hands, live: o.live, mcp: o.mcp, attachments: o.attachments, selfHosted: o.selfHosted, maxTokens: o.maxTokens, retry: { maxRetries: o.maxRetries, baseMs: o.retryBaseMs }, graderModel: o.graderModel, outcomeHeartbeatMs: o.outcomeHeartbeatMs };
   }
 
   /** Sessions whose loop runs here now (a lease held): the metrics' live sessions. */

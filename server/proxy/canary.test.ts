@@ -21,7 +21,7 @@ import { type EverythingServer, startEverythingServer } from '~/server/proxy/tes
 import { type GitServer, git, startGitServer } from '~/server/proxy/testing/git-server';
 import { handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
-import { type Runtime, accessFor, agentsFor, createHands, filesFor, repositoriesFor, sessionHandSecrets, vaultsFor, webhooksFor } from '~/server/runtime';
+import { type Runtime, accessFor, agentsFor, createHands, filesFor, repositoriesFor, sessionHandSecrets, vaultsFor, webhooksFor, workFor } from '~/server/runtime';
 import { loadConfig } from '~/server/config';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
 
@@ -114,7 +114,8 @@ beforeAll(async () => {
     mcp: mcpGatewayFor(store.db, store, vaultSecrets),
     maxRetries: 0, retryBaseMs: 5, leaseTtlMs: 10_000,
   });
-  rt = { config, store, live, hands, harness, access: accessFor(config, store), agents, vaults, vaultSecrets, repositories, webhooks: webhooksFor(store, masterKey), gitProxy, ...filesFor(config, store) };
+  const access = accessFor(config, store);
+  rt = { config, store, live, hands, harness, access, agents, work: workFor(config, store, agents, access, (id) => void harness.wake(id)), vaults, vaultSecrets, repositories, webhooks: webhooksFor(store, masterKey), gitProxy, ...filesFor(config, store) };
   await agents.ensureDefaults();
   server = await serveFetch((req) => {
     if (req.url.includes('hand-probe')) probes += 1;

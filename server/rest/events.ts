@@ -5,6 +5,7 @@ import { onPrimaryStream } from '~/lib/threads';
 import { ID_PATTERN } from '~/lib/ids';
 import { CommonQuery, CreatedAtQuery, Limit, List, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
+import { ApiError } from '~/server/rest/api-error';
 import { loadSession } from '~/server/rest/session-id';
 import { sendEvents } from '~/server/commands/session-commands';
 import { MAX_RUBRIC_CHARS, checkSystemMessages, defineOutcomeEvent } from '~/server/commands/outcome-commands';
@@ -39,9 +40,11 @@ const SendEvent = z.discriminatedUnion('type', [
 const SendBody = z.object({ events: z.array(SendEvent).min(1).max(50) }).strict();
 type SendEvent = z.output<typeof SendEvent>;
 
-async function send({ rt, params, body }: RestRequest) {
+async function send({ rt, params, body, caller }: RestRequest) {
   const session = await loadSession(rt, params.id);
   const { events } = parseInput(SendBody, body, 'body');
+  // A worker answers its session's tool calls and sends nothing else.
+  if (caller.kind === 'work_item' && events.some((e) => e.type !== 'user.tool_result')) throw new ApiError('permission_error', "a work item's token sends only user.tool_result events");
   checkSystemMessages(events, (i) => `body: events.${i}`);
   const stored = await Promise.all(
     events.map(async (e, i): Promise<NewEvent> =>
@@ -81,7 +84,7 @@ async function list({ rt, params, query }: RestRequest) {
 
 /** /v1/sessions/{id}/events. */
 export const eventRoutes: Route[] = [
-  { method: 'GET', path: 'sessions/:id/events', handler: list },
-  { method: 'POST', path: 'sessions/:id/events', handler: send },
-  { method: 'GET', path: 'sessions/:id/events/stream', handler: (req) => streamEvents(req, onPrimaryStream) },
+  { method: 'GET', path: 'sessions/:id/events', callers: { workItem: 'session' }, handler: list },
+  { method: 'POST', path: 'sessions/:id/events', callers: { workItem: 'session' }, handler: send },
+  { method: 'GET', path: 'sessions/:id/events/stream', callers: { workItem: 'session' }, handler: (req) => streamEvents(req, onPrimaryStream) },
 ];

@@ -16,6 +16,8 @@ import { deploymentRoutes } from '~/server/rest/deployments';
 import { webhookRoutes } from '~/server/rest/webhooks';
 import { resourceRoutes } from '~/server/rest/resources';
 import { type Route, matchRoute } from '~/server/rest/route-table';
+import { refusedCaller } from '~/server/access/route-callers';
+import { workRoutes } from '~/server/rest/work';
 import { sessionRoutes } from '~/server/rest/sessions';
 import { vaultRoutes } from '~/server/rest/vaults';
 import type { Runtime } from '~/server/runtime';
@@ -24,7 +26,7 @@ const log = logger('rest');
 const ulid = monotonicFactory();
 
 /** Every /v1 route: one table, so the access check and the fuzz suite see them all. */
-export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...threadRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...skillRoutes, ...deploymentRoutes, ...webhookRoutes, ...metricsRoutes];
+export const REST_ROUTES: readonly Route[] = [...agentRoutes, ...workRoutes, ...environmentRoutes, ...sessionRoutes, ...eventRoutes, ...threadRoutes, ...vaultRoutes, ...resourceRoutes, ...fileRoutes, ...memoryStoreRoutes, ...skillRoutes, ...deploymentRoutes, ...webhookRoutes, ...metricsRoutes];
 
 export interface RestDeps {
   runtime: () => Promise<Runtime>;
@@ -98,7 +100,7 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
     const rt = await deps.runtime();
     const caller = await rt.access.identify(req.headers);
     // Programs only: a browser's sign-in cookie opens the UI, never this API (no cross-site reads).
-    if (caller.kind !== 'api_key') {
+    if (caller.kind !== 'api_key' && caller.kind !== 'environment_key' && caller.kind !== 'work_item') {
       discardBody(req);
       return closing(errorResponse('authentication_error', 'invalid or missing API key: send x-api-key or Authorization: Bearer with a key from the settings page', requestId), req);
     }
@@ -107,6 +109,12 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
       return match.allowed.length > 0
         ? errorResponse('not_found_error', `${where}: this path takes ${match.allowed.join(', ')}`, requestId, 405)
         : errorResponse('not_found_error', `${where}: no such endpoint`, requestId);
+    }
+    // A worker's credential opens only its own routes (server/access/route-callers.ts).
+    const refused = refusedCaller(match.route.callers, caller, match.params);
+    if (refused !== null) {
+      discardBody(req);
+      return errorResponse('permission_error', refused, requestId);
     }
     let body: unknown;
     if (req.method === 'POST' && !upload) {

@@ -385,10 +385,11 @@ describe('the Managed Agents API through the official SDK', () => {
     const pkgs = await client.beta.environments.create({ name: 'pkgs', config: { type: 'cloud', packages: { pip: ['pandas'] } } });
     await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: pkgs.id })).rejects.toThrow(/packages \(pip\)/);
     const hosted = await client.beta.environments.create({ name: 'self', config: { type: 'self_hosted' } });
-    await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: hosted.id })).rejects.toThrow(/self_hosted/);
+    // A self-hosted environment runs its sessions' tools on its workers (work-api.test.ts).
+    expect(await client.beta.sessions.create({ agent: 'agent_default', environment_id: hosted.id })).toMatchObject({ environment_id: hosted.id });
     await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_nope' })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
     await expect(client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', resources: [{ type: 'github_repository', url: 'https://github.com/a/b', authorization_token: 'ghp_secret', mount_path: '/etc/b' }] })).rejects.toThrow(/mount_path: must be under \/workspace\//);
-    expect((await client.beta.sessions.list()).data).toEqual([]);
+    expect((await client.beta.sessions.list()).data).toHaveLength(1);
   });
 
   it('answers no key, a wrong key, an unknown id and a malformed body with the API error types and a request-id', async () => {

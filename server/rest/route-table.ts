@@ -1,4 +1,5 @@
 import type { Caller } from '~/server/access/access';
+import type { RouteCallers } from '~/server/access/route-callers';
 import type { Runtime } from '~/server/runtime';
 
 /** What a /v1 handler gets: the parsed request, who calls, and the server. */
@@ -28,6 +29,8 @@ export interface Route {
   handler: RestHandler;
   /** The body is an upload (multipart): streamed to the handler, capped by PADDOCK_MAX_UPLOAD_BYTES, not parsed as JSON. */
   upload?: boolean;
+  /** Callers besides API keys (a self-hosted environment's workers); absent: API keys only. */
+  callers?: RouteCallers;
 }
 
 /** Finds the route for a method and the path's segments; `allowed` lists methods of a known path. */

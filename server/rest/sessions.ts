@@ -58,7 +58,7 @@ async function remove({ rt, params }: RestRequest) {
 export const sessionRoutes: Route[] = [
   { method: 'POST', path: 'sessions', handler: create },
   { method: 'GET', path: 'sessions', handler: list },
-  { method: 'GET', path: 'sessions/:id', handler: async ({ rt, params }) => sessionObject(rt, await loadSession(rt, params.id)) },
+  { method: 'GET', path: 'sessions/:id', callers: { workItem: 'session' }, handler: async ({ rt, params }) => sessionObject(rt, await loadSession(rt, params.id)) },
   { method: 'POST', path: 'sessions/:id', handler: update },
   { method: 'DELETE', path: 'sessions/:id', handler: remove },
   {

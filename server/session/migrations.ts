@@ -507,6 +507,66 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('session_thread_archives').execute();
     },
   },
+  '0021_environment_keys': {
+    // Keys of self-hosted environments: a worker polls its environment's queue with one.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('environment_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('prefix', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema.createIndex('environment_keys_environment').on('environment_keys').column('environment_id').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('environment_keys').execute();
+    },
+  },
+  '0022_work_items': {
+    // The self-hosted work queue: rows every instance shares, claimed by conditional updates.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('work_items')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('data_type', 'text', (c) => c.notNull())
+        .addColumn('data_id', 'text', (c) => c.notNull())
+        // One live item per session: NULL once stopped (NULLs never collide).
+        .addColumn('live_session_id', 'text', (c) => c.unique())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('polled_at', 'bigint')
+        .addColumn('worker_id', 'text')
+        .addColumn('acknowledged_at', 'text')
+        .addColumn('started_at', 'text')
+        .addColumn('latest_heartbeat_at', 'text')
+        .addColumn('ttl_seconds', 'integer', (c) => c.notNull())
+        .addColumn('lease_expires_at', 'bigint')
+        .addColumn('stop_requested_at', 'text')
+        .addColumn('stopped_at', 'text')
+        .addColumn('lost_reason', 'text')
+        .execute();
+      await db.schema.createIndex('work_items_queue').on('work_items').columns(['environment_id', 'state', 'created_at']).execute();
+      await db.schema.createIndex('work_items_lease').on('work_items').columns(['state', 'lease_expires_at']).execute();
+      await db.schema
+        .createTable('work_workers')
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('worker_id', 'text', (c) => c.notNull())
+        .addColumn('last_poll_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('work_workers_pk', ['environment_id', 'worker_id'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('work_workers').execute();
+      await db.schema.dropTable('work_items').execute();
+    },
+  },
   '0023_deployments': {
     // Deployments (server/deployments): an agent version bound to an environment, initial events
     // and an optional cron schedule; each trigger one append-only run. The unique key on

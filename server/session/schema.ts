@@ -44,6 +44,9 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   session_thread_archives: SessionThreadArchivesTable;
+  environment_keys: EnvironmentKeysTable;
+  work_items: WorkItemsTable;
+  work_workers: WorkWorkersTable;
 }
 
 /** An archived session thread (multiagent); the threads themselves are in the log. */
@@ -423,6 +426,54 @@ export interface WebhookDeliveriesTable {
   claimed_until: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A self-hosted environment's key (its workers poll with it): only its hash is kept. */
+export interface EnvironmentKeysTable {
+  id: string;
+  environment_id: string;
+  name: string;
+  hash: string;
+  /** The key's first characters, never the key. */
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/** One item of a self-hosted environment's work queue (server/session/work-store.ts). */
+export interface WorkItemsTable {
+  id: string;
+  environment_id: string;
+  /** `session` or `healthcheck`. */
+  data_type: string;
+  /** The session's id (a healthcheck's own id). */
+  data_id: string;
+  /** The session's id while the item is not stopped, else null: a unique index keeps one live item per session. */
+  live_session_id: string | null;
+  state: 'queued' | 'starting' | 'active' | 'stopping' | 'stopped';
+  metadata: string;
+  created_at: string;
+  /** When a poll last handed the item out (epoch ms) and to which worker; an unacked item is handed out again after `reclaim_older_than_ms`. */
+  polled_at: number | null;
+  worker_id: string | null;
+  acknowledged_at: string | null;
+  started_at: string | null;
+  latest_heartbeat_at: string | null;
+  ttl_seconds: number;
+  /** Epoch ms; the item is lost when it passes without a heartbeat. */
+  lease_expires_at: number | null;
+  stop_requested_at: string | null;
+  stopped_at: string | null;
+  /** Why it stopped when no one stopped it (its lease expired), else null. */
+  lost_reason: string | null;
+}
+
+/** The last poll of each worker (the stats' `workers_polling`). */
+export interface WorkWorkersTable {
+  environment_id: string;
+  worker_id: string;
+  last_poll_at: number;
 }
 
 /** A transaction over the store's tables. */

@@ -26,7 +26,8 @@ export function EnvironmentForm({ env, onDone, onCancel }: { env: Environment | 
   const pending = create.isPending || update.isPending;
   const failed = create.error ?? update.error;
   // A self-hosted environment has no settings Paddock runs: only its name and description change.
-  const selfHosted = env?.config.type === 'self_hosted';
+  const [hostedNew, setHostedNew] = useState(false);
+  const selfHosted = env ? env.config.type === 'self_hosted' : hostedNew;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -41,7 +42,7 @@ export function EnvironmentForm({ env, onDone, onCancel }: { env: Environment | 
       packages: { ...kept, apt: splitList(packages.apt), npm: splitList(packages.npm), pip: splitList(packages.pip) },
     };
     const common = { name: name.trim(), description: description.trim() || null };
-    if (!env) create.mutate({ ...common, config });
+    if (!env) create.mutate({ ...common, config: selfHosted ? { type: 'self_hosted' as const } : config });
     else update.mutate({ id: env.id, ...common, ...(selfHosted ? {} : { config }) });
   };
 
@@ -57,6 +58,12 @@ export function EnvironmentForm({ env, onDone, onCancel }: { env: Environment | 
           Description
           <input value={description} maxLength={2048} onChange={(e) => setDescription(e.target.value)} placeholder="what runs here" />
         </label>
+        {!env && (
+          <label className="check">
+            <input type="checkbox" data-testid="environment-self-hosted" checked={hostedNew} onChange={(e) => setHostedNew(e.target.checked)} />
+            Self-hosted: my own machines run its tools (paddock-hand worker, or the SDK&apos;s worker)
+          </label>
+        )}
       </div>
       {selfHosted ? (
         <p className="muted">Self-hosted: Paddock does not run this environment&apos;s hands, so it has no settings here.</p>

@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { EnvironmentForm } from '~/app/_components/environments/environment-form';
+import { SelfHostedPanel } from '~/app/_components/environments/self-hosted-panel';
 import { timeAgo } from '~/app/_components/time';
 import { DEFAULT_ENVIRONMENT_ID, type Environment } from '~/lib/agent';
 import { useTRPC } from '~/lib/browser/trpc';
@@ -43,7 +44,7 @@ export function EnvironmentList() {
           New environment
         </button>
       </div>
-      <p className="muted">Where a session&apos;s hands run: which hosts they may reach and which packages they get.</p>
+      <p className="muted">Where a session&apos;s hands run: which hosts they may reach and which packages they get, or your own machines (self-hosted: your workers run its tools).</p>
       {editing !== null && (
         <EnvironmentForm
           key={editing === 'new' ? 'new' : editing.id}
@@ -68,6 +69,7 @@ export function EnvironmentList() {
             </div>
             {e.description && <div>{e.description}</div>}
             <div className="small muted">{configSummary(e)}</div>
+            {e.config.type === 'self_hosted' && !e.archived_at && <SelfHostedPanel environmentId={e.id} />}
             <div className="mono muted small">
               {e.id} · updated {timeAgo(e.updated_at)}
             </div>

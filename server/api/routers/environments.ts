@@ -27,6 +27,20 @@ export const environmentsRouter = createTRPCRouter({
     return ctx.runtime.agents.archiveEnvironment(input.id);
   }),
 
+  /** A self-hosted environment's keys, queue and items (its page; null for a cloud one). */
+  selfHosted: protectedProcedure.input(z.object({ id: EnvironmentId })).query(async ({ ctx, input }) => {
+    const env = await ctx.runtime.agents.getEnvironment(input.id);
+    if (env.config.type !== 'self_hosted') return null;
+    const work = ctx.runtime.work;
+    const [keys, stats, items] = await Promise.all([work.listKeys(env.id), work.stats(env.id), work.list(env.id, { limit: '20' })]);
+    return { keys: keys.data, stats, items: items.data };
+  }),
+
+  /** A new key for a self-hosted environment: the key itself is in this answer only. */
+  createKey: protectedProcedure.input(z.object({ id: EnvironmentId, name: z.string().trim().min(1).max(256) })).mutation(({ ctx, input }) => ctx.runtime.work.createKey(input.id, { name: input.name })),
+
+  revokeKey: protectedProcedure.input(z.object({ id: EnvironmentId, keyId: z.string().min(1).max(100) })).mutation(({ ctx, input }) => ctx.runtime.work.revokeKey(input.id, input.keyId)),
+
   /** The store refuses the default (CONFLICT); sessions keep the id of a deleted one. */
   delete: protectedProcedure.input(z.object({ id: EnvironmentId })).mutation(({ ctx, input }) => ctx.runtime.agents.deleteEnvironment(input.id)),
 });

@@ -610,6 +610,9 @@ function simulate(seed: number): SimResult {
         for (const id of ids(action.calls)) expect(pending, where).toContain(id);
         for (const c of action.calls) log.result(c, { isError: true });
         break;
+      case 'fail_tools':
+        // Only a self-hosted session's calls fail so; this simulation makes none.
+        throw new Error(`${where}: fail_tools without a self-hosted call`);
       case 'deny_tools':
         // The random logs make no call that asks, so nothing is ever denied.
         throw new Error(`${where}: denied ${action.denials.length} calls nobody asked about`);
@@ -814,5 +817,55 @@ describe('decide: MCP calls (agent.mcp_tool_use), under the same policies as any
     expect(req.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: call.model_tool_use_id, name: 'mcp__everything__echo', input: { message: 'hi' } }] });
     expect(JSON.stringify(req.messages[2])).toContain(`"tool_use_id":"${call.model_tool_use_id}"`);
     expect(JSON.stringify(req.messages[2])).toContain('Echo: hi');
+  });
+});
+
+describe('decide: a self-hosted session (its calls answered by a worker)', () => {
+  function workerCall(log: Log): ToolUse {
+    const start = log.spanStart();
+    const call = log.add({ type: 'agent.tool_use', name: 'bash', input: { command: 'ls' }, model_tool_use_id: `toolu_w${log.events.length}`, hand: 'self_hosted', evaluated_permission: 'allow' });
+    log.spanEnd(start, false);
+    return call;
+  }
+
+  it('never runs a worker call here: the session idles requires_action, saying a worker is needed', () => {
+    const log = asked();
+    const call = workerCall(log);
+    expect(log.decide()).toEqual({ kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: [call.id] }, worker: true });
+    log.idle({ type: 'requires_action', event_ids: [call.id] });
+    expect(log.decide()).toEqual({ kind: 'none' });
+    log.result(call, { by: 'user' });
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+  });
+
+  it('fails the calls still open when their worker is lost, naming it, and only those', () => {
+    const log = asked();
+    const done = workerCall(log);
+    log.result(done, { by: 'user' });
+    const open = workerCall(log);
+    log.idle({ type: 'requires_action', event_ids: [open.id] });
+    log.add({ type: 'hand.lost', hand: 'self_hosted', reason: 'worker w-1 was lost mid-call' });
+    expect(log.decide()).toEqual({ kind: 'mark_running' });
+    log.running();
+    const action = log.decide();
+    expect(action.kind).toBe('fail_tools');
+    if (action.kind !== 'fail_tools') return;
+    expect(action.failures.map((f) => f.call.id)).toEqual([open.id]);
+    expect(action.failures[0]!.message).toMatch(/^worker w-1 was lost mid-call\. The call was not re-run/);
+    // A later call is not touched by an earlier loss; a hand.lost of another hand touches none.
+    log.result(open, { isError: true });
+    const later = workerCall(log);
+    log.add({ type: 'hand.lost', hand: 'sandbox-1', reason: 'x' });
+    expect(foldLog(log.events).lostWorker).toEqual([]);
+    expect(foldLog(log.events).awaitingWorker.map((c) => c.id)).toEqual([later.id]);
+  });
+
+  it('gives up an open worker call when a new message comes, so the model is never asked with a call unanswered', () => {
+    const log = asked();
+    const call = workerCall(log);
+    log.idle({ type: 'requires_action', event_ids: [call.id] });
+    log.user('never mind');
+    log.running();
+    expect(log.decide()).toMatchObject({ kind: 'cancel_tools', calls: [expect.objectContaining({ id: call.id })] });
   });
 });

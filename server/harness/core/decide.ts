@@ -1,5 +1,6 @@
 import type { StopReason, StoredEvent, StoredEventOf } from '~/lib/events';
 import { type ActiveOutcome, type OpenEvaluation, OutcomeFold, type OutcomeFoldSnapshot, type OutcomeState } from '~/server/harness/core/outcomes';
+import { SELF_HOSTED_HAND, lostWorkerText } from '~/lib/hand';
 
 /**
  * The harness's one decision: given the whole log, what is the next step? Pure, so it can be
@@ -18,11 +19,14 @@ export type Action =
   | { kind: 'cancel_tools'; calls: ToolUse[]; reason: string }
   /** Calls the user denied: each gets an error result carrying the user's message, never runs. */
   | { kind: 'deny_tools'; denials: { call: ToolUse; message: string }[] }
-  | { kind: 'go_idle'; stop_reason: StopReason }
   /** The agent's turn ended while it works toward an outcome: the grader judges it (`open`: a span a crash left open, redone). */
   | { kind: 'evaluate_outcome'; outcome: ActiveOutcome; open: OpenEvaluation | null }
   /** An evaluation that cannot go on (the user interrupted it, or a newer outcome replaced it): its span ends `interrupted`. */
   | { kind: 'end_evaluation'; evaluation: OpenEvaluation }
+  /** Calls whose self-hosted worker was lost mid-call: each gets an error naming it, never re-run. */
+  | { kind: 'fail_tools'; failures: { call: ToolUse; message: string }[] }
+  /** `worker`: calls wait for a self-hosted worker, so the session's work item is made (if it has none) first. */
+  | { kind: 'go_idle'; stop_reason: StopReason; worker?: boolean }
   | { kind: 'none' };
 
 export interface LogState {
@@ -44,6 +48,15 @@ export interface LogState {
   awaitingClient: CustomToolUse[];
   /** Outcomes (core/outcomes.ts). */
   outcome: OutcomeState;
+  /** A self-hosted session's calls a worker is to answer (`user.tool_result`). */
+  awaitingWorker: ToolUse[];
+  /** Self-hosted calls whose worker was lost before answering (with the error each gets). */
+  lostWorker: { call: ToolUse; message: string }[];
+}
+
+/** A call a self-hosted worker answers, not this server. */
+export function isWorkerCall(c: ToolUse): boolean {
+  return c.type === 'agent.tool_use' && c.hand === SELF_HOSTED_HAND;
 }
 
 /** What the model is told when the user denies a call without saying why. */
@@ -63,6 +76,8 @@ export interface DecideFoldSnapshot {
   turnStarts: [string, number][];
   lastUserMessageSeq: number;
   outcome?: OutcomeFoldSnapshot;
+  /** Absent in checkpoints from before self-hosted environments. */
+  lost?: [string, string][];
 }
 
 /**
@@ -85,6 +100,7 @@ export class DecideFold {
   private turnStarts = new Map<string, number>();
   private lastUserMessageSeq = 0;
   private outcome = new OutcomeFold();
+  private lost = new Map<string, string>();
 
   static restore(s: DecideFoldSnapshot): DecideFold {
     const f = new DecideFold();
@@ -100,6 +116,7 @@ export class DecideFold {
     f.turnStarts = new Map(s.turnStarts);
     f.lastUserMessageSeq = s.lastUserMessageSeq;
     f.outcome = OutcomeFold.restore(s.outcome);
+    f.lost = new Map(s.lost ?? []);
     return f;
   }
 
@@ -117,6 +134,7 @@ export class DecideFold {
       turnStarts: [...this.turnStarts],
       lastUserMessageSeq: this.lastUserMessageSeq,
       outcome: this.outcome.snapshot(),
+      lost: [...this.lost],
     };
   }
 
@@ -141,6 +159,9 @@ export class DecideFold {
         // (an unconfirmed call gets an error result; an unanswered custom call is shown to the
         // model as not answered), so the conversation can go on.
         for (const id of this.asking) if (!this.denied.has(id)) this.cancelled.add(id);
+        // A worker's call still open is given up too (its late result is refused): the model is
+        // asked again now, and every call it made needs a result first.
+        for (const c of this.pending.values()) if (isWorkerCall(c) && !this.denied.has(c.id)) this.cancelled.add(c.id);
         this.asking.clear();
         this.custom.clear();
         break;
@@ -190,6 +211,7 @@ export class DecideFold {
       case 'agent.mcp_tool_result': {
         const id = e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id;
         this.cancelled.delete(id);
+        this.lost.delete(id);
         this.asking.delete(id);
         this.denied.delete(id);
         if (this.pending.delete(id)) this.answered();
@@ -237,7 +259,14 @@ export class DecideFold {
       case 'session.usage':
       case 'hand.provisioned':
       case 'hand.released':
+        break;
       case 'hand.lost':
+        // The worker holding a self-hosted session's item died: the calls it had open fail.
+        if (e.hand !== SELF_HOSTED_HAND) break;
+        for (const c of this.pending.values()) {
+          if (isWorkerCall(c) && !this.asking.has(c.id) && !this.denied.has(c.id) && !this.cancelled.has(c.id)) this.lost.set(c.id, lostWorkerText(e.reason));
+        }
+        break;
       case 'hand.reattached':
       case 'hand.suspended':
       case 'hand.resumed':
@@ -265,6 +294,8 @@ export class DecideFold {
       denied: calls.filter((c) => this.denied.has(c.id) && !this.cancelled.has(c.id)).map((call) => ({ call, message: this.denied.get(call.id)! })),
       awaitingClient: [...this.custom.values()],
       outcome: this.outcome.state(),
+      awaitingWorker: calls.filter((c) => isWorkerCall(c) && !this.asking.has(c.id) && !this.denied.has(c.id) && !this.cancelled.has(c.id) && !this.lost.has(c.id)),
+      lostWorker: calls.filter((c) => this.lost.has(c.id) && !this.cancelled.has(c.id)).map((call) => ({ call, message: this.lost.get(call.id)! })),
     };
   }
 }
@@ -287,17 +318,19 @@ export function decideFrom(s: LogState): Action {
   }
   const ev = s.outcome.evaluating;
   if (ev && (s.outcome.evaluationInterrupted || s.outcome.active?.outcome_id !== ev.outcome_id)) return { kind: 'end_evaluation', evaluation: ev };
-  const waiting = new Set([...s.awaitingConfirmation, ...s.denied.map((d) => d.call)].map((c) => c.id));
+  const waiting = new Set([...s.awaitingConfirmation, ...s.denied.map((d) => d.call), ...s.awaitingWorker, ...s.lostWorker.map((l) => l.call)].map((c) => c.id));
   const runnable = s.pending.filter((c) => !waiting.has(c.id));
-  const work = runnable.length > 0 || s.denied.length > 0 || s.needsModel;
+  const work = runnable.length > 0 || s.denied.length > 0 || s.lostWorker.length > 0 || s.needsModel;
   if (work && s.status !== 'running') return { kind: 'mark_running' };
   if (s.denied.length > 0) return { kind: 'deny_tools', denials: s.denied };
+  if (s.lostWorker.length > 0) return { kind: 'fail_tools', failures: s.lostWorker };
   if (runnable.length > 0) return { kind: 'run_tools', calls: runnable };
   if (s.needsModel) return { kind: 'call_model', attempt: s.failedAttempts + 1 };
   // Nothing to do until the user answers: idle, saying which calls wait for what.
-  const blocked = [...s.awaitingConfirmation, ...s.awaitingClient].map((c) => c.id);
+  const blocked = [...s.awaitingConfirmation, ...s.awaitingClient, ...s.awaitingWorker].map((c) => c.id);
   if (blocked.length > 0) {
-    return s.status === 'idle' ? { kind: 'none' } : { kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: blocked } };
+    if (s.status === 'idle') return { kind: 'none' };
+    return { kind: 'go_idle', stop_reason: { type: 'requires_action', event_ids: blocked }, ...(s.awaitingWorker.length > 0 ? { worker: true } : {}) };
   }
   // The turn is over: an outcome's work is graded before the session goes idle.
   const { active } = s.outcome;

@@ -1,4 +1,5 @@
 import type { NewEvent } from '~/lib/events';
+import { SELF_HOSTED_HAND } from '~/lib/hand';
 import type { McpToolEntry } from '~/lib/mcp-tools';
 import { WEB_FETCH_TOOL, isHandTool } from '~/lib/tools';
 import { type AgentTool, routeTool } from '~/lib/toolset';
@@ -17,6 +18,8 @@ export interface TurnRouting {
   delegation?: boolean;
   /** The hand a hand tool's call goes to when it names none. */
   currentHand: string | null;
+  /** A self-hosted session: its hand tools are addressed to its worker (SELF_HOSTED_HAND). */
+  selfHosted?: boolean;
   /** Ids the turn's message and thinking are stored under (live previews carry them already). */
   messageId: string;
   thinkingId: string;
@@ -56,7 +59,7 @@ export function turnEvents(turn: ModelTurn, r: TurnRouting, end: NewEvent): { ev
     // tab can see in the log which calls are its own. web_fetch runs on no hand: never addressed
     // to one (a browser tab would claim it).
     const named = typeof b.input.hand === 'string' && b.input.hand.length > 0 && b.name !== WEB_FETCH_TOOL.name ? b.input.hand : undefined;
-    const hand = named ?? (isHandTool(b.name) ? (r.currentHand ?? undefined) : undefined);
+    const hand = r.selfHosted && isHandTool(b.name) ? SELF_HOSTED_HAND : (named ?? (isHandTool(b.name) ? (r.currentHand ?? undefined) : undefined));
     const permission = route === null ? undefined : route.kind === 'toolset' ? route.permission : 'deny';
     events.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, ...(hand ? { hand } : {}), ...(permission ? { evaluated_permission: permission } : {}) });
   }

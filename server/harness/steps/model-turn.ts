@@ -124,9 +124,12 @@ export async function modelTurn(ctx: StepContext, action: { attempt: number }, m
   const turn = outcome;
   observeTurn(settings.model, turn, (performance.now() - began) / 1000);
   traceModelRequest({ sessionId: ctx.sessionId, model: settings.model, startMs: began, outcome: 'ok', ttftMs: turn.ttftMs, usage: turn.usage });
-  const currentHand = callsTools(turn) ? await ctx.read('read hands', () => ctx.deps.hands.peekCurrent(handScope(ctx, ctx.loopSignal))) : null;
+  // A self-hosted session's hand tools go to its worker, never to a hand of this server.
+  const selfHosted = ctx.deps.selfHosted;
+  const worker = callsTools(turn) && selfHosted ? (await ctx.read('read environment', () => selfHosted.environmentOf(ctx.sessionId))) !== null : false;
+  const currentHand = callsTools(turn) && !worker ? await ctx.read('read hands', () => ctx.deps.hands.peekCurrent(handScope(ctx, ctx.loopSignal))) : null;
   const end = spanEnd({ is_error: false, model_usage: turn.usage, ttft_ms: turn.ttftMs === null ? null : Math.round(turn.ttftMs * 10) / 10, model_stop_reason: turn.stopReason });
-  const { events: batch, ids } = turnEvents(turn, { tools: agent?.tools ?? null, mcpTools, recall: offersRecall(history), delegation, currentHand, messageId, thinkingId }, end);
+  const { events: batch, ids } = turnEvents(turn, { tools: agent?.tools ?? null, mcpTools, recall: offersRecall(history), delegation, currentHand, selfHosted: worker, messageId, thinkingId }, end);
   // One atomic batch: a crash leaves either the whole turn or none of it. Keyed, so it is retried
   // in place across a store outage: the answer already streamed is kept, not asked for again.
   await write.keyed('store turn', batch, `turn:${start.id}`, ids);

@@ -33,15 +33,27 @@ export async function runStep(ctx: StepContext, action: Exclude<Action, { kind: 
       else await ctx.write.once([{ type: 'session.status_running' }]);
       return;
     }
-    case 'go_idle':
+    case 'go_idle': {
+      // Calls wait for a worker: the session's work item first (made once, whoever races), so a
+      // crash between the two leaves an item, never a session waiting on no one.
+      const selfHosted = ctx.deps.selfHosted;
+      if (action.worker && selfHosted) {
+        const env = await ctx.read('read environment', () => selfHosted.environmentOf(ctx.sessionId));
+        if (env !== null) await ctx.read('queue work', () => selfHosted.needWorker(ctx.sessionId, env));
+      }
       // Only if nothing arrived since we decided: a new user.message must not be idled over.
       await ctx.write.ifLogEndsAt(ctx.view.lastSeq, [{ type: 'session.status_idle', stop_reason: action.stop_reason, stop_details: null }, ...childReport(ctx, action.stop_reason)]);
       return;
+    }
     case 'cancel_tools':
       for (const call of action.calls) await ctx.write.keyedOnce(resultOf(call, [{ type: 'text', text: action.reason }], true), call.id);
       return;
     case 'deny_tools':
       for (const { call, message } of action.denials) await ctx.write.keyedOnce(resultOf(call, [{ type: 'text', text: message }], true), call.id);
+      return;
+    case 'fail_tools':
+      // Keyed by the call, as a worker's own result is: of a late result and this error, one is stored.
+      for (const { call, message } of action.failures) await ctx.write.keyedOnce(resultOf(call, [{ type: 'text', text: message }], true), call.id);
       return;
     case 'run_tools':
       await ctx.interruptible((signal) => toolCalls(ctx, action, signal));

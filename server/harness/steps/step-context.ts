@@ -40,6 +40,16 @@ export interface StepDeps {
   graderModel?: string;
   /** How often a running evaluation stores a heartbeat; absent: every 10 s. */
   outcomeHeartbeatMs?: number;
+  /** Self-hosted environments: absent, every session's tools run on this server's hands. */
+  selfHosted?: SelfHostedPort;
+}
+
+/** How the harness reaches the self-hosted work queue (server/commands/work-queue.ts). */
+export interface SelfHostedPort {
+  /** The session's environment when it is self-hosted, else null. */
+  environmentOf(sessionId: string): Promise<string | null>;
+  /** Makes the session's work item unless it has a live one: a worker is to answer its calls. */
+  needWorker(sessionId: string, environmentId: string): Promise<unknown>;
 }
 
 /** How a step writes the log; the run's commit path (run/commit.ts) carries the fence, keys and retries. */

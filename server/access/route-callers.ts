@@ -1,0 +1,41 @@
+import type { Caller } from '~/server/access/access';
+
+/**
+ * Who besides an API key a `/v1` route lets in. An environment key opens only the routes that say
+ * so, and only under its own environment (`:id` of `environments/:id/work…`); a work item's token
+ * opens its own item's routes (`item`: `:id` its environment, `:wid` the item) or its session's
+ * (`session`: `:id` the session).
+ */
+export interface RouteCallers {
+  environmentKey?: boolean;
+  workItem?: 'item' | 'session';
+  /** False: an API key is refused (the worker's own routes, which take the environment key). */
+  apiKey?: boolean;
+}
+
+/** Why this caller may not use the route (with these params), or null when it may. */
+export function refusedCaller(callers: RouteCallers | undefined, caller: Caller, params: Readonly<Record<string, string>>): string | null {
+  switch (caller.kind) {
+    case 'api_key':
+      return callers?.apiKey === false ? 'this route takes the environment key (a worker polls with it), not an API key' : null;
+    case 'environment_key':
+      if (!callers?.environmentKey) return "an environment key opens only its environment's work routes (/v1/environments/{id}/work…)";
+      return params.id === caller.environmentId ? null : `this environment key belongs to environment ${caller.environmentId}, not ${params.id ?? '(none)'}`;
+    case 'work_item':
+      switch (callers?.workItem) {
+        case 'item':
+          return params.id === caller.environmentId && params.wid === caller.workId ? null : `a work item's token opens only work item ${caller.workId}`;
+        case 'session':
+          return caller.sessionId !== null && params.id === caller.sessionId ? null : `a work item's token opens only its own session${caller.sessionId ? ` (${caller.sessionId})` : ''}`;
+        case undefined:
+          return "a work item's token opens only its item's heartbeat and stop and its session's reads and tool results";
+      }
+      break;
+    case 'owner':
+    case 'viewer':
+    case 'visitor':
+    case 'anonymous':
+      return 'invalid or missing API key';
+  }
+  return 'not allowed';
+}

@@ -1,0 +1,165 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import Anthropic from '@anthropic-ai/sdk';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createAnthropicModel } from '~/server/harness/anthropic-model';
+import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
+import { testRuntime } from '~/server/harness/testing/test-runtime';
+import { handleRest } from '~/server/rest/handler';
+import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
+import { type Runtime, startWorkSweep } from '~/server/runtime';
+import { openSqliteStore } from '~/server/session/sqlite-store';
+
+/**
+ * The official SDK's own worker, in processes of its own, serving a self-hosted session's bash
+ * calls through /v1 (the fake Messages API as the model). One worker is SIGKILLed mid-call: its
+ * call is answered with an error naming it, never re-run, and the next call goes to the other.
+ */
+const root_ = fileURLToPath(new URL('../../', import.meta.url));
+const KEY = 'pdk_sdk_worker_key_0123456789';
+let dir: string;
+let rt: Runtime;
+let fake: FakeMessagesApi;
+let server: FetchServer;
+let client: Anthropic;
+let stopSweep: () => void;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-sdk-worker-'));
+  const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+  fake = await startFakeMessagesApi();
+  // A short lease (the SDK heartbeats at half of it) and a quick sweep: a dead worker is found in seconds.
+  rt = testRuntime({ store, model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }), dataDir: dir, env: { PADDOCK_API_KEY: KEY, PADDOCK_WORK_LEASE_SECONDS: '3', PADDOCK_SWEEP_MS: '200' }, harness: { retryBaseMs: 5 } });
+  await rt.agents.ensureDefaults();
+  server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
+  client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+  stopSweep = startWorkSweep(rt.config, rt.work);
+});
+
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) process.kill(-c.pid!, 'SIGKILL');
+  stopSweep();
+  await server.close();
+  await rt.harness.close();
+  await fake.close();
+  await rt.store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** An SDK worker process (its own process group: one SIGKILL takes its bash too); resolves once it runs. */
+async function startWorker(envId: string, key: string, workerId: string): Promise<{ child: ChildProcess; workdir: string }> {
+  const workdir = path.join(dir, workerId);
+  fs.mkdirSync(workdir);
+  const log = fs.openSync(path.join(dir, `${workerId}.log`), 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root_, 'server/rest/testing/sdk-worker-process.ts'), server.url, envId, workerId, workdir], {
+    cwd: root_,
+    detached: true,
+    stdio: ['ignore', 'pipe', log],
+    env: { ...process.env, PADDOCK_ENVIRONMENT_KEY: key, ANTHROPIC_LOG: 'info' },
+  });
+  fs.closeSync(log);
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${workerId} not ready; see ${dir}/${workerId}.log`)), 30_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (!line.startsWith('sdk-worker ready')) return;
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  return { child, workdir };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (logs in ${dir})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+type Ev = { type: string; id: string; tool_use_id?: string; is_error?: boolean; content?: unknown; stop_reason?: { type: string } };
+async function events(sessionId: string): Promise<Ev[]> {
+  const out = [];
+  for await (const e of client.beta.sessions.events.list(sessionId)) out.push(e);
+  return out as unknown as Ev[];
+}
+
+describe("the SDK's own worker on a self-hosted environment", () => {
+  it('runs a bash call; SIGKILLed mid-call, its call is answered with an error naming it and the next call goes to the other worker', { timeout: 180_000 }, async () => {
+    const env = await client.beta.environments.create({ name: 'workers', config: { type: 'self_hosted' } });
+    const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{"name":"test"}' })).json()) as { key: string };
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
+    fake.enqueue(toolUseResponse('bash', { command: 'touch started && sleep 120' }), toolUseResponse('bash', { command: 'pwd && echo from-the-second' }), textResponse('Done.'));
+
+    const a = await startWorker(env.id, made.key, 'worker-A');
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] });
+    // Worker A is running the first call: its command began in its workdir.
+    await until('worker A to run the first call', () => fs.existsSync(path.join(a.workdir, 'started')));
+    const b = await startWorker(env.id, made.key, 'worker-B');
+    process.kill(-a.child.pid!, 'SIGKILL');
+
+    const done = await until('the session to finish its turn', async () => {
+      const all = await events(session.id);
+      return all.at(-1)?.type === 'session.status_idle' && all.at(-1)?.stop_reason?.type === 'end_turn' ? all : null;
+    });
+    const calls = done.filter((e) => e.type === 'agent.tool_use');
+    expect(calls).toHaveLength(2);
+    const results = done.filter((e) => e.type === 'agent.tool_result' || e.type === 'user.tool_result');
+    expect(results.map((r) => r.tool_use_id)).toEqual(calls.map((c) => c.id));
+    // The lost call: an error naming worker A, from Paddock, not re-run anywhere.
+    expect(results[0]).toMatchObject({ type: 'agent.tool_result', is_error: true });
+    expect(JSON.stringify(results[0]!.content)).toMatch(/worker worker-A was lost mid-call/);
+    expect(fs.existsSync(path.join(b.workdir, 'started'))).toBe(false);
+    // The next call ran on worker B, which answered it itself.
+    expect(results[1]).toMatchObject({ type: 'user.tool_result' });
+    expect(JSON.stringify(results[1]!.content)).toContain(b.workdir);
+    expect(JSON.stringify(results[1]!.content)).toContain('from-the-second');
+
+    type Item = { worker_id: string; state: string; lost_reason: string | null; created_at: string };
+    const items: Item[] = [];
+    for await (const w of client.beta.environments.work.list(env.id)) items.push(w as unknown as Item);
+    items.sort((x, y) => x.created_at.localeCompare(y.created_at));
+    expect(items.map((w) => [w.worker_id, w.lost_reason === null ? 'kept' : 'lost'])).toEqual([
+      ['worker-A', 'lost'],
+      ['worker-B', 'kept'],
+    ]);
+  });
+
+  it("paddock-hand worker runs a self-hosted session's calls with paddock-hand's tools, each session in its own workspace", { timeout: 120_000 }, async () => {
+    const env = await client.beta.environments.create({ name: 'my laptop', config: { type: 'self_hosted' } });
+    const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
+    const keyFile = path.join(dir, 'env.key');
+    fs.writeFileSync(keyFile, made.key, { mode: 0o600 });
+    const root = path.join(dir, 'hand-worker');
+    const log = fs.openSync(path.join(dir, 'hand-worker.log'), 'a');
+    const { PADDOCK_ENVIRONMENT_KEY: _k, ...env0 } = process.env;
+    const child = spawn(path.join(root_, 'bin/paddock-hand'), ['worker', '--environment', env.id, '--url', server.url, '--workspace', root, '--key-file', keyFile, '--worker-id', 'laptop'], { cwd: dir, detached: true, stdio: ['ignore', 'ignore', log], env: env0 });
+    fs.closeSync(log);
+    children.push(child);
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
+    fake.enqueue(toolUseResponse('write', { file_path: 'notes/hello.txt', content: 'hello from the model' }), toolUseResponse('bash', { command: 'cat notes/hello.txt && pwd' }), textResponse('Read it.'));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write and read' }] }] });
+    const done = await until('the session to finish its turn', async () => {
+      const all = await events(session.id);
+      return all.at(-1)?.type === 'session.status_idle' && all.at(-1)?.stop_reason?.type === 'end_turn' ? all : null;
+    });
+    const results = done.filter((e) => e.type === 'user.tool_result');
+    expect(results).toHaveLength(2);
+    expect(results.every((r) => r.is_error !== true)).toBe(true);
+    expect(JSON.stringify(results[1]!.content)).toContain('hello from the model');
+    const workspace = fs.realpathSync(path.join(root, session.id));
+    expect(fs.readFileSync(path.join(workspace, 'notes/hello.txt'), 'utf8')).toBe('hello from the model');
+    expect(JSON.stringify(results[1]!.content)).toContain(workspace);
+    const workers: string[] = [];
+    for await (const w of client.beta.environments.work.list(env.id)) workers.push((w as unknown as { worker_id: string }).worker_id);
+    expect(workers).toEqual(['laptop']);
+  });
+});
