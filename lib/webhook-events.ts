@@ -31,7 +31,8 @@ export const WebhookEndpointCreate = z
     url: z
       .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
       .max(2048)
-      .refine((u) => !new URL(u).username && !new URL(u).password, { message: 'must not carry credentials' }),
+      // Zod runs a refinement even after the URL check failed: a string that is no URL is left to that check.
+      .refine((u) => !URL.canParse(u) || (!new URL(u).username && !new URL(u).password), { message: 'must not carry credentials' }),
     description: z.string().max(512).nullish(),
     event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length).optional(),
   })

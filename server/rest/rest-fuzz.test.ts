@@ -57,6 +57,8 @@ beforeAll(async () => {
   await store.emitEvents(sessions[1]!, [
     { type: 'session.thread_created', session_thread_id: child, agent_name: 'fuzzed', workflow_run_id: null },
     { type: 'session.thread_status_idle', session_thread_id: child, agent_name: 'fuzzed', stop_reason: { type: 'end_turn' }, stop_details: null },
+    // The primary at rest too: a log the fuzz leaves alone ends settled, whichever requests it drew.
+    { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null },
   ]);
   const threads = [...sessions.map(primaryThreadId), child];
   // A repository per session (its token must never show up in any row but its sealed one).
