@@ -5,7 +5,9 @@ import { EVENT_TYPES, type NewEvent, type StoredEvent, NewEvent as NewEventSchem
 import type { Database, EventRow } from '~/server/session/schema';
 
 /** Event types read back without a second schema parse: every known type but those whose schema fills a default. */
-export const TRUSTED_ON_READ: ReadonlySet<string> = new Set(EVENT_TYPES.filter((t) => t !== 'session.status_idle'));
+/** Types whose schema fills a default (`stop_details`, `workflow_run_id`): a row written before it would lack it, so these are parsed. */
+const FILLS_DEFAULTS = new Set(['session.status_idle', 'session.thread_created', 'session.thread_status_idle']);
+export const TRUSTED_ON_READ: ReadonlySet<string> = new Set(EVENT_TYPES.filter((t) => !FILLS_DEFAULTS.has(t)));
 
 function deepFreeze<T>(x: T): T {
   if (typeof x === 'object' && x !== null && !Object.isFrozen(x)) {

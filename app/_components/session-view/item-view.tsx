@@ -217,7 +217,8 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
     case 'thread-sent':
       return (
         <div className="notice thread-message" data-testid="thread-sent">
-          <strong>→ {item.event.to_agent_name ?? item.event.to_session_thread_id}</strong>
+          {/* A child's message goes to the coordinator (depth 1), which its event names by thread id only. */}
+          <strong>→ {item.event.to_agent_name ?? (item.event.session_thread_id ? 'coordinator' : item.event.to_session_thread_id)}</strong>
           <Long text={textOf(item.event.content)} render={(t) => <pre className="tool-result">{t}</pre>} />
         </div>
       );

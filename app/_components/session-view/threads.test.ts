@@ -14,18 +14,21 @@ describe('a multiagent session on its page', () => {
     { type: 'session.thread_status_running', session_thread_id: T, agent_name: 'alpha' },
     { type: 'agent.tool_use', session_thread_id: T, name: 'bash', input: { command: 'ls' }, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' },
     { type: 'agent.message', session_thread_id: T, content: [{ type: 'text', text: 'half done' }] },
+    // Its report: sent by the child, received by the coordinator (both on the API's primary stream).
+    { type: 'agent.thread_message_sent', session_thread_id: T, content: [{ type: 'text', text: 'half done' }], to_session_thread_id: 'sthr_01JZ0000000000000000000001' },
+    { type: 'agent.thread_message_received', content: [{ type: 'text', text: 'half done' }], from_session_thread_id: T, from_agent_name: 'alpha' },
   );
 
   it('lists each child with its agent, status and last activity', () => {
     expect(threadsOf(events)).toMatchObject([{ id: T, agentName: 'alpha', status: 'running' }]);
   });
 
-  it("shows the delegation inline in the coordinator's conversation, with a child's call that waits for a verdict, but not the child's own words", () => {
+  it("shows the delegation and the report inline in the coordinator's conversation (the report once), with a child's call that waits for a verdict, but not the child's own words", () => {
     const kinds = conversation(eventsOfThread(events, null)).map((i) => i.kind);
-    expect(kinds).toEqual(['user', 'thread-sent', 'tool']);
+    expect(kinds).toEqual(['user', 'thread-sent', 'tool', 'thread-received']);
   });
 
   it("shows a child's own conversation when it is picked", () => {
-    expect(conversation(eventsOfThread(events, T)).map((i) => i.kind)).toEqual(['thread-received', 'tool', 'agent']);
+    expect(conversation(eventsOfThread(events, T)).map((i) => i.kind)).toEqual(['thread-received', 'tool', 'agent', 'thread-sent']);
   });
 });

@@ -35,6 +35,8 @@ export function threadsOf(events: readonly StoredEvent[]): ThreadRow[] {
  * a child's, its own.
  */
 export function eventsOfThread(events: readonly StoredEvent[], thread: string | null): StoredEvent[] {
-  if (thread === null) return events.filter(onPrimaryStream);
+  // A child's report shows once in the coordinator's conversation, as received (← its agent); the
+  // child's own sent copy (cross-posted on the API's stream) would show it twice.
+  if (thread === null) return events.filter((e) => onPrimaryStream(e) && !(e.type === 'agent.thread_message_sent' && e.session_thread_id !== undefined));
   return events.filter((e) => e.session_thread_id === thread);
 }

@@ -1,0 +1,67 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { E2E_API_KEY, expect, test } from '~/e2e/auth';
+import { enqueue, resetFake } from '~/e2e/fake';
+import { shoot } from '~/e2e/shots';
+import { PORTS } from '~/playwright.config';
+
+/**
+ * A multiagent session on its page: a coordinator made through the official SDK delegates to a
+ * rostered agent; the page lists the threads, shows the delegation and the report inline, and a
+ * click on the child shows its own conversation. The child and the coordinator ask the fake model
+ * at the same moment, so the two answers after the delegation are the same text (either may take
+ * either one).
+ */
+const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: `http://127.0.0.1:${PORTS.app}`, maxRetries: 0 });
+
+test.describe.configure({ timeout: 120_000 });
+test.beforeEach(resetFake);
+
+const text = (t: string) => ({ kind: 'message' as const, steps: [{ kind: 'text' as const, text: t }] });
+
+test('the session page lists its threads, shows a delegation and its report inline, and a thread’s own conversation', async ({ page }) => {
+  const writer = await client.beta.agents.create({ name: 'writer', model: 'claude-fake', system: 'You write release notes.', tools: [{ type: 'agent_toolset_20260401' }] });
+  const lead = await client.beta.agents.create({ name: 'lead', model: 'claude-fake', system: 'You lead.', tools: [{ type: 'agent_toolset_20260401' }], multiagent: { type: 'coordinator', agents: [writer.id] } });
+  const session = await client.beta.sessions.create({ agent: lead.id, environment_id: 'env_default', title: 'release notes team' });
+  await enqueue(
+    { kind: 'message', steps: [{ kind: 'tool_use', name: 'send_to_agent', input: { agent: 'writer', message: 'Draft the release notes for 1.2.' } }] },
+    text('Release notes drafted: three fixes, one feature.'),
+    text('Release notes drafted: three fixes, one feature.'),
+    text('The writer reported back; the notes are ready.'),
+  );
+  await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Get the release notes written.' }] }] });
+  let threads: Awaited<ReturnType<typeof client.beta.sessions.threads.retrieve>>[] = [];
+  for (let i = 0; i < 300; i++) {
+    threads = (await client.beta.sessions.threads.list(session.id)).data;
+    const got = await client.beta.sessions.retrieve(session.id);
+    if (got.status === 'idle' && threads.length === 2 && threads.every((t) => t.status === 'idle')) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const child = threads.find((t) => t.parent_thread_id !== null);
+  expect(child).toMatchObject({ status: 'idle', agent: { name: 'writer' } });
+
+  await page.goto(`/s/${session.id}`);
+  const row = page.getByTestId('thread-row');
+  await expect(row).toHaveCount(1);
+  await expect(row).toContainText('writer');
+  await expect(row).toHaveAttribute('data-status', 'idle');
+  // The coordinator's conversation: the delegation out and the report in.
+  await expect(page.getByTestId('thread-sent')).toContainText('→ writer');
+  await expect(page.getByTestId('thread-sent')).toContainText('Draft the release notes for 1.2.');
+  await expect(page.getByTestId('thread-received')).toContainText('← writer');
+  await expect(page.getByTestId('thread-received')).toContainText('Release notes drafted');
+  await shoot(page, 'threads-coordinator', [1440, 390]);
+
+  // The child's own conversation: the message it was sent and its answer.
+  await row.click();
+  await expect(row).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByText('Draft the release notes for 1.2.').first()).toBeVisible();
+  await expect(page.getByText('Release notes drafted: three fixes, one feature.').first()).toBeVisible();
+  await expect(page.getByTestId('thread-received')).toContainText('← lead');
+  await expect(page.getByTestId('thread-sent')).toContainText('→ coordinator');
+  await shoot(page, 'threads-child', [1440, 390]);
+  // At phone width nothing of the thread view is wider than the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.getByTestId('thread-primary').click();
+  await expect(page.getByTestId('thread-primary')).toHaveAttribute('aria-pressed', 'true');
+});
