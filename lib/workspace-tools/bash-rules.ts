@@ -80,3 +80,31 @@ export function capOutput(text: string, cap: number): string {
   out.push(text);
   return out.text();
 }
+
+/**
+ * What a command in a sandbox hand gets of its hand's environment, whichever executor runs it
+ * (paddock-hand, paddock-exec): the sandbox's proxy variables, and the trust-store variables its
+ * TLS-terminating proxy sets when the hand has secrets (sandbox-runtime's CA_TRUST_VARS).
+ */
+export const SANDBOX_PASSED_ENV = [
+  'TMPDIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'ALL_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'all_proxy',
+  'no_proxy',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'CURL_CA_BUNDLE',
+  'REQUESTS_CA_BUNDLE',
+  'PIP_CERT',
+  'GIT_SSL_CAINFO',
+  'AWS_CA_BUNDLE',
+  'CARGO_HTTP_CAINFO',
+  'DENO_CERT',
+  'CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE',
+  'NIX_SSL_CERT_FILE',
+] as const;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '~/lib/hand';
 import { parseToolInput, type ToolInput } from '~/lib/tool-inputs';
-import { bashCall, bashTrailer, CappedOutput } from '~/lib/workspace-tools/bash-rules';
+import { bashCall, bashTrailer, CappedOutput, SANDBOX_PASSED_ENV } from '~/lib/workspace-tools/bash-rules';
 import { WorkspaceTools } from '~/lib/workspace-tools/file-tools';
 import { TOOL_LIMITS, type ToolLimits } from '~/lib/workspace-tools/tool-limits';
 import { nodeToolFs } from '~/server/hands/paddock-hand/node-tool-fs';
@@ -33,36 +33,10 @@ export type GrepInput = ToolInput<'grep'>;
 /** After bash exits, how long to keep reading output still held open by background children. */
 const DRAIN_MS = 100;
 
-/**
- * The sandbox's proxy variables, and the trust-store variables its TLS-terminating proxy sets when
- * the hand has secrets (sandbox-runtime's CA_TRUST_VARS: each tool's own CA bundle setting).
- */
-const PASSED_ENV = [
-  'TMPDIR',
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'ALL_PROXY',
-  'NO_PROXY',
-  'http_proxy',
-  'https_proxy',
-  'all_proxy',
-  'no_proxy',
-  'NODE_EXTRA_CA_CERTS',
-  'SSL_CERT_FILE',
-  'CURL_CA_BUNDLE',
-  'REQUESTS_CA_BUNDLE',
-  'PIP_CERT',
-  'GIT_SSL_CAINFO',
-  'AWS_CA_BUNDLE',
-  'CARGO_HTTP_CAINFO',
-  'DENO_CERT',
-  'CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE',
-  'NIX_SSL_CERT_FILE',
-] as const;
 
 function passedNames(): string[] {
   const extra = (process.env[PASS_ENV_ENV] ?? '').split(',').filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
-  return [...PASSED_ENV, ...extra];
+  return [...SANDBOX_PASSED_ENV, ...extra];
 }
 
 /** What an MCP hand server runs its tools on: paddock-hand's own disk (`Workspace`) or a sandboxed executor (native-workspace.ts). */

@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '~/lib/hand';
 import { type EntryShape, isSandboxMask, SANDBOX_MASKED_NAMES } from '~/lib/sandbox-masks';
 import { parseToolInput } from '~/lib/tool-inputs';
-import { type BashEnd, bashCall, bashTrailer, CappedOutput } from '~/lib/workspace-tools/bash-rules';
+import { type BashEnd, bashCall, bashTrailer, CappedOutput, SANDBOX_PASSED_ENV } from '~/lib/workspace-tools/bash-rules';
 import { WorkspaceTools } from '~/lib/workspace-tools/file-tools';
 import { errnoOf, type ToolFs } from '~/lib/workspace-tools/tool-fs';
 import { TOOL_LIMITS, type ToolLimits } from '~/lib/workspace-tools/tool-limits';
@@ -11,29 +11,6 @@ import type { ExecClient } from '~/server/hands/sandbox/native-exec-client';
 /** Signal numbers (Linux) → the names paddock-hand's trailer says. */
 const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 6: 'SIGABRT', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ' };
 
-/** The variables a command gets, as paddock-hand's (tools.ts PASSED_ENV): proxies and trust stores of the sandbox. */
-const PASSED_ENV = [
-  'TMPDIR',
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'ALL_PROXY',
-  'NO_PROXY',
-  'http_proxy',
-  'https_proxy',
-  'all_proxy',
-  'no_proxy',
-  'NODE_EXTRA_CA_CERTS',
-  'SSL_CERT_FILE',
-  'CURL_CA_BUNDLE',
-  'REQUESTS_CA_BUNDLE',
-  'PIP_CERT',
-  'GIT_SSL_CAINFO',
-  'AWS_CA_BUNDLE',
-  'CARGO_HTTP_CAINFO',
-  'DENO_CERT',
-  'CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE',
-  'NIX_SSL_CERT_FILE',
-] as const;
 
 async function orNull<T>(p: Promise<T>): Promise<T | null> {
   try {
@@ -115,7 +92,7 @@ export class NativeWorkspace {
       `PWD=${this.root}`,
       'LANG=C.UTF-8',
       'TERM=dumb',
-      ...PASSED_ENV.map((n) => `=${n}`),
+      ...SANDBOX_PASSED_ENV.map((n) => `=${n}`),
     ];
     const output = new CappedOutput(this.limits.outputChars);
     const stdout = new StringDecoder('utf8');
