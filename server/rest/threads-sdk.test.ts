@@ -1,56 +1,26 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
-import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { type FakeMessagesApi, type RecordedRequest, type ScriptedResponse, startFakeMessagesApi, textResponse, toolResultCount } from '~/server/harness/testing/fake-messages-api';
+import { type FakeMessagesApi, type RecordedRequest, type ScriptedResponse, textResponse, toolResultCount } from '~/server/harness/testing/fake-messages-api';
 import { checkThreadInvariants } from '~/server/harness/testing/log-invariants';
-import { testRuntime } from '~/server/harness/testing/test-runtime';
-import { handleRest } from '~/server/rest/handler';
-import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
+import { type SdkServer, startSdkServer } from '~/server/rest/testing/sdk-server';
 import type { Runtime } from '~/server/runtime';
-import { openSqliteStore } from '~/server/session/sqlite-store';
 
 /**
  * Session threads (multiagent) end to end: the official SDK against the /v1 handler, the scripted
  * fake model (a script per agent, by its system prompt: threads run concurrently) and a real
  * sandboxed hand the threads share.
  */
-const KEY = 'pdk_test_key_0123456789abcdef';
-let dir: string;
+let sdk: SdkServer;
 let rt: Runtime;
 let fake: FakeMessagesApi;
-let server: FetchServer;
 let client: Anthropic;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-threads-sdk-'));
-  const dataDir = path.join(dir, 'data');
-  const store = await openSqliteStore({ file: path.join(dataDir, 'paddock.sqlite') });
-  fake = await startFakeMessagesApi();
-  rt = testRuntime({
-    store,
-    model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
-    dataDir,
-    env: { PADDOCK_API_KEY: KEY },
-    hands: { provisioners: { sandbox: createLocalHandProvisioner({ dataDir, workspacesDir: path.join(dir, 'hands') }) }, defaultKind: 'sandbox' },
-    harness: { retryBaseMs: 5 },
-  });
-  await rt.agents.ensureDefaults();
-  server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
-  client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+  sdk = await startSdkServer({ name: 'threads-sdk', sandbox: true });
+  ({ rt, fake, client } = sdk);
 });
 
-afterEach(async () => {
-  await server.close();
-  await rt.harness.close();
-  await rt.hands.closeAll();
-  await fake.close();
-  await rt.store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => sdk.close());
 
 const systemOf = (req: RecordedRequest) => JSON.stringify(req.body?.system ?? '');
 const reports = (req: RecordedRequest) => (JSON.stringify(req.body?.messages ?? []).match(/\[Message from /g) ?? []).length;
