@@ -8,11 +8,47 @@ PADDOCK_NODE_MAJOR=22
 
 paddock_node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 
+# Some Node installs (Debian's nodejs without its npm package on PATH, a bare binary) have no `npm`
+# command. Use the npm that ships beside that Node when there is one, else fetch npm's tarball from
+# the registry, and put `npm`/`npx` shims first on PATH so child scripts find them too.
+paddock_ensure_npm() {
+  command -v npm >/dev/null 2>&1 && return 0
+  local cache cli prefix
+  cache="${PADDOCK_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/paddock}"
+  prefix=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+  cli="$prefix/lib/node_modules/npm/bin"
+  if [ ! -f "$cli/npm-cli.js" ]; then
+    cli="$cache/npm/package/bin"
+    if [ ! -f "$cli/npm-cli.js" ]; then
+      echo "paddock: this machine's Node has no npm; fetching npm 10 from the npm registry into $cache/npm" >&2
+      mkdir -p "$cache/npm"
+      local url
+      # The newest npm 10 (it runs on Node 18 and later); the packument, since not every registry serves ranges.
+      url=$(curl -fsSL https://registry.npmjs.org/npm | node -e '
+        let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+          const v = Object.values(JSON.parse(s).versions).filter((p) => /^10\.\d+\.\d+$/.test(p.version));
+          v.sort((a, b) => a.version.split(".")[1] - b.version.split(".")[1] || a.version.split(".")[2] - b.version.split(".")[2]);
+          console.log(v.at(-1).dist.tarball);
+        });') &&
+        curl -fsSL "$url" | tar -xz -C "$cache/npm" || {
+          echo "paddock: could not fetch npm; install npm (Debian: apt install npm) and run this again" >&2
+          return 1
+        }
+    fi
+  fi
+  mkdir -p "$cache/npm-bin"
+  printf '#!/bin/sh\nexec node "%s/npm-cli.js" "$@"\n' "$cli" > "$cache/npm-bin/npm"
+  printf '#!/bin/sh\nexec node "%s/npx-cli.js" "$@"\n' "$cli" > "$cache/npm-bin/npx"
+  chmod +x "$cache/npm-bin/npm" "$cache/npm-bin/npx"
+  export PATH="$cache/npm-bin:$PATH"
+}
+
 paddock_use_supported_node() {
   if ! command -v node >/dev/null 2>&1; then
     echo "paddock: Node.js is not installed; install Node.js ${PADDOCK_NODE_MAJOR} or 24 (https://nodejs.org) and run this again" >&2
     return 1
   fi
+  paddock_ensure_npm || return 1
   local have
   have=$(paddock_node_major)
   if [ "$have" -ge "$PADDOCK_NODE_MAJOR" ]; then
