@@ -137,6 +137,9 @@ test('the timeline follows new events while at the bottom, stays put when scroll
   const rows = await scroller.evaluate((el) => Math.floor(el.clientHeight / (el.querySelector('li')?.getBoundingClientRect().height ?? 1)));
   expect(rows).toBeGreaterThanOrEqual(10);
   await expect.poll(gapBelow).toBeLessThan(4);
+  // The pane getting shorter (a smaller window, a bar above filling in) keeps the reader at the bottom.
+  await page.setViewportSize({ width: 1440, height: 820 });
+  await expect.poll(gapBelow).toBeLessThan(4);
 
   const lastSeq = async () => Number(await page.locator('[data-testid=timeline] li').last().getAttribute('data-seq'));
   const before = await lastSeq();

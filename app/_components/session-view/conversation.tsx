@@ -1,25 +1,17 @@
 'use client';
 import { type Ref, useState } from 'react';
-import { StickToBottom, type StickToBottomContext, useStickToBottomContext } from 'use-stick-to-bottom';
+import { StickToBottom, type StickToBottomContext } from 'use-stick-to-bottom';
 import type { Item } from '~/app/_components/session-view/derive';
 import { ItemView, StreamingView } from '~/app/_components/session-view/item-view';
 import { ExamplePrompts } from '~/app/_components/session-view/example-prompts';
 import { useReadOnly } from '~/app/_components/session-view/read-only';
 import type { Streaming } from '~/app/_components/session-view/use-session-log';
+import { FollowPaneResize, JumpToLatest } from '~/app/_components/session-view/follow-bottom';
 import '~/app/_components/session-view/conversation.css';
 
 /** Items rendered at first; older ones load on demand (a long session paints instantly). */
 const WINDOW = 80;
 
-function JumpToLatest() {
-  const { isAtBottom, scrollToBottom } = useStickToBottomContext();
-  if (isAtBottom) return null;
-  return (
-    <button type="button" className="jump-latest" data-testid="jump-latest" onClick={() => void scrollToBottom()}>
-      Jump to latest ↓
-    </button>
-  );
-}
 
 /**
  * The chat. It follows new output (use-stick-to-bottom: a resize observer on the content, with
@@ -59,7 +51,8 @@ export function Conversation({
         ))}
         {queued.map(view)}
       </StickToBottom.Content>
-      <JumpToLatest />
+      <JumpToLatest label="Jump to latest ↓" testId="jump-latest" />
+      <FollowPaneResize />
     </StickToBottom>
   );
 }

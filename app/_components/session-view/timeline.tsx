@@ -1,10 +1,11 @@
 'use client';
 import { useMemo, useState } from 'react';
-import { StickToBottom, useStickToBottomContext } from 'use-stick-to-bottom';
+import { StickToBottom } from 'use-stick-to-bottom';
 import type { StoredEvent } from '~/lib/events';
 import { clock } from '~/app/_components/time';
 import { PanePlaceholder } from '~/app/_components/ide/pane-placeholder';
 import { TIMELINE_FILTERS, type TimelineFilter, showsUnder } from '~/app/_components/session-view/timeline-filter';
+import { FollowPaneResize, JumpToLatest } from '~/app/_components/session-view/follow-bottom';
 import '~/app/_components/session-view/conversation.css';
 
 const SUSPEND_REASONS = { idle: 'idle', cap: 'too many live hands', shutdown: 'the server stopped' } as const;
@@ -57,15 +58,6 @@ function detail(e: StoredEvent): string {
 /** Rows rendered at first: a 10k-event log stays instant; the rest is one click away. */
 const WINDOW = 150;
 
-function JumpToLatest() {
-  const { isAtBottom, scrollToBottom } = useStickToBottomContext();
-  if (isAtBottom) return null;
-  return (
-    <button type="button" className="jump-latest" data-testid="timeline-jump-latest" onClick={() => void scrollToBottom()}>
-      Latest ↓
-    </button>
-  );
-}
 
 /**
  * The session log, one row per event. It follows new events while the reader is at the bottom
@@ -115,7 +107,8 @@ export function Timeline({ events }: { events: readonly StoredEvent[] }) {
             })}
           </ol>
         </StickToBottom.Content>
-        <JumpToLatest />
+        <JumpToLatest label="Latest ↓" testId="timeline-jump-latest" />
+        <FollowPaneResize />
       </StickToBottom>
     </div>
   );
