@@ -1,8 +1,8 @@
 import { defineConfig } from '@playwright/test';
 import { AUTH_ENV } from '~/e2e/auth';
+import { APP_URL, FAKE_URL, PORTS } from '~/e2e/ports';
 
 const dataDir = process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e';
-export const PORTS = { app: 3210, demo: 3211, fake: 4010 } as const;
 
 const next = (port: number, env: Record<string, string>) => ({
   // Started directly: an npx wrapper leaves an orphaned next-server holding the port.
@@ -23,7 +23,7 @@ export default defineConfig({
   expect: { timeout: 10_000 },
   reporter: [['list']],
   use: {
-    baseURL: `http://127.0.0.1:${PORTS.app}`,
+    baseURL: APP_URL,
     launchOptions: {
       executablePath: '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -42,7 +42,7 @@ export default defineConfig({
     next(PORTS.app, {
       PADDOCK_DATA_DIR: `${dataDir}/app`,
       ANTHROPIC_API_KEY: 'e2e-test-key',
-      ANTHROPIC_BASE_URL: `http://127.0.0.1:${PORTS.fake}`,
+      ANTHROPIC_BASE_URL: FAKE_URL,
       PADDOCK_RETRY_BASE_MS: '50',
     }),
     // No key at all: the labelled offline demo brain.

@@ -2,12 +2,13 @@ import http from 'node:http';
 import { test as anonymous } from '@playwright/test';
 import { E2E_API_KEY, expect, signIn, test } from '~/e2e/auth';
 import { OwnServer } from '~/e2e/own-server';
+import { FAKE_URL, port } from '~/e2e/ports';
 
 /**
  * Who gets in: a stranger gets a sign-in page and nothing else; the owner signs in with the URL
  * printed at start (once per token), makes and revokes API keys, and signs out.
  */
-const PORT = 3218;
+const PORT = port(3218);
 const server = new OwnServer(PORT, {
   PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/access`,
   PADDOCK_DEFAULT_HAND: 'memory',
@@ -107,7 +108,7 @@ test('a cross-site form and a rebinding Host change nothing, even with the owner
     await page.waitForURL(`${server.url}/api/trpc/sessions.create`);
     return answer.status();
   };
-  await page.goto('http://127.0.0.1:4010/_control/requests');
+  await page.goto(`${FAKE_URL}/_control/requests`);
   expect(await post()).toBe(403);
   await page.goto('/settings');
   expect(await post()).toBe(415);

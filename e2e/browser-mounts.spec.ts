@@ -3,7 +3,7 @@ import Anthropic, { toFile } from '@anthropic-ai/sdk';
 import { E2E_API_KEY, expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { send } from '~/e2e/session-page';
-import { PORTS } from '~/playwright.config';
+import { APP_URL } from '~/e2e/ports';
 
 /**
  * A session's mounts in the browser hand (the offline engine: WebContainer cannot boot here): the
@@ -11,7 +11,7 @@ import { PORTS } from '~/playwright.config';
  * what the call left in /mnt/session/outputs (a file of the session) and in /mnt/memory (a
  * version by the session).
  */
-const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: `http://127.0.0.1:${PORTS.app}`, maxRetries: 0 });
+const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: APP_URL, maxRetries: 0 });
 
 test.describe.configure({ timeout: 120_000 });
 test.beforeEach(async ({ page }) => {

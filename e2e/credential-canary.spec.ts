@@ -15,6 +15,7 @@ import { type BearerGate, startBearerGate } from '~/server/proxy/testing/bearer-
 import { expectClean, processText, readTree } from '~/server/proxy/testing/canary-scan';
 import { type EverythingServer, startEverythingServer } from '~/server/proxy/testing/everything-server';
 import { type GitServer, startGitServer } from '~/server/proxy/testing/git-server';
+import { FAKE_URL, port } from '~/e2e/ports';
 
 /**
  * The credential canary in a browser: one secret, given to Paddock only through `/v1` (a vault's
@@ -25,7 +26,7 @@ import { type GitServer, startGitServer } from '~/server/proxy/testing/git-serve
  * files and processes, and the server's log: nowhere.
  */
 
-const PORT = 3215;
+const PORT = port(3215);
 let dir: string;
 let server: OwnServer;
 let everything: EverythingServer;
@@ -47,7 +48,7 @@ test.beforeAll(async () => {
       PADDOCK_DATA_DIR: path.join(dir, 'data'),
       PADDOCK_WORKSPACES_DIR: path.join(dir, 'hands'),
       ANTHROPIC_API_KEY: 'e2e-test-key',
-      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+      ANTHROPIC_BASE_URL: FAKE_URL,
       PADDOCK_DEFAULT_HAND: 'sandbox',
       PADDOCK_WARM_POOL: '0',
       PADDOCK_LOG_LEVEL: 'debug',

@@ -2,13 +2,14 @@ import fs from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { PROGRAM_HEADERS, signIn } from '~/e2e/auth';
 import { OwnServer } from '~/e2e/own-server';
+import { port } from '~/e2e/ports';
 
 /**
  * The data dir deleted under a running server (`rm -rf .paddock` in the wrong terminal): the
  * health check, the owner's pages and the API all say so, and nothing more goes into the deleted
  * database.
  */
-const PORT = 3224;
+const PORT = port(3224);
 const DATA_DIR = `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/data-dir`;
 const SHOTS = process.env.E2E_SHOTS_DIR ?? '/tmp/shots';
 const server = new OwnServer(PORT, { PADDOCK_DATA_DIR: DATA_DIR, PADDOCK_DEFAULT_HAND: 'memory', PADDOCK_WARM_POOL: '0', ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '' });

@@ -4,6 +4,7 @@ import { enqueue, resetFake } from '~/e2e/fake';
 import { mirroredSeqs } from '~/e2e/mirror';
 import { OwnServer } from '~/e2e/own-server';
 import { type PrivatePostgres, createPrivatePostgres } from '~/server/session/testing/private-postgres';
+import { FAKE_URL, port } from '~/e2e/ports';
 
 /**
  * The app on a PostgreSQL of its own (a private cluster, never the shared :5432 one). With a
@@ -11,8 +12,8 @@ import { type PrivatePostgres, createPrivatePostgres } from '~/server/session/te
  * unreachable and keeps showing its local copy, and a message sent meanwhile is refused visibly.
  * PostgreSQL is started again: the banner goes, and the session finishes the answer it was on.
  */
-const PORT = 3216;
-const LATE_PORT = 3217;
+const PORT = port(3216);
+const LATE_PORT = port(3217);
 let cluster: PrivatePostgres;
 let server: OwnServer;
 let late: OwnServer | null = null;
@@ -20,7 +21,7 @@ const env = (name: string) => ({
   DATABASE_URL: cluster.url(),
   PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/${name}`,
   ANTHROPIC_API_KEY: 'e2e-test-key',
-  ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+  ANTHROPIC_BASE_URL: FAKE_URL,
   PADDOCK_DEFAULT_HAND: 'memory',
   PADDOCK_WARM_POOL: '0',
   PADDOCK_SWEEP_MS: '250',

@@ -1,7 +1,8 @@
 import { expect, test } from '~/e2e/auth';
 import { shoot } from '~/e2e/shots';
+import { DEMO_URL } from '~/e2e/ports';
 
-test.use({ baseURL: 'http://127.0.0.1:3211' });
+test.use({ baseURL: DEMO_URL });
 
 test('without a key the offline demo brain answers, labelled as not Claude', async ({ page }) => {
   await page.goto('/');

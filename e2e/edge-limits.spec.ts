@@ -2,13 +2,14 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { expect, test } from '@playwright/test';
 import { OwnServer } from '~/e2e/own-server';
+import { port } from '~/e2e/ports';
 
 /**
  * What a stranger can do to a real `next start` before anyone knows who they are: malformed
  * addresses are a 400 on every route prefix with nothing in the log, and large bodies cost the
  * server no memory (Next's proxy layer once buffered each one up to 10 MB).
  */
-const PORT = 3226;
+const PORT = port(3226);
 const server = new OwnServer(
   PORT,
   {

@@ -1,6 +1,7 @@
 import type { ScriptedResponse } from '~/server/harness/testing/fake-messages-api';
+import { FAKE_URL } from '~/e2e/ports';
 
-const FAKE = 'http://127.0.0.1:4010';
+const FAKE = FAKE_URL;
 
 /** Scripts the next answers of the fake Messages API the app under test talks to. */
 export async function enqueue(...responses: ScriptedResponse[]): Promise<void> {

@@ -2,6 +2,7 @@ import type { Page } from '@playwright/test';
 import { E2E_API_KEY, expect, test } from '~/e2e/auth';
 import { enqueue, recordedRequests, resetFake } from '~/e2e/fake';
 import { send } from '~/e2e/session-page';
+import { APP_URL } from '~/e2e/ports';
 
 /**
  * Issue 24's "pages that tell the truth", on the server that talks to the fake Messages API: a
@@ -9,7 +10,7 @@ import { send } from '~/e2e/session-page';
  * its reason once, Interrupt keeps the half-written answer (and the model reads it), the list
  * searches and filters, the timeline follows new events and filters them.
  */
-const BASE = 'http://127.0.0.1:3210';
+const BASE = APP_URL;
 const SHOTS = process.env.E2E_SHOTS_DIR ?? '/tmp/shots';
 const api = { 'x-api-key': E2E_API_KEY, 'content-type': 'application/json' };
 test.describe.configure({ timeout: 90_000 });

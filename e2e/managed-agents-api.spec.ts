@@ -2,13 +2,13 @@ import Anthropic from '@anthropic-ai/sdk';
 import { expect, test } from '@playwright/test';
 import { E2E_API_KEY } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
-import { PORTS } from '~/playwright.config';
+import { APP_URL } from '~/e2e/ports';
 
 /**
  * The acceptance of the Managed Agents API: the official SDK, unmodified, with only `baseURL` and
  * the key changed, against a real `next start` whose hands are sandboxes.
  */
-const BASE = `http://127.0.0.1:${PORTS.app}`;
+const BASE = APP_URL;
 const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: BASE, maxRetries: 0 });
 
 test.describe.configure({ timeout: 90_000 });
@@ -105,7 +105,7 @@ test('the official SDK runs an agent on a sandbox hand: approval, a custom tool 
 });
 
 test('Prometheus metrics at /metrics and /v1/metrics, for an API key only', async ({ request }) => {
-  const base = `http://127.0.0.1:${PORTS.app}`;
+  const base = APP_URL;
   const refused = await request.get(`${base}/metrics`);
   expect(refused.status()).toBe(401);
   for (const path of ['/metrics', '/v1/metrics']) {

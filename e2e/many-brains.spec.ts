@@ -5,6 +5,7 @@ import { enqueue, resetFake } from '~/e2e/fake';
 import { mirroredSeqs } from '~/e2e/mirror';
 import { FailoverProxy } from '~/e2e/failover-proxy';
 import { OwnServer } from '~/e2e/own-server';
+import { FAKE_URL, port } from '~/e2e/ports';
 
 /**
  * Two server instances share one PostgreSQL behind one origin. Instance A is SIGKILLed mid-turn;
@@ -16,22 +17,22 @@ import { OwnServer } from '~/e2e/own-server';
 const ADMIN = process.env.PADDOCK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const dbName = `paddock_e2e_${randomBytes(4).toString('hex')}`;
 const dbUrl = `${ADMIN.replace(/\/[^/]*$/, '')}/${dbName}`;
-const env = (port: number) => ({
+const env = (brain: number) => ({
   DATABASE_URL: dbUrl,
-  PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/brain-${port}`,
+  PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/brain-${brain}`,
   ANTHROPIC_API_KEY: 'e2e-test-key',
-  ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+  ANTHROPIC_BASE_URL: FAKE_URL,
   PADDOCK_DEFAULT_HAND: 'memory',
   PADDOCK_WARM_POOL: '0',
   PADDOCK_LEASE_TTL_MS: '1500',
   PADDOCK_SWEEP_MS: '250',
   PADDOCK_RETRY_BASE_MS: '50',
   // The address people use: the load balancer's, whose Host the instances do not see.
-  PADDOCK_PUBLIC_URL: 'http://127.0.0.1:3215',
+  PADDOCK_PUBLIC_URL: `http://127.0.0.1:${port(3215)}`,
 });
-const a = new OwnServer(3213, env(3213));
-const b = new OwnServer(3214, env(3214));
-const lb = new FailoverProxy(3215, [3213, 3214]);
+const a = new OwnServer(port(3213), env(3213));
+const b = new OwnServer(port(3214), env(3214));
+const lb = new FailoverProxy(port(3215), [port(3213), port(3214)]);
 
 async function admin(sql: string): Promise<void> {
   const c = new pg.Client({ connectionString: ADMIN });
@@ -65,7 +66,7 @@ test('instance A dies mid-turn; B finishes the session and the browser follows B
   await page.waitForURL(/\/s\/sesn_/);
   const id = page.url().split('/s/')[1]!;
   await expect(page.getByTestId('connection')).toHaveText('live');
-  expect(lb.target).toBe(3213);
+  expect(lb.target).toBe(port(3213));
 
   await enqueue(
     { kind: 'message', steps: [{ kind: 'text', text: Array.from({ length: 200 }, (_, i) => `a${i}`).join(' '), chunks: 200 }], chunkDelayMs: 60 },
@@ -79,7 +80,7 @@ test('instance A dies mid-turn; B finishes the session and the browser follows B
   await expect(page.getByTestId('agent-message').last()).toHaveText('Finished by instance B.', { timeout: 30_000 });
   await expect(page.getByTestId('status')).toHaveText('idle');
   await expect(page.getByTestId('connection')).toHaveText('live');
-  expect(lb.target).toBe(3214);
+  expect(lb.target).toBe(port(3214));
 
   const seqs = await mirroredSeqs(page, id);
   expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
@@ -94,7 +95,7 @@ test('instance A dies mid-turn; B finishes the session and the browser follows B
 test('the tab is the hand: attached through B, it serves the harness on A once B dies mid-turn', async ({ page }) => {
   // After the first test A is down and the origin sticks to B; bring A back as the standby.
   await a.start();
-  expect(lb.target).toBe(3214);
+  expect(lb.target).toBe(port(3214));
   await page.addInitScript(() => localStorage.setItem('paddock.wcBootTimeoutMs', '2500'));
   await page.goto('/');
   await page.getByTestId('new-session').click();
@@ -116,7 +117,7 @@ test('the tab is the hand: attached through B, it serves the harness on A once B
   await b.kill();
 
   await expect(page.getByTestId('agent-message').last()).toHaveText('Finished by instance A, in your tab.', { timeout: 40_000 });
-  expect(lb.target).toBe(3213);
+  expect(lb.target).toBe(port(3213));
   await expect(page.getByTestId('tool-result').last()).toContainText('served by the tab for instance A');
   await expect(page.getByTestId('tool-hand').last()).toHaveText('on browser-1');
   await expect(page.locator('[data-testid=hand][data-hand="browser-1"]')).toHaveAttribute('data-status', 'ready');

@@ -2,11 +2,12 @@ import { PROGRAM_HEADERS, expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { mirroredSeqs } from '~/e2e/mirror';
 import { OwnServer } from '~/e2e/own-server';
+import { FAKE_URL, port } from '~/e2e/ports';
 
-const server = new OwnServer(3212, {
+const server = new OwnServer(port(3212), {
   PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/offline`,
   ANTHROPIC_API_KEY: 'e2e-test-key',
-  ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+  ANTHROPIC_BASE_URL: FAKE_URL,
   PADDOCK_DEFAULT_HAND: 'memory',
   PADDOCK_SWEEP_MS: '200',
   PADDOCK_LEASE_TTL_MS: '1000',

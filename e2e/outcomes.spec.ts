@@ -2,14 +2,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import { E2E_API_KEY, expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { shoot } from '~/e2e/shots';
-import { PORTS } from '~/playwright.config';
+import { APP_URL } from '~/e2e/ports';
 
 /**
  * An outcome on the session page: defined through the official SDK, graded twice by the fake
  * model (needs revision, then satisfied); the page shows the outcome, each iteration's verdict
  * and the grader's explanation.
  */
-const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: `http://127.0.0.1:${PORTS.app}`, maxRetries: 0 });
+const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: APP_URL, maxRetries: 0 });
 
 test.describe.configure({ timeout: 120_000 });
 test.beforeEach(resetFake);

@@ -4,14 +4,14 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { expect, test } from '@playwright/test';
 import { E2E_API_KEY } from '~/e2e/auth';
-import { PORTS } from '~/playwright.config';
+import { DEMO_URL } from '~/e2e/ports';
 
 /**
  * A program's first minutes: the README's API example, run exactly as printed against a real
  * `next start` (the demo brain's server, so nothing is scripted), and an event stream that opens
  * at once on an idle session (the SDK's stream() resolves on the response headers).
  */
-const DEMO = `http://127.0.0.1:${PORTS.demo}`;
+const DEMO = DEMO_URL;
 
 /** The README's first TypeScript block under "The Managed Agents API". */
 function readmeExample(): string {

@@ -2,13 +2,14 @@ import { PROGRAM_HEADERS, expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { mirroredSeqs } from '~/e2e/mirror';
 import { OwnServer } from '~/e2e/own-server';
+import { FAKE_URL, port } from '~/e2e/ports';
 
 /** Ctrl-C or a service manager's SIGTERM while a tab is open and a turn runs, then a restart. */
 const STOP_TIMEOUT_MS = 4_000;
-const server = new OwnServer(3219, {
+const server = new OwnServer(port(3219), {
   PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/restart`,
   ANTHROPIC_API_KEY: 'e2e-test-key',
-  ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+  ANTHROPIC_BASE_URL: FAKE_URL,
   PADDOCK_DEFAULT_HAND: 'memory',
   PADDOCK_STOP_TIMEOUT_MS: String(STOP_TIMEOUT_MS),
   // A long lease: only a released one lets the restarted server take the turn over at once.

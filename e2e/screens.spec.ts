@@ -1,5 +1,6 @@
 import { type Page } from '@playwright/test';
 import { E2E_API_KEY, expect, test } from '~/e2e/auth';
+import { DEMO_URL } from '~/e2e/ports';
 
 /**
  * The screens a new user meets in the first hour, each at desktop and phone width, for a person
@@ -7,7 +8,7 @@ import { E2E_API_KEY, expect, test } from '~/e2e/auth';
  * for approval, agents, environments, settings. On the demo brain's server, so every answer is
  * deterministic; each screen's one fact a person would check first is asserted too.
  */
-const BASE = 'http://127.0.0.1:3211';
+const BASE = DEMO_URL;
 const SHOTS = process.env.E2E_SHOTS_DIR ?? '/tmp/shots';
 const api = { 'x-api-key': E2E_API_KEY, 'content-type': 'application/json' };
 test.use({ baseURL: BASE });

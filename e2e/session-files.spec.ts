@@ -3,7 +3,7 @@ import Anthropic, { toFile } from '@anthropic-ai/sdk';
 import { E2E_API_KEY, expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { shoot } from '~/e2e/shots';
-import { PORTS } from '~/playwright.config';
+import { APP_URL } from '~/e2e/ports';
 
 /**
  * Files in sessions against `next start` with sandbox hands: the official SDK uploads a file, a
@@ -11,7 +11,7 @@ import { PORTS } from '~/playwright.config';
  * /mnt/session/outputs comes back through `files.list({scope_id})` byte for byte; the session page
  * shows both with download links and adds a file to the running session.
  */
-const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: `http://127.0.0.1:${PORTS.app}`, maxRetries: 0 });
+const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: APP_URL, maxRetries: 0 });
 
 test.describe.configure({ timeout: 120_000 });
 test.beforeEach(resetFake);
@@ -61,7 +61,7 @@ test('an upload is read by a bash call in a sandbox hand and its output is downl
   expect(download.status()).toBe(200);
   expect(Buffer.from(await download.body()).equals(input)).toBe(true);
   // Without the owner's cookie the link is refused.
-  const stranger = await fetch(`http://127.0.0.1:${PORTS.app}${(await link.getAttribute('href'))!}`);
+  const stranger = await fetch(`${APP_URL}${(await link.getAttribute('href'))!}`);
   expect(stranger.status).toBe(401);
 
   // The owner adds a file to the session; its next bash call reads it.

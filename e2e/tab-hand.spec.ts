@@ -4,6 +4,7 @@ import { enqueue, resetFake } from '~/e2e/fake';
 import { OwnServer } from '~/e2e/own-server';
 import { send, startSession } from '~/e2e/session-page';
 import { shoot } from '~/e2e/shots';
+import { FAKE_URL, port } from '~/e2e/ports';
 
 /**
  * The tab as a hand needs a cross-origin isolated page for WebContainer, which only a full load of
@@ -114,10 +115,10 @@ test('an archived session does not offer the tab as a hand', async ({ page, base
 });
 
 test.describe('while the server is down', () => {
-  const server = new OwnServer(3228, {
+  const server = new OwnServer(port(3228), {
     PADDOCK_DATA_DIR: `${process.env.E2E_DATA_DIR ?? '/tmp/paddock-e2e'}/tab-hand`,
     ANTHROPIC_API_KEY: 'e2e-test-key',
-    ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+    ANTHROPIC_BASE_URL: FAKE_URL,
   });
   test.use({ baseURL: server.url });
   test.beforeAll(async () => server.start());

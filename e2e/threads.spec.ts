@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { E2E_API_KEY, expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { shoot } from '~/e2e/shots';
-import { PORTS } from '~/playwright.config';
+import { APP_URL } from '~/e2e/ports';
 
 /**
  * A multiagent session on its page: a coordinator made through the official SDK delegates to a
@@ -11,7 +11,7 @@ import { PORTS } from '~/playwright.config';
  * at the same moment, so the two answers after the delegation are the same text (either may take
  * either one).
  */
-const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: `http://127.0.0.1:${PORTS.app}`, maxRetries: 0 });
+const client = new Anthropic({ apiKey: E2E_API_KEY, baseURL: APP_URL, maxRetries: 0 });
 
 test.describe.configure({ timeout: 120_000 });
 test.beforeEach(resetFake);

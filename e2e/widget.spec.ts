@@ -3,11 +3,12 @@ import type { Browser, Frame, Page } from '@playwright/test';
 import { expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { shoot } from '~/e2e/shots';
+import { APP_URL, port } from '~/e2e/ports';
 
 /** Two "docs sites" on other origins than the app (127.0.0.1:3210): one the agent allows, one it does not. */
-const ALLOWED = { port: 4020, origin: 'http://127.0.0.1:4020' };
-const OTHER = { port: 4021, origin: 'http://127.0.0.1:4021' };
-const APP = 'http://127.0.0.1:3210';
+const ALLOWED = { port: port(4020), origin: `http://127.0.0.1:${port(4020)}` };
+const OTHER = { port: port(4021), origin: `http://127.0.0.1:${port(4021)}` };
+const APP = APP_URL;
 const AGENT = 'agent_default';
 
 /** A docs page embedding the widget with the one script tag (a forged frame too, on request). */
