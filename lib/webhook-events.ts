@@ -23,6 +23,10 @@ export const WEBHOOK_EVENTS_SENT: readonly WebhookEventType[] = [
   'session.created', 'session.archived', 'session.deleted',
   'deployment.created', 'deployment.updated', 'deployment.paused', 'deployment.unpaused', 'deployment.archived',
   'deployment_run.started', 'deployment_run.failed',
+  'agent.created', 'agent.updated', 'agent.archived',
+  'environment.created', 'environment.updated', 'environment.archived', 'environment.deleted',
+  'vault.created', 'vault.archived', 'vault.deleted', 'vault_credential.created', 'vault_credential.archived', 'vault_credential.deleted',
+  'memory_store.created', 'memory_store.archived', 'memory_store.deleted',
 ];
 
 /** A new endpoint: an http(s) URL without credentials, the events it wants (none: all). */

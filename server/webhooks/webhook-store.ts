@@ -50,6 +50,12 @@ const deliveryOf = (r: Selectable<WebhookDeliveriesTable>): WebhookDelivery => (
   updated_at: r.updated_at,
 });
 
+/** What some events' `data` names besides the subject: a credential's vault, a thread's id. */
+export interface WebhookParent {
+  vault_id?: string;
+  session_thread_id?: string;
+}
+
 /** A delivery being sent: its payload and where to. */
 export interface DueDelivery {
   delivery: WebhookDelivery;
@@ -98,7 +104,7 @@ export class WebhookStore {
    * One event to every endpoint subscribed to its type (none listed: all), as the SDK's
    * `BetaWebhookEvent`. Best effort for the caller: a failure here never fails what happened.
    */
-  async emit(type: WebhookEventType, subjectId: string): Promise<void> {
+  async emit(type: WebhookEventType, subjectId: string, parent: WebhookParent = {}): Promise<void> {
     const endpoints = await this.db.selectFrom('webhook_endpoints').selectAll().where('disabled_at', 'is', null).execute();
     const to = endpoints.filter((e) => {
       const types = JSON.parse(e.event_types) as string[];
@@ -106,7 +112,7 @@ export class WebhookStore {
     });
     if (to.length === 0) return;
     const now = new Date().toISOString();
-    const event = { id: newId('wevt'), created_at: now, type: 'event', data: { id: subjectId, type, organization_id: 'paddock', workspace_id: 'default' } };
+    const event = { id: newId('wevt'), created_at: now, type: 'event', data: { id: subjectId, ...parent, type, organization_id: 'paddock', workspace_id: 'default' } };
     const payload = JSON.stringify(event);
     await this.db
       .insertInto('webhook_deliveries')
