@@ -137,10 +137,11 @@ export class WebhookStore {
    * transaction: an instance that dies midway leaves them for the next pass, and of two
    * instances racing for a row only the one whose delete removed it queues it. The unique key on
    * (endpoint, log event, type) is the second guard: a row processed twice queues nothing more.
-   * Returns how many rows it took.
+   * Takes at most `limit` rows (500 at most); returns how many it took.
    */
   async drainOutbox(limit = 200): Promise<number> {
-    const keys = await this.db.selectFrom('webhook_outbox').select(['source_id', 'event_type']).orderBy('occurred_at').orderBy('seq').limit(limit).execute();
+    // Two parameters a row in the delete: a pass stays far below SQLite's bound-parameter limit.
+    const keys = await this.db.selectFrom('webhook_outbox').select(['source_id', 'event_type']).orderBy('occurred_at').orderBy('seq').limit(Math.min(limit, INSERT_CHUNK)).execute();
     if (keys.length === 0) return 0;
     return this.db.transaction().execute(async (trx) => {
       const taken = await trx
