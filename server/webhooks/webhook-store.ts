@@ -50,8 +50,8 @@ const deliveryOf = (r: Selectable<WebhookDeliveriesTable>): WebhookDelivery => (
   updated_at: r.updated_at,
 });
 
-/** What some events' `data` names besides the subject: a credential's vault, a thread's id. */
-export interface WebhookParent {
+/** Ids some events' `data` names besides the subject's: a credential's vault, the thread a session event is about. */
+export interface WebhookRefs {
   vault_id?: string;
   session_thread_id?: string;
 }
@@ -72,7 +72,7 @@ const liveEndpoints = (db: Kysely<Database>) => db.selectFrom('webhook_endpoints
  * One event's deliveries, one per endpoint subscribed to its type (none listed: all), each the
  * SDK's `BetaWebhookEvent` with one id for all (a receiver dedupes on it). `at`: when it happened.
  */
-function deliveryRows(endpoints: ReadonlyArray<{ id: string; event_types: string }>, e: { type: WebhookEventType; data: { id: string } & WebhookParent; at: string; source: string | null }): Insertable<WebhookDeliveriesTable>[] {
+function deliveryRows(endpoints: ReadonlyArray<{ id: string; event_types: string }>, e: { type: WebhookEventType; data: { id: string } & WebhookRefs; at: string; source: string | null }): Insertable<WebhookDeliveriesTable>[] {
   const to = endpoints.filter((ep) => {
     const types = JSON.parse(ep.event_types) as string[];
     return types.length === 0 || types.includes(e.type);
@@ -125,9 +125,9 @@ export class WebhookStore {
    * One event to every endpoint subscribed to its type (none listed: all), as the SDK's
    * `BetaWebhookEvent`. Best effort for the caller: a failure here never fails what happened.
    */
-  async emit(type: WebhookEventType, subjectId: string, parent: WebhookParent = {}): Promise<void> {
+  async emit(type: WebhookEventType, subjectId: string, refs: WebhookRefs = {}): Promise<void> {
     const endpoints = await liveEndpoints(this.db);
-    const rows = deliveryRows(endpoints, { type, data: { id: subjectId, ...parent }, at: new Date().toISOString(), source: null });
+    const rows = deliveryRows(endpoints, { type, data: { id: subjectId, ...refs }, at: new Date().toISOString(), source: null });
     if (rows.length > 0) await this.db.insertInto('webhook_deliveries').values(rows).execute();
   }
 
