@@ -2,8 +2,9 @@ import { z } from 'zod';
 
 /**
  * The webhook event names the SDK's `BetaWebhookEventData` lists; an endpoint subscribes to some
- * (none: all). Paddock sends the session, deployment and deployment-run ones it knows of (see
- * WEBHOOK_EVENTS_SENT); the rest are accepted in a subscription so one written for the hosted API works.
+ * (none: all). Paddock sends those it has something for (WEBHOOK_EVENTS_SENT: commands' lifecycle
+ * events, and the session log's status and progress events, lib/log-webhooks.ts); the rest are
+ * accepted in a subscription so one written for the hosted API works.
  */
 export const WEBHOOK_EVENT_TYPES = [
   'session.created', 'session.pending', 'session.running', 'session.idled', 'session.requires_action', 'session.archived', 'session.deleted',
@@ -18,11 +19,18 @@ export const WEBHOOK_EVENT_TYPES = [
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-/** What Paddock sends today. */
+/** What Paddock sends today (docs/deployments-and-webhooks.md says from where). */
 export const WEBHOOK_EVENTS_SENT: readonly WebhookEventType[] = [
   'session.created', 'session.archived', 'session.deleted',
   'deployment.created', 'deployment.updated', 'deployment.paused', 'deployment.unpaused', 'deployment.archived',
   'deployment_run.started', 'deployment_run.failed',
+  'agent.created', 'agent.updated', 'agent.archived',
+  'environment.created', 'environment.updated', 'environment.archived', 'environment.deleted',
+  'vault.created', 'vault.archived', 'vault.deleted', 'vault_credential.created', 'vault_credential.archived', 'vault_credential.deleted',
+  'memory_store.created', 'memory_store.archived', 'memory_store.deleted',
+  // From the session log (lib/log-webhooks.ts).
+  'session.status_run_started', 'session.status_idled', 'session.status_rescheduled', 'session.status_terminated', 'session.budget_reached',
+  'session.thread_created', 'session.thread_idled', 'session.thread_terminated', 'session.outcome_evaluation_ended', 'session.updated',
 ];
 
 /** A new endpoint: an http(s) URL without credentials, the events it wants (none: all). */

@@ -59,7 +59,7 @@ import { schedulerTick } from '~/server/commands/deployment-scheduler';
 import { startTicker } from '~/server/ticker';
 import { WebhookStore } from '~/server/webhooks/webhook-store';
 import { WebhookKeys } from '~/server/vault/webhook-keys';
-import { deliverDue } from '~/server/webhooks/webhook-delivery';
+import { webhookTick } from '~/server/webhooks/webhook-delivery';
 import { RepositoryStore } from '~/server/proxy/repository-store';
 import type { MasterKey } from '~/server/vault/envelope';
 import { EnvironmentKeys } from '~/server/access/environment-keys';
@@ -381,7 +381,7 @@ async function startRuntime(): Promise<Runtime> {
   // Every instance ticks; the database's claim on (deployment, scheduled time) decides who fires (deployment-scheduler.ts).
   const stopScheduler = startTicker({ name: 'deployment scheduler', log, intervalMs: DEPLOYMENT_TICK_MS, tick: () => schedulerTick({ store, harness, hands, agents, vaults, config, repositories, webhooks, ...files }).then(() => undefined) });
   // Webhook deliveries and their retries: each due delivery is claimed by one instance at a time (webhook-delivery.ts).
-  const stopDeliveries = startTicker({ name: 'webhook deliveries', log, intervalMs: WEBHOOK_TICK_MS, tick: () => deliverDue({ webhooks }).then(() => undefined) });
+  const stopDeliveries = startTicker({ name: 'webhook deliveries', log, intervalMs: WEBHOOK_TICK_MS, tick: () => webhookTick({ webhooks }) });
   const stopBackground = () => {
     stopScheduler();
     stopDeliveries();

@@ -4,6 +4,8 @@ import { describeZodError } from '~/lib/events';
 import { InvalidInputError } from '~/lib/errors';
 import { checkMemoryPath, checkPathPrefix } from '~/lib/memory-path';
 import type { Caller } from '~/server/access/access';
+import type { SessionDeps } from '~/server/commands/session-deps';
+import { notify } from '~/server/commands/webhook-notify';
 import type { MemoryListQuery, MemoryRepo, VersionListQuery } from '~/server/memory/memory-repo';
 import type { Actor, Memory, MemoryPrefix, MemoryStore, MemoryVersion, MemoryView } from '~/server/memory/memory-types';
 import type { ListPage } from '~/server/session/keyset-page';
@@ -49,9 +51,30 @@ export function actorFor(caller: Caller): Actor {
   }
 }
 
-export function createStore(repo: MemoryRepo, input: unknown): Promise<MemoryStore> {
+/** What a store's lifecycle uses: the repository, and where its webhook events go (memory_store.*). */
+export interface MemoryDeps extends Pick<SessionDeps, 'webhooks'> {
+  memory: MemoryRepo;
+}
+
+export async function createStore(d: MemoryDeps, input: unknown): Promise<MemoryStore> {
   const p = parse(StoreCreateParams, input);
-  return repo.createStore({ name: p.name, description: p.description, metadata: p.metadata });
+  const store = await d.memory.createStore({ name: p.name, description: p.description, metadata: p.metadata });
+  await notify(d, 'memory_store.created', store.id);
+  return store;
+}
+
+/** Archiving an archived store changes nothing, and sends nothing. */
+export async function archiveStore(d: MemoryDeps, id: string): Promise<MemoryStore> {
+  const was = await d.memory.getStore(id);
+  const store = await d.memory.archiveStore(id);
+  if (was.archived_at === null) await notify(d, 'memory_store.archived', id);
+  return store;
+}
+
+export async function deleteStore(d: MemoryDeps, id: string): Promise<{ id: string; type: 'memory_store_deleted' }> {
+  const deleted = await d.memory.deleteStore(id);
+  await notify(d, 'memory_store.deleted', id);
+  return deleted;
 }
 
 export function updateStore(repo: MemoryRepo, id: string, input: unknown): Promise<MemoryStore> {

@@ -2,11 +2,12 @@ import 'server-only';
 import type { WebhookEventType } from '~/lib/webhook-events';
 import type { SessionDeps } from '~/server/commands/session-deps';
 import { errorFields, logger } from '~/server/log';
+import type { WebhookRefs } from '~/server/webhooks/webhook-store';
 
 const log = logger('webhooks');
 
 /** Queues a webhook event for what just happened; never fails the command it reports (logged instead). */
-export async function notify(d: Pick<SessionDeps, 'webhooks'>, type: WebhookEventType, id: string): Promise<void> {
+export async function notify(d: Pick<SessionDeps, 'webhooks'>, type: WebhookEventType, id: string, refs?: WebhookRefs): Promise<void> {
   if (!d.webhooks) return;
-  await d.webhooks.emit(type, id).catch((e: unknown) => log.warn('webhook event not queued', { type, id, ...errorFields(e) }));
+  await d.webhooks.emit(type, id, refs).catch((e: unknown) => log.warn('webhook event not queued', { type, id, ...errorFields(e) }));
 }

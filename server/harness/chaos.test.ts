@@ -17,6 +17,10 @@ import {
 } from '~/server/harness/testing/fake-messages-api';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
 import { mulberry32 as prng } from '~/lib/prng';
+import { logWebhooks } from '~/lib/log-webhooks';
+import { loadMasterKey } from '~/server/vault/master-key';
+import { WebhookKeys } from '~/server/vault/webhook-keys';
+import { WebhookStore } from '~/server/webhooks/webhook-store';
 
 /**
  * Chaos: a real harness process (chaos-worker.ts: the runtime `next start` builds, minus Next)
@@ -24,7 +28,9 @@ import { mulberry32 as prng } from '~/lib/prng';
  * SIGKILLed at seeded random moments, then restarted, for PADDOCK_CHAOS_SECONDS (default 60).
  * Meanwhile this process keeps sending follow-up user messages to the SQLite file the worker
  * uses. Then one last worker runs everything to completion, and every log must be well-formed
- * (checkLogInvariants), hold every acknowledged user message, and end with its final answer.
+ * (checkLogInvariants), hold every acknowledged user message, and end with its final answer;
+ * and the webhooks the worker's ticker queued (killed mid-drain too) match the logs: one delivery
+ * per webhook-worthy event, none missing, none twice.
  *
  * Knobs: PADDOCK_CHAOS_SECONDS, PADDOCK_CHAOS_SEED; PADDOCK_CHAOS_SCHEDULE replays a kill schedule
  * as printed by a run (`s340` kills 340 ms into a start-up, `r1820` 1,820 ms after the worker is
@@ -174,12 +180,18 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
   let store: SqliteSessionStore;
   let fake: FakeMessagesApi;
   let worker: WorkerProcess | null = null;
+  let webhooks: WebhookStore;
+  let endpointId: string;
   const brainStats = { failuresInjected: 0 };
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-chaos-'));
     // Created and migrated here, before any worker runs, so no kill lands in a first migration.
     store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
+    // Every event, to an address the outbound policy refuses (nothing leaves the machine): the
+    // worker's ticker drains the log's outbox into deliveries while it is being killed.
+    webhooks = new WebhookStore(store.db, new WebhookKeys(loadMasterKey({ dataDir: dir })));
+    endpointId = (await webhooks.createEndpoint({ url: 'http://127.0.0.1:9/hooks', description: null, event_types: [] })).id;
     // The fake adds one abort listener per paced stream to its shutdown signal; a dozen sessions
     // streaming at once is expected here, not a leak (Node warns above 10).
     setMaxListeners((SESSIONS + MULTI * 3) * 4);
@@ -367,6 +379,13 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
           problems.push(`session ${i} ${id} (seed ${SEED}, schedule ${formatSchedule(schedule)}):\n  ${found.join('\n  ')}\n${log.map(eventLine).join('\n')}`);
         }
       }
+      // Webhooks: what the killed workers left in the outbox is drained here; then each log
+      // event's webhook events are queued exactly once (by its id), whatever was killed when.
+      while ((await webhooks.drainOutbox(500)) > 0);
+      const queued = await store.db.selectFrom('webhook_deliveries').select(['source_id', 'event_type']).where('endpoint_id', '=', endpointId).where('source_id', 'is not', null).execute();
+      const expectedHooks: string[] = [];
+      for (const id of sessions) for (const e of await store.getEvents(id)) for (const h of logWebhooks(e)) expectedHooks.push(`${e.id} ${h.type}`);
+      const queuedHooks = queued.map((q) => `${q.source_id} ${q.event_type}`);
       const workerErrors = fs
         .readFileSync(logFile, 'utf8')
         .split('\n')
@@ -388,6 +407,8 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       expect(workerErrors.slice(0, 5)).toEqual([]);
       expect(problems.slice(0, 3).join('\n\n')).toBe('');
       expect(unfinished).toEqual([]);
+      expect(expectedHooks.length).toBeGreaterThan(0);
+      expect(queuedHooks.sort()).toEqual(expectedHooks.sort());
       // Not vacuous: there were kills, and they landed while sessions were mid-way.
       // A kill comes every 0.5–3 s after the worker is ready, and a loaded machine starts workers
       // slower: a floor well under the expected count (~CHAOS_SECONDS / 3), so load never fails it.

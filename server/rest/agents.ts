@@ -1,5 +1,6 @@
 import 'server-only';
 import { z } from 'zod';
+import { archiveAgent, archiveEnvironment, createAgent, createEnvironment, deleteEnvironment, updateAgent, updateEnvironment } from '~/server/commands/agent-commands';
 import { Bool, CommonQuery, CreatedAtQuery, Limit, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { Route } from '~/server/rest/route-table';
 
@@ -9,7 +10,7 @@ const VersionsQuery = z.object({ limit: Limit(100, 20), page: Page, ...CommonQue
 
 /** /v1/agents: versioned agents (the store validates bodies with the API's zod schemas). */
 export const agentRoutes: Route[] = [
-  { method: 'POST', path: 'agents', handler: ({ rt, body }) => rt.agents.createAgent(body) },
+  { method: 'POST', path: 'agents', handler: ({ rt, body }) => createAgent(rt, body) },
   {
     method: 'GET',
     path: 'agents',
@@ -23,8 +24,8 @@ export const agentRoutes: Route[] = [
     path: 'agents/:id',
     handler: ({ rt, params, query }) => rt.agents.getAgent(params.id!, parseInput(RetrieveQuery, queryObject(query), 'query').version),
   },
-  { method: 'POST', path: 'agents/:id', handler: ({ rt, params, body }) => rt.agents.updateAgent(params.id!, body) },
-  { method: 'POST', path: 'agents/:id/archive', handler: ({ rt, params }) => rt.agents.archiveAgent(params.id!) },
+  { method: 'POST', path: 'agents/:id', handler: ({ rt, params, body }) => updateAgent(rt, params.id!, body) },
+  { method: 'POST', path: 'agents/:id/archive', handler: ({ rt, params }) => archiveAgent(rt, params.id!) },
   {
     method: 'GET',
     path: 'agents/:id/versions',
@@ -39,7 +40,7 @@ const EnvListQuery = z.object({ limit: Limit(100, 20), page: Page, include_archi
 
 /** /v1/environments: where a session's hands run. */
 export const environmentRoutes: Route[] = [
-  { method: 'POST', path: 'environments', handler: ({ rt, body }) => rt.agents.createEnvironment(body) },
+  { method: 'POST', path: 'environments', handler: ({ rt, body }) => createEnvironment(rt, body) },
   {
     method: 'GET',
     path: 'environments',
@@ -49,7 +50,7 @@ export const environmentRoutes: Route[] = [
     },
   },
   { method: 'GET', path: 'environments/:id', handler: ({ rt, params }) => rt.agents.getEnvironment(params.id!) },
-  { method: 'POST', path: 'environments/:id', handler: ({ rt, params, body }) => rt.agents.updateEnvironment(params.id!, body) },
-  { method: 'POST', path: 'environments/:id/archive', handler: ({ rt, params }) => rt.agents.archiveEnvironment(params.id!) },
-  { method: 'DELETE', path: 'environments/:id', handler: ({ rt, params }) => rt.agents.deleteEnvironment(params.id!) },
+  { method: 'POST', path: 'environments/:id', handler: ({ rt, params, body }) => updateEnvironment(rt, params.id!, body) },
+  { method: 'POST', path: 'environments/:id/archive', handler: ({ rt, params }) => archiveEnvironment(rt, params.id!) },
+  { method: 'DELETE', path: 'environments/:id', handler: ({ rt, params }) => deleteEnvironment(rt, params.id!) },
 ];

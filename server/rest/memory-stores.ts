@@ -2,7 +2,7 @@ import 'server-only';
 import { z } from 'zod';
 import { InvalidInputError } from '~/lib/errors';
 import { ID_PATTERN } from '~/lib/ids';
-import { actorFor, createMemory, createStore, deleteMemory, listMemories, listVersions, updateMemory, updateStore } from '~/server/commands/memory-commands';
+import { actorFor, archiveStore, createMemory, createStore, deleteMemory, deleteStore, listMemories, listVersions, updateMemory, updateStore } from '~/server/commands/memory-commands';
 import { Bool, CommonQuery, CreatedAtQuery, Limit, Page, createdAtRange, parseInput, queryObject } from '~/server/rest/query';
 import type { RestRequest, Route } from '~/server/rest/route-table';
 
@@ -41,7 +41,7 @@ const versionId = (p: Record<string, string>) => idOf(p, 'vid', ID_PATTERN.memor
 const view = (query: URLSearchParams) => parseInput(ViewQuery, queryObject(query), 'query').view;
 
 export const memoryStoreRoutes: Route[] = [
-  { method: 'POST', path: 'memory_stores', handler: ({ rt, body }: RestRequest) => createStore(rt.memory, body) },
+  { method: 'POST', path: 'memory_stores', handler: ({ rt, body }: RestRequest) => createStore(rt, body) },
   {
     method: 'GET',
     path: 'memory_stores',
@@ -52,8 +52,8 @@ export const memoryStoreRoutes: Route[] = [
   },
   { method: 'GET', path: 'memory_stores/:id', handler: ({ rt, params }: RestRequest) => rt.memory.getStore(storeId(params)) },
   { method: 'POST', path: 'memory_stores/:id', handler: ({ rt, params, body }: RestRequest) => updateStore(rt.memory, storeId(params), body) },
-  { method: 'DELETE', path: 'memory_stores/:id', handler: ({ rt, params }: RestRequest) => rt.memory.deleteStore(storeId(params)) },
-  { method: 'POST', path: 'memory_stores/:id/archive', handler: ({ rt, params }: RestRequest) => rt.memory.archiveStore(storeId(params)) },
+  { method: 'DELETE', path: 'memory_stores/:id', handler: ({ rt, params }: RestRequest) => deleteStore(rt, storeId(params)) },
+  { method: 'POST', path: 'memory_stores/:id/archive', handler: ({ rt, params }: RestRequest) => archiveStore(rt, storeId(params)) },
 
   { method: 'POST', path: 'memory_stores/:id/memories', handler: ({ rt, params, body, query, caller }: RestRequest) => createMemory(rt.memory, storeId(params), body, actorFor(caller), view(query)) },
   {

@@ -1,5 +1,6 @@
 import 'server-only';
 import { z } from 'zod';
+import { archiveCredential, archiveVault, createCredential, createVault, deleteCredential, deleteVault } from '~/server/commands/vault-commands';
 import { validateMcpOAuth } from '~/server/proxy/mcp-validate';
 import { Bool, CommonQuery, Limit, Page, parseInput, queryObject } from '~/server/rest/query';
 import type { Route } from '~/server/rest/route-table';
@@ -12,7 +13,7 @@ const OneQuery = z.object({ ...CommonQuery }).strict();
  * returns objects without values: a credential's secrets are write-only.
  */
 export const vaultRoutes: Route[] = [
-  { method: 'POST', path: 'vaults', handler: ({ rt, body }) => rt.vaults.createVault(body) },
+  { method: 'POST', path: 'vaults', handler: ({ rt, body }) => createVault(rt, body) },
   {
     method: 'GET',
     path: 'vaults',
@@ -30,10 +31,10 @@ export const vaultRoutes: Route[] = [
     },
   },
   { method: 'POST', path: 'vaults/:id', handler: ({ rt, params, body }) => rt.vaults.updateVault(params.id!, body) },
-  { method: 'POST', path: 'vaults/:id/archive', handler: ({ rt, params }) => rt.vaults.archiveVault(params.id!) },
-  { method: 'DELETE', path: 'vaults/:id', handler: ({ rt, params }) => rt.vaults.deleteVault(params.id!) },
+  { method: 'POST', path: 'vaults/:id/archive', handler: ({ rt, params }) => archiveVault(rt, params.id!) },
+  { method: 'DELETE', path: 'vaults/:id', handler: ({ rt, params }) => deleteVault(rt, params.id!) },
 
-  { method: 'POST', path: 'vaults/:vault/credentials', handler: ({ rt, params, body }) => rt.vaults.createCredential(params.vault!, body) },
+  { method: 'POST', path: 'vaults/:vault/credentials', handler: ({ rt, params, body }) => createCredential(rt, params.vault!, body) },
   {
     method: 'GET',
     path: 'vaults/:vault/credentials',
@@ -51,8 +52,8 @@ export const vaultRoutes: Route[] = [
     },
   },
   { method: 'POST', path: 'vaults/:vault/credentials/:id', handler: ({ rt, params, body }) => rt.vaults.updateCredential(params.vault!, params.id!, body) },
-  { method: 'POST', path: 'vaults/:vault/credentials/:id/archive', handler: ({ rt, params }) => rt.vaults.archiveCredential(params.vault!, params.id!) },
-  { method: 'DELETE', path: 'vaults/:vault/credentials/:id', handler: ({ rt, params }) => rt.vaults.deleteCredential(params.vault!, params.id!) },
+  { method: 'POST', path: 'vaults/:vault/credentials/:id/archive', handler: ({ rt, params }) => archiveCredential(rt, params.vault!, params.id!) },
+  { method: 'DELETE', path: 'vaults/:vault/credentials/:id', handler: ({ rt, params }) => deleteCredential(rt, params.vault!, params.id!) },
   {
     method: 'POST',
     path: 'vaults/:vault/credentials/:id/mcp_oauth_validate',

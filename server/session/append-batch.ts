@@ -1,11 +1,12 @@
 import 'server-only';
-import { sql } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { ConflictError, InvalidInputError, NotFoundError, SeqConflictError, StaleFenceError } from '~/lib/errors';
 import { type NewEvent, SIDE_EVENT_TYPES, type StoredEvent, describeZodError, NewEvent as NewEventSchema } from '~/lib/events';
 import { newId } from '~/lib/ids';
+import { logWebhooks } from '~/lib/log-webhooks';
 import type { Settled } from '~/server/session/group-commit';
 import { type PayloadCache, readEvents } from '~/server/session/payload-cache';
-import type { NewEventRow, SessionRow, Tx } from '~/server/session/schema';
+import type { NewEventRow, SessionRow, Tx, WebhookOutboxTable } from '~/server/session/schema';
 import { type Fence, type SessionStatus, type SessionWaitingOn, terminatedMessage } from '~/server/session/store';
 import { listedMessage, waitingOnFrom } from '~/server/session/list-columns';
 
@@ -77,6 +78,8 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
   const processedAt = new Date().toISOString();
   const outcomes: Settled<AppendOutcome>[] = [];
   const eventRows: NewEventRow[] = [];
+  /** The webhook events these events stand for: committed with them or not at all (server/webhooks drains them). */
+  const outboxRows: Insertable<WebhookOutboxTable>[] = [];
   const keyRows: Array<{ session_id: string; key: string; first_seq: number; count: number }> = [];
   /** Keys stored by this batch: a repeat within it gets the first request's events. */
   const storedNow = new Map<string, StoredEvent[]>();
@@ -111,7 +114,10 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
         seq: session.last_seq + 1 + i,
         processed_at: processedAt,
       }));
-      stored.forEach((e, i) => eventRows.push({ session_id: r.sessionId, seq: e.seq, id: e.id, type: e.type, processed_at: processedAt, payload: JSON.stringify(r.events[i]) }));
+      stored.forEach((e, i) => {
+        eventRows.push({ session_id: r.sessionId, seq: e.seq, id: e.id, type: e.type, processed_at: processedAt, payload: JSON.stringify(r.events[i]) });
+        for (const w of logWebhooks(e)) outboxRows.push({ source_id: e.id, event_type: w.type, session_id: r.sessionId, session_thread_id: w.session_thread_id ?? null, seq: e.seq, occurred_at: processedAt });
+      });
       if (r.key !== undefined) {
         keyRows.push({ session_id: r.sessionId, key: r.key, first_seq: session.last_seq + 1, count: stored.length });
         storedNow.set(keyOf(r.sessionId, r.key), stored);
@@ -152,6 +158,7 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
       for (const s of sessions.values()) if (s.waiting && s.waiting.calls.length > 0) s.waiting.on = waitingOnFrom(s.waiting.calls.map((id) => calls.get(id)));
     }
     for (let i = 0; i < eventRows.length; i += INSERT_CHUNK) await trx.insertInto('events').values(eventRows.slice(i, i + INSERT_CHUNK)).execute();
+    for (let i = 0; i < outboxRows.length; i += INSERT_CHUNK) await trx.insertInto('webhook_outbox').values(outboxRows.slice(i, i + INSERT_CHUNK)).execute();
     // The primary key (session_id, key) backs the lookup above: a key stored meanwhile by a
     // writer that did not hold the session fails here and rolls back rather than being stored twice.
     for (let i = 0; i < keyRows.length; i += INSERT_CHUNK) await trx.insertInto('idempotency').values(keyRows.slice(i, i + INSERT_CHUNK)).execute();

@@ -649,6 +649,33 @@ export const migrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('webhook_endpoints').execute();
     },
   },
+  '0025_webhook_outbox': {
+    // The session log's webhook events (lib/log-webhooks.ts): one outbox row per event written in
+    // the append's own transaction, so a crash never keeps an event without its row or the reverse;
+    // the webhook ticker turns each row into deliveries and deletes it in one transaction. A
+    // delivery names the log event it reports (`source_id`; null for a command's event): the
+    // unique key makes a second processing of one row queue nothing more (NULLs never collide).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_outbox')
+        .addColumn('source_id', 'text', (c) => c.notNull())
+        .addColumn('event_type', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('session_thread_id', 'text')
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('occurred_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('webhook_outbox_pk', ['source_id', 'event_type'])
+        .execute();
+      await db.schema.createIndex('webhook_outbox_order').on('webhook_outbox').columns(['occurred_at', 'seq']).execute();
+      await db.schema.alterTable('webhook_deliveries').addColumn('source_id', 'text').execute();
+      await db.schema.createIndex('webhook_deliveries_source').on('webhook_deliveries').columns(['endpoint_id', 'source_id', 'event_type']).unique().execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('webhook_deliveries_source').execute();
+      await db.schema.alterTable('webhook_deliveries').dropColumn('source_id').execute();
+      await db.schema.dropTable('webhook_outbox').execute();
+    },
+  },
 };
 
 /**

@@ -43,6 +43,7 @@ export interface Database {
   deployment_runs: DeploymentRunsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_outbox: WebhookOutboxTable;
   session_thread_archives: SessionThreadArchivesTable;
   environment_keys: EnvironmentKeysTable;
   work_items: WorkItemsTable;
@@ -426,6 +427,19 @@ export interface WebhookDeliveriesTable {
   claimed_until: string | null;
   created_at: string;
   updated_at: string;
+  /** The log event it reports (`sevt_…`), unique per endpoint and type; null for a command's event. */
+  source_id: string | null;
+}
+
+/** A log event's webhook event not yet turned into deliveries (written in the append's transaction). */
+export interface WebhookOutboxTable {
+  source_id: string;
+  event_type: string;
+  session_id: string;
+  session_thread_id: string | null;
+  /** The event's seq: the order within its session (`occurred_at` is its batch's time). */
+  seq: number;
+  occurred_at: string;
 }
 
 /** A self-hosted environment's key (its workers poll with it): only its hash is kept. */

@@ -6,11 +6,12 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDeployment, runDeploymentNow } from '~/server/commands/deployment-commands';
+import { createSession, updateSession } from '~/server/commands/session-commands';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import type { Runtime } from '~/server/runtime';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
-import { RETRY_DELAYS_MS, deliverDue } from '~/server/webhooks/webhook-delivery';
+import { RETRY_DELAYS_MS, deliverDue, webhookTick } from '~/server/webhooks/webhook-delivery';
 
 /**
  * Webhook deliveries to a real local HTTP server, verified by the official SDK's
@@ -79,6 +80,22 @@ describe('webhook deliveries', () => {
     expect(JSON.stringify(rows)).not.toContain(endpoint.signing_secret.slice(6));
     const deliveries = (await rt.webhooks.listDeliveries({ limit: 50, endpointId: endpoint.id })).data;
     expect(deliveries.every((d) => d.status === 'succeeded' && d.attempts.length === 1 && d.attempts[0]!.status_code === 204)).toBe(true);
+  });
+
+  it("delivers a session's run and update from its log (status_run_started, status_idled, updated) on the ticker's pass, each verified by unwrap()", async () => {
+    const endpoint = await rt.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/hooks`, description: null, event_types: ['session.status_run_started', 'session.status_idled', 'session.updated'] });
+    const session = await createSession(rt, { agent: 'agent_default', environment_id: 'env_default', initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] });
+    for (let i = 0; (await rt.store.getEvents(session.id, { order: 'desc', limit: 1 }))[0]?.type !== 'session.status_idle'; i++) {
+      if (i > 400) throw new Error('the session did not go idle');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await updateSession(rt, session.id, { title: 'Renamed' });
+    await webhookTick({ webhooks: rt.webhooks, policy: listed });
+    const events = received.map((r) => sdk.beta.webhooks.unwrap(r.body, { headers: r.headers, key: endpoint.signing_secret }));
+    expect(events.map((e) => `${e.data.type} ${e.data.id}`).sort()).toEqual([`session.status_idled ${session.id}`, `session.status_run_started ${session.id}`, `session.updated ${session.id}`]);
+    // Each names the time its log event was stored.
+    const stored = await rt.store.getEvents(session.id, { types: ['session.status_running', 'session.status_idle', 'session.updated'] });
+    expect(events.map((e) => e.created_at).sort()).toEqual(stored.map((e) => e.processed_at).sort());
   });
 
   it('retries a receiver that fails twice and the third attempt is delivered, with each status code in its log; redelivery sends it again', async () => {

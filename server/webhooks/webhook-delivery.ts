@@ -56,3 +56,18 @@ export async function deliverDue(d: DeliveryDeps): Promise<number> {
   }
   return sent;
 }
+
+/** Outbox rows a pass takes, and passes a tick may make before it delivers (a backlog drains over ticks). */
+const OUTBOX_BATCH = 200;
+const OUTBOX_PASSES = 5;
+
+/**
+ * The ticker's work on every instance: the session log's webhook events queued first (so this
+ * tick already sends them), then every due delivery.
+ */
+export async function webhookTick(d: DeliveryDeps): Promise<void> {
+  for (let pass = 0; pass < OUTBOX_PASSES; pass++) {
+    if ((await d.webhooks.drainOutbox(OUTBOX_BATCH)) < OUTBOX_BATCH) break;
+  }
+  await deliverDue(d);
+}

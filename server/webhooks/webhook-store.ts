@@ -1,5 +1,5 @@
 import 'server-only';
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import { NotFoundError } from '~/lib/errors';
 import { newId } from '~/lib/ids';
 import type { WebhookEventType } from '~/lib/webhook-events';
@@ -50,11 +50,38 @@ const deliveryOf = (r: Selectable<WebhookDeliveriesTable>): WebhookDelivery => (
   updated_at: r.updated_at,
 });
 
+/** Ids some events' `data` names besides the subject's: a credential's vault, the thread a session event is about. */
+export interface WebhookRefs {
+  vault_id?: string;
+  session_thread_id?: string;
+}
+
 /** A delivery being sent: its payload and where to. */
 export interface DueDelivery {
   delivery: WebhookDelivery;
   url: string;
   payload: string;
+}
+
+/** Rows per INSERT: far below SQLite's bound-parameter limit (13 columns a row). */
+const INSERT_CHUNK = 500;
+
+const liveEndpoints = (db: Kysely<Database>) => db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('disabled_at', 'is', null).execute();
+
+/**
+ * One event's deliveries, one per endpoint subscribed to its type (none listed: all), each the
+ * SDK's `BetaWebhookEvent` with one id for all (a receiver dedupes on it). `at`: when it happened.
+ */
+function deliveryRows(endpoints: ReadonlyArray<{ id: string; event_types: string }>, e: { type: WebhookEventType; data: { id: string } & WebhookRefs; at: string; source: string | null }): Insertable<WebhookDeliveriesTable>[] {
+  const to = endpoints.filter((ep) => {
+    const types = JSON.parse(ep.event_types) as string[];
+    return types.length === 0 || types.includes(e.type);
+  });
+  if (to.length === 0) return [];
+  const now = new Date().toISOString();
+  const event = { id: newId('wevt'), created_at: e.at, type: 'event', data: { ...e.data, type: e.type, organization_id: 'paddock', workspace_id: 'default' } };
+  const payload = JSON.stringify(event);
+  return to.map((ep) => ({ id: newId('whdl'), endpoint_id: ep.id, event_id: event.id, event_type: e.type, payload, status: 'pending' as const, attempts: '[]', next_attempt_at: now, claimed_until: null, created_at: now, updated_at: now, source_id: e.source }));
 }
 
 /** Webhook endpoints and deliveries in the session database; signing keys sealed under the master key. */
@@ -98,20 +125,50 @@ export class WebhookStore {
    * One event to every endpoint subscribed to its type (none listed: all), as the SDK's
    * `BetaWebhookEvent`. Best effort for the caller: a failure here never fails what happened.
    */
-  async emit(type: WebhookEventType, subjectId: string): Promise<void> {
-    const endpoints = await this.db.selectFrom('webhook_endpoints').selectAll().where('disabled_at', 'is', null).execute();
-    const to = endpoints.filter((e) => {
-      const types = JSON.parse(e.event_types) as string[];
-      return types.length === 0 || types.includes(type);
+  async emit(type: WebhookEventType, subjectId: string, refs: WebhookRefs = {}): Promise<void> {
+    const endpoints = await liveEndpoints(this.db);
+    const rows = deliveryRows(endpoints, { type, data: { id: subjectId, ...refs }, at: new Date().toISOString(), source: null });
+    if (rows.length > 0) await this.db.insertInto('webhook_deliveries').values(rows).execute();
+  }
+
+  /**
+   * Turns the log's webhook events (`webhook_outbox`, written in each append's own transaction)
+   * into deliveries. The rows a pass takes are deleted and their deliveries inserted in one
+   * transaction: an instance that dies midway leaves them for the next pass, and of two
+   * instances racing for a row only the one whose delete removed it queues it. The unique key on
+   * (endpoint, log event, type) is the second guard: a row processed twice queues nothing more.
+   * Takes at most `limit` rows (500 at most); returns how many it took.
+   */
+  async drainOutbox(limit = 200): Promise<number> {
+    // Two parameters a row in the delete: a pass stays far below SQLite's bound-parameter limit.
+    const keys = await this.db.selectFrom('webhook_outbox').select(['source_id', 'event_type']).orderBy('occurred_at').orderBy('seq').limit(Math.min(limit, INSERT_CHUNK)).execute();
+    if (keys.length === 0) return 0;
+    return this.db.transaction().execute(async (trx) => {
+      const taken = await trx
+        .deleteFrom('webhook_outbox')
+        .where((eb) => eb(eb.refTuple('source_id', 'event_type'), 'in', keys.map((k) => eb.tuple(k.source_id, k.event_type))))
+        .returningAll()
+        .execute();
+      if (taken.length === 0) return 0;
+      taken.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at) || a.session_id.localeCompare(b.session_id) || a.seq - b.seq);
+      const endpoints = await liveEndpoints(trx);
+      const rows = taken.flatMap((o) =>
+        deliveryRows(endpoints, {
+          type: o.event_type as WebhookEventType,
+          data: { id: o.session_id, ...(o.session_thread_id !== null ? { session_thread_id: o.session_thread_id } : {}) },
+          at: o.occurred_at,
+          source: o.source_id,
+        }),
+      );
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        await trx
+          .insertInto('webhook_deliveries')
+          .values(rows.slice(i, i + INSERT_CHUNK))
+          .onConflict((oc) => oc.columns(['endpoint_id', 'source_id', 'event_type']).doNothing())
+          .execute();
+      }
+      return taken.length;
     });
-    if (to.length === 0) return;
-    const now = new Date().toISOString();
-    const event = { id: newId('wevt'), created_at: now, type: 'event', data: { id: subjectId, type, organization_id: 'paddock', workspace_id: 'default' } };
-    const payload = JSON.stringify(event);
-    await this.db
-      .insertInto('webhook_deliveries')
-      .values(to.map((e) => ({ id: newId('whdl'), endpoint_id: e.id, event_id: event.id, event_type: type, payload, status: 'pending' as const, attempts: '[]', next_attempt_at: now, claimed_until: null, created_at: now, updated_at: now })))
-      .execute();
   }
 
   /** Pending deliveries due at `now` that no instance holds. */

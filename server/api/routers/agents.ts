@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AgentCreateParams, AgentUpdateParams, McpServerParams, VaultId } from '~/lib/agent';
 import { AgentId, PageCursor } from '~/server/api/inputs';
 import { createTRPCRouter, ownerProcedure, protectedProcedure } from '~/server/api/trpc';
+import { archiveAgent, createAgent, updateAgent } from '~/server/commands/agent-commands';
 import { probeMcpServer } from '~/server/proxy/mcp-probe';
 
 /**
@@ -19,17 +20,17 @@ export const agentsRouter = createTRPCRouter({
     .input(z.object({ id: AgentId, version: z.number().int().positive().optional() }))
     .query(({ ctx, input }) => ctx.runtime.agents.getAgent(input.id, input.version)),
 
-  create: protectedProcedure.input(AgentCreateParams).mutation(({ ctx, input }) => ctx.runtime.agents.createAgent(input)),
+  create: protectedProcedure.input(AgentCreateParams).mutation(({ ctx, input }) => createAgent(ctx.runtime, input)),
 
   /** `version` (optional) is the one the editor read: a stale one is a CONFLICT, never a lost update. */
   update: protectedProcedure.input(AgentUpdateParams.extend({ id: AgentId })).mutation(({ ctx, input }) => {
     const { id, ...params } = input;
-    return ctx.runtime.agents.updateAgent(id, params);
+    return updateAgent(ctx.runtime, id, params);
   }),
 
   archive: protectedProcedure.input(z.object({ id: AgentId })).mutation(({ ctx, input }) => {
     // A session made without naming an agent runs the default one: it has to stay usable.
-    return ctx.runtime.agents.archiveAgent(input.id);
+    return archiveAgent(ctx.runtime, input.id);
   }),
 
   versions: protectedProcedure

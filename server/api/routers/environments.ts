@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { EnvironmentCreateParams, type EnvironmentSupport, EnvironmentUpdateParams } from '~/lib/agent';
 import { EnvironmentId, PageCursor } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure } from '~/server/api/trpc';
+import { archiveEnvironment, createEnvironment, deleteEnvironment, updateEnvironment } from '~/server/commands/agent-commands';
 
 /** Environments: where a session's hands run (networking, packages). The default one always exists. */
 export const environmentsRouter = createTRPCRouter({
@@ -15,16 +16,16 @@ export const environmentsRouter = createTRPCRouter({
 
   get: protectedProcedure.input(z.object({ id: EnvironmentId })).query(({ ctx, input }) => ctx.runtime.agents.getEnvironment(input.id)),
 
-  create: protectedProcedure.input(EnvironmentCreateParams).mutation(({ ctx, input }) => ctx.runtime.agents.createEnvironment(input)),
+  create: protectedProcedure.input(EnvironmentCreateParams).mutation(({ ctx, input }) => createEnvironment(ctx.runtime, input)),
 
   update: protectedProcedure.input(EnvironmentUpdateParams.extend({ id: EnvironmentId })).mutation(({ ctx, input }) => {
     const { id, ...params } = input;
-    return ctx.runtime.agents.updateEnvironment(id, params);
+    return updateEnvironment(ctx.runtime, id, params);
   }),
 
   archive: protectedProcedure.input(z.object({ id: EnvironmentId })).mutation(({ ctx, input }) => {
     // A session made without naming an environment gets the default one: it has to stay usable.
-    return ctx.runtime.agents.archiveEnvironment(input.id);
+    return archiveEnvironment(ctx.runtime, input.id);
   }),
 
   /** A self-hosted environment's keys, queue and items (its page; null for a cloud one). */
@@ -42,5 +43,5 @@ export const environmentsRouter = createTRPCRouter({
   revokeKey: protectedProcedure.input(z.object({ id: EnvironmentId, keyId: z.string().min(1).max(100) })).mutation(({ ctx, input }) => ctx.runtime.work.revokeKey(input.id, input.keyId)),
 
   /** The store refuses the default (CONFLICT); sessions keep the id of a deleted one. */
-  delete: protectedProcedure.input(z.object({ id: EnvironmentId })).mutation(({ ctx, input }) => ctx.runtime.agents.deleteEnvironment(input.id)),
+  delete: protectedProcedure.input(z.object({ id: EnvironmentId })).mutation(({ ctx, input }) => deleteEnvironment(ctx.runtime, input.id)),
 });

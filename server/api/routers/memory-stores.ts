@@ -2,7 +2,7 @@ import 'server-only';
 import { z } from 'zod';
 import { ID_PATTERN } from '~/lib/ids';
 import { createTRPCRouter, ownerProcedure } from '~/server/api/trpc';
-import { actorFor, createMemory, createStore, deleteMemory, listMemories, listVersions, updateMemory, updateStore } from '~/server/commands/memory-commands';
+import { actorFor, archiveStore, createMemory, createStore, deleteMemory, deleteStore, listMemories, listVersions, updateMemory, updateStore } from '~/server/commands/memory-commands';
 
 const StoreId = z.string().regex(ID_PATTERN.memoryStore, 'must be a memory store id (memstore_…)');
 const MemoryId = z.string().regex(ID_PATTERN.memory, 'must be a memory id (mem_…)');
@@ -15,12 +15,12 @@ export const memoryStoresRouter = createTRPCRouter({
     .input(z.object({ includeArchived: z.boolean().default(false), page: Page }).default({ includeArchived: false }))
     .query(({ ctx, input }) => ctx.runtime.memory.listStores({ limit: 100, page: input.page, includeArchived: input.includeArchived })),
   get: ownerProcedure.input(z.object({ id: StoreId })).query(({ ctx, input }) => ctx.runtime.memory.getStore(input.id)),
-  create: ownerProcedure.input(z.object({ name: z.string(), description: z.string().optional() })).mutation(({ ctx, input }) => createStore(ctx.runtime.memory, input)),
+  create: ownerProcedure.input(z.object({ name: z.string(), description: z.string().optional() })).mutation(({ ctx, input }) => createStore(ctx.runtime, input)),
   update: ownerProcedure
     .input(z.object({ id: StoreId, name: z.string().optional(), description: z.string().optional() }))
     .mutation(({ ctx, input }) => updateStore(ctx.runtime.memory, input.id, { name: input.name, description: input.description })),
-  archive: ownerProcedure.input(z.object({ id: StoreId })).mutation(({ ctx, input }) => ctx.runtime.memory.archiveStore(input.id)),
-  delete: ownerProcedure.input(z.object({ id: StoreId })).mutation(({ ctx, input }) => ctx.runtime.memory.deleteStore(input.id)),
+  archive: ownerProcedure.input(z.object({ id: StoreId })).mutation(({ ctx, input }) => archiveStore(ctx.runtime, input.id)),
+  delete: ownerProcedure.input(z.object({ id: StoreId })).mutation(({ ctx, input }) => deleteStore(ctx.runtime, input.id)),
 
   memories: ownerProcedure
     .input(z.object({ storeId: StoreId, pathPrefix: z.string().max(1024).optional(), depth: z.number().int().min(0).max(20).default(1), page: Page }))

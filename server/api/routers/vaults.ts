@@ -2,6 +2,7 @@ import 'server-only';
 import { z } from 'zod';
 import { CREDENTIAL_ID, CredentialAuthParams, VAULT_ID } from '~/lib/vault';
 import { createTRPCRouter, ownerProcedure } from '~/server/api/trpc';
+import { archiveCredential, archiveVault, createCredential, createVault, deleteCredential, deleteVault } from '~/server/commands/vault-commands';
 
 const VaultId = z.string().regex(VAULT_ID, 'must be a vault id (vlt_…)');
 const CredentialId = z.string().regex(CREDENTIAL_ID, 'must be a credential id (vcrd_…)');
@@ -16,11 +17,11 @@ export const vaultsRouter = createTRPCRouter({
     .input(Archived.default({ includeArchived: false }))
     .query(({ ctx, input }) => ctx.runtime.vaults.listVaults({ limit: 100, includeArchived: input.includeArchived })),
 
-  create: ownerProcedure.input(z.object({ display_name: z.string().trim().min(1).max(255) })).mutation(({ ctx, input }) => ctx.runtime.vaults.createVault(input)),
+  create: ownerProcedure.input(z.object({ display_name: z.string().trim().min(1).max(255) })).mutation(({ ctx, input }) => createVault(ctx.runtime, input)),
 
-  archive: ownerProcedure.input(z.object({ id: VaultId })).mutation(({ ctx, input }) => ctx.runtime.vaults.archiveVault(input.id)),
+  archive: ownerProcedure.input(z.object({ id: VaultId })).mutation(({ ctx, input }) => archiveVault(ctx.runtime, input.id)),
 
-  delete: ownerProcedure.input(z.object({ id: VaultId })).mutation(({ ctx, input }) => ctx.runtime.vaults.deleteVault(input.id)),
+  delete: ownerProcedure.input(z.object({ id: VaultId })).mutation(({ ctx, input }) => deleteVault(ctx.runtime, input.id)),
 
   credentials: ownerProcedure
     .input(Archived.extend({ vaultId: VaultId }))
@@ -30,10 +31,10 @@ export const vaultsRouter = createTRPCRouter({
     .input(z.object({ vaultId: VaultId, display_name: z.string().trim().min(1).max(255).nullish(), auth: CredentialAuthParams }))
     .mutation(({ ctx, input }) => {
       const { vaultId, ...params } = input;
-      return ctx.runtime.vaults.createCredential(vaultId, params);
+      return createCredential(ctx.runtime, vaultId, params);
     }),
 
-  archiveCredential: ownerProcedure.input(z.object({ vaultId: VaultId, id: CredentialId })).mutation(({ ctx, input }) => ctx.runtime.vaults.archiveCredential(input.vaultId, input.id)),
+  archiveCredential: ownerProcedure.input(z.object({ vaultId: VaultId, id: CredentialId })).mutation(({ ctx, input }) => archiveCredential(ctx.runtime, input.vaultId, input.id)),
 
-  deleteCredential: ownerProcedure.input(z.object({ vaultId: VaultId, id: CredentialId })).mutation(({ ctx, input }) => ctx.runtime.vaults.deleteCredential(input.vaultId, input.id)),
+  deleteCredential: ownerProcedure.input(z.object({ vaultId: VaultId, id: CredentialId })).mutation(({ ctx, input }) => deleteCredential(ctx.runtime, input.vaultId, input.id)),
 });

@@ -1,0 +1,58 @@
+import 'server-only';
+import type { Agent, Environment } from '~/lib/agent';
+import type { AgentStore } from '~/server/agents/agent-store';
+import type { SessionDeps } from '~/server/commands/session-deps';
+import { notify } from '~/server/commands/webhook-notify';
+
+/**
+ * Agents' and environments' writes, for both edges: the store validates and writes, this reports
+ * each change as its webhook event (agent.*, environment.*), once, whichever edge asked.
+ */
+export interface AgentDeps extends Pick<SessionDeps, 'webhooks'> {
+  agents: AgentStore;
+}
+
+export async function createAgent(d: AgentDeps, input: unknown): Promise<Agent> {
+  const agent = await d.agents.createAgent(input);
+  await notify(d, 'agent.created', agent.id);
+  return agent;
+}
+
+export async function updateAgent(d: AgentDeps, id: string, input: unknown): Promise<Agent> {
+  const agent = await d.agents.updateAgent(id, input);
+  await notify(d, 'agent.updated', agent.id);
+  return agent;
+}
+
+/** Archiving an archived agent changes nothing, and sends nothing. */
+export async function archiveAgent(d: AgentDeps, id: string): Promise<Agent> {
+  const was = await d.agents.getAgent(id);
+  const agent = await d.agents.archiveAgent(id);
+  if (was.archived_at === null) await notify(d, 'agent.archived', agent.id);
+  return agent;
+}
+
+export async function createEnvironment(d: AgentDeps, input: unknown): Promise<Environment> {
+  const env = await d.agents.createEnvironment(input);
+  await notify(d, 'environment.created', env.id);
+  return env;
+}
+
+export async function updateEnvironment(d: AgentDeps, id: string, input: unknown): Promise<Environment> {
+  const env = await d.agents.updateEnvironment(id, input);
+  await notify(d, 'environment.updated', env.id);
+  return env;
+}
+
+export async function archiveEnvironment(d: AgentDeps, id: string): Promise<Environment> {
+  const was = await d.agents.getEnvironment(id);
+  const env = await d.agents.archiveEnvironment(id);
+  if (was.archived_at === null) await notify(d, 'environment.archived', env.id);
+  return env;
+}
+
+export async function deleteEnvironment(d: AgentDeps, id: string): Promise<{ id: string; type: 'environment_deleted' }> {
+  const deleted = await d.agents.deleteEnvironment(id);
+  await notify(d, 'environment.deleted', id);
+  return deleted;
+}

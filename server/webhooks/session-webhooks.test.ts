@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { StaleFenceError } from '~/lib/errors';
+import type { NewEvent } from '~/lib/events';
+import { EVENT_SAMPLES } from '~/lib/testing/event-samples';
+import type { KyselySessionStore } from '~/server/session/kysely-queries';
+import { openPostgresStore } from '~/server/session/postgres-store';
+import { openSqliteStore } from '~/server/session/sqlite-store';
+import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
+import { type MasterKey, newMasterKey } from '~/server/vault/envelope';
+import { WebhookKeys } from '~/server/vault/webhook-keys';
+import { WebhookStore } from '~/server/webhooks/webhook-store';
+
+/**
+ * The session log's status and progress events as webhooks: what an append stores is what is
+ * queued (the outbox row is written in the append's transaction), whoever drains it and however
+ * often. On SQLite and PostgreSQL.
+ */
+let dir: string;
+let store: KyselySessionStore;
+let webhooks: WebhookStore;
+let master: MasterKey;
+let pgDb: TestDatabase | null = null;
+const THREAD = 'sthr_01JZ0000000000000000000000';
+
+beforeAll(async () => {
+  pgDb = await createTestDatabase('paddock_session_webhooks');
+});
+afterAll(async () => {
+  await pgDb?.drop();
+});
+
+const open = async (kind: 'sqlite' | 'postgres'): Promise<KyselySessionStore> => (kind === 'sqlite' ? openSqliteStore({ file: path.join(dir, 'db.sqlite') }) : openPostgresStore({ url: pgDb!.url }));
+
+const idle = (type: 'end_turn' | 'budget_reached'): NewEvent => ({ type: 'session.status_idle', stop_reason: { type }, stop_details: null });
+
+/** An endpoint's queued events as `type session [thread]`, oldest first (delivery ids are monotonic). */
+async function queued(endpointId: string): Promise<string[]> {
+  const rows = await store.db.selectFrom('webhook_deliveries').select(['payload', 'event_type', 'source_id']).where('endpoint_id', '=', endpointId).orderBy('id').execute();
+  return rows.map((r) => {
+    const p = JSON.parse(r.payload) as { type: string; id: string; data: { id: string; type: string; session_thread_id?: string } };
+    expect(p).toMatchObject({ type: 'event', id: expect.stringMatching(/^wevt_/) as string, data: { type: r.event_type, organization_id: 'paddock', workspace_id: 'default' } });
+    expect(r.source_id).toMatch(/^sevt_/);
+    return `${p.data.type} ${p.data.id}${p.data.session_thread_id ? ` ${p.data.session_thread_id}` : ''}`;
+  });
+}
+
+const endpoint = (event_types: string[]) => webhooks.createEndpoint({ url: 'https://hooks.example.com/in', description: null, event_types });
+
+describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on %s', (kind) => {
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'paddock-session-hooks-'));
+    store = await open(kind);
+    if (kind === 'postgres') await sql`truncate table webhook_outbox, webhook_deliveries, webhook_endpoints, events, idempotency, sessions cascade`.execute(store.db);
+    master = newMasterKey();
+    webhooks = new WebhookStore(store.db, new WebhookKeys(master));
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('queues one event per status and progress event the log stores, naming the session (and a thread)', async () => {
+    const all = await endpoint([]);
+    const s = await store.createSession({});
+    await store.emitEvents(s.id, [{ type: 'session.status_running' }, EVENT_SAMPLES['agent.message'], idle('end_turn')]);
+    await store.emitEvents(s.id, [{ type: 'session.status_running' }, { type: 'session.status_rescheduled', attempt: 1, retry_in_ms: 10 }]);
+    await store.emitEvents(s.id, [
+      { ...EVENT_SAMPLES['session.thread_created'], session_thread_id: THREAD },
+      { type: 'session.thread_status_running', session_thread_id: THREAD, agent_name: 'worker' },
+      { ...EVENT_SAMPLES['session.thread_status_idle'], session_thread_id: THREAD },
+      { ...EVENT_SAMPLES['session.thread_status_terminated'], session_thread_id: THREAD },
+    ]);
+    await store.emitEvent(s.id, EVENT_SAMPLES['span.outcome_evaluation_end']);
+    await store.emitEvent(s.id, EVENT_SAMPLES['session.updated']);
+    await store.emitEvent(s.id, idle('budget_reached'));
+    await store.emitEvent(s.id, { type: 'session.status_terminated' });
+    // Nothing is queued before the outbox is drained (the ticker's work), all of it after.
+    expect(await queued(all.id)).toEqual([]);
+    expect(await webhooks.drainOutbox()).toBe(12);
+    expect(await queued(all.id)).toEqual([
+      `session.status_run_started ${s.id}`,
+      `session.status_idled ${s.id}`,
+      `session.status_run_started ${s.id}`,
+      `session.status_rescheduled ${s.id}`,
+      `session.thread_created ${s.id} ${THREAD}`,
+      `session.thread_idled ${s.id} ${THREAD}`,
+      `session.thread_terminated ${s.id} ${THREAD}`,
+      `session.outcome_evaluation_ended ${s.id}`,
+      `session.updated ${s.id}`,
+      `session.status_idled ${s.id}`,
+      `session.budget_reached ${s.id}`,
+      `session.status_terminated ${s.id}`,
+    ]);
+    expect(await webhooks.drainOutbox()).toBe(0);
+  });
+
+  it('sends an endpoint only the types it subscribed to, and one subscribed to other types none', async () => {
+    const idles = await endpoint(['session.status_idled', 'session.budget_reached']);
+    const others = await endpoint(['agent.created', 'session.created']);
+    const s = await store.createSession({});
+    await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('budget_reached')]);
+    await webhooks.drainOutbox();
+    expect(await queued(idles.id)).toEqual([`session.status_idled ${s.id}`, `session.budget_reached ${s.id}`]);
+    expect(await queued(others.id)).toEqual([]);
+  });
+
+  it('queues one delivery for an event processed twice (the unique key on endpoint, log event and type)', async () => {
+    const all = await endpoint([]);
+    const s = await store.createSession({});
+    await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
+    const rows = await store.db.selectFrom('webhook_outbox').selectAll().execute();
+    expect(rows).toHaveLength(2);
+    await webhooks.drainOutbox();
+    // The same outbox rows again, as a second processing of the same log events would see them.
+    await store.db.insertInto('webhook_outbox').values(rows).execute();
+    expect(await webhooks.drainOutbox()).toBe(2);
+    expect(await queued(all.id)).toEqual([`session.status_run_started ${s.id}`, `session.status_idled ${s.id}`]);
+    expect(await store.db.selectFrom('webhook_outbox').selectAll().execute()).toEqual([]);
+  });
+
+  it('queues nothing for an append that is refused (a stale fence): the outbox row is in its transaction', async () => {
+    const all = await endpoint([]);
+    const s = await store.createSession({});
+    await expect(store.emitEvent(s.id, idle('end_turn'), { fence: { sessionId: s.id, owner: 'gone', epoch: 7 } })).rejects.toBeInstanceOf(StaleFenceError);
+    expect(await webhooks.drainOutbox()).toBe(0);
+    expect(await queued(all.id)).toEqual([]);
+  });
+
+  it('queues the events of a writer that stopped right after its append, from another instance that drains later', async () => {
+    const all = await endpoint([]);
+    const s = await store.createSession({});
+    await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
+    // The writer is gone (its store closed, nothing else done); another instance opens the database.
+    await store.close();
+    store = await open(kind);
+    const other = new WebhookStore(store.db, new WebhookKeys(master));
+    expect(await other.drainOutbox()).toBe(2);
+    expect(await queued(all.id)).toEqual([`session.status_run_started ${s.id}`, `session.status_idled ${s.id}`]);
+  });
+
+  it('queues each event once when instances drain at the same time', async () => {
+    const all = await endpoint([]);
+    const sessions = await Promise.all(Array.from({ length: 5 }, () => store.createSession({})));
+    for (const s of sessions) await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
+    // PostgreSQL: another instance with its own connections. SQLite has one instance per file
+    // (two connections in one process would block each other's event loop): racing passes of it.
+    const second = kind === 'postgres' ? await open(kind) : null;
+    try {
+      const racer = second ? new WebhookStore(second.db, new WebhookKeys(master)) : webhooks;
+      const taken = await Promise.all([webhooks.drainOutbox(), racer.drainOutbox(), webhooks.drainOutbox(), racer.drainOutbox()]);
+      expect(taken.reduce((a, b) => a + b, 0)).toBe(10);
+    } finally {
+      await second?.close();
+    }
+    const got = await queued(all.id);
+    expect(got).toHaveLength(10);
+    for (const s of sessions) expect(got.filter((g) => g.endsWith(s.id))).toEqual([`session.status_run_started ${s.id}`, `session.status_idled ${s.id}`]);
+  });
+});
