@@ -27,12 +27,21 @@ export function DeploymentList() {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const list = useQuery(trpc.deployments.list.queryOptions());
+  const agents = useQuery(trpc.agents.list.queryOptions({ limit: 100 }));
+  const environments = useQuery(trpc.environments.list.queryOptions({ limit: 100 }));
   const refresh = () => void qc.invalidateQueries({ queryKey: trpc.deployments.pathKey() });
   const pause = useMutation(trpc.deployments.pause.mutationOptions({ onSuccess: refresh }));
   const unpause = useMutation(trpc.deployments.unpause.mutationOptions({ onSuccess: refresh }));
   const archive = useMutation(trpc.deployments.archive.mutationOptions({ onSuccess: refresh }));
   const run = useMutation(trpc.deployments.run.mutationOptions({ onSuccess: refresh }));
-  const create = useMutation(trpc.deployments.create.mutationOptions({ onSuccess: refresh }));
+  const create = useMutation(
+    trpc.deployments.create.mutationOptions({
+      onSuccess: () => {
+        refresh();
+        setForm((f) => ({ ...f, name: '', message: '' }));
+      },
+    }),
+  );
   const [form, setForm] = useState({ name: '', agent: 'agent_default', environment: 'env_default', message: '', expression: '', timezone: 'UTC' });
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
   const submit = (e: FormEvent) => {
@@ -56,16 +65,51 @@ export function DeploymentList() {
         An agent version with its environment and first message, started by hand or on a cron schedule. Each start is a run with its session; a scheduled time starts once, however many
         Paddock instances are up. Times missed while every instance was down start one run, for the newest of them.
       </p>
-      <form onSubmit={submit} className="deployment-new" data-testid="deployment-new">
-        <input aria-label="Name" placeholder="name" value={form.name} onChange={set('name')} required maxLength={256} />
-        <input aria-label="Agent" placeholder="agent id" value={form.agent} onChange={set('agent')} required />
-        <input aria-label="Environment" placeholder="environment id" value={form.environment} onChange={set('environment')} required />
-        <input aria-label="First message" placeholder="first message" value={form.message} onChange={set('message')} required />
-        <input aria-label="Cron expression" placeholder="cron, e.g. 0 9 * * 1-5 (empty: by hand only)" value={form.expression} onChange={set('expression')} />
-        <input aria-label="Timezone" placeholder="timezone" value={form.timezone} onChange={set('timezone')} />
-        <button type="submit" className="primary" disabled={create.isPending}>
-          Create
-        </button>
+      <form onSubmit={submit} className="edit-form" data-testid="deployment-new">
+        <h2>New deployment</h2>
+        <div className="fields">
+          <label>
+            Name
+            <input value={form.name} onChange={set('name')} required maxLength={256} placeholder="weekday triage" />
+          </label>
+          <label>
+            Agent
+            <select value={form.agent} onChange={set('agent')} required>
+              {(agents.data?.data ?? [{ id: 'agent_default', name: 'default' }]).map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Environment
+            <select value={form.environment} onChange={set('environment')} required>
+              {(environments.data?.data.filter((e) => !e.archived_at) ?? [{ id: 'env_default', name: 'default' }]).map((e) => (
+                <option key={e.id} value={e.id}>
+                  {e.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="wide">
+            First message
+            <input value={form.message} onChange={set('message')} required placeholder="what the agent is asked at each run" />
+          </label>
+          <label>
+            Cron expression
+            <input className="mono" value={form.expression} onChange={set('expression')} placeholder="0 9 * * 1-5 (empty: by hand only)" />
+          </label>
+          <label>
+            Timezone
+            <input value={form.timezone} onChange={set('timezone')} placeholder="UTC" />
+          </label>
+        </div>
+        <div className="form-actions">
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Create
+          </button>
+        </div>
       </form>
       {failed && <p className="error">{failed.message}</p>}
       {list.data && list.data.length === 0 && <p className="muted">No deployments yet.</p>}

@@ -13,7 +13,7 @@ function Deliveries({ endpointId }: { endpointId: string }) {
   const data = deliveries.data?.data ?? [];
   if (data.length === 0) return <div className="muted small">No deliveries yet.</div>;
   return (
-    <table className="small" data-testid="webhook-deliveries">
+    <table className="small deliveries" data-testid="webhook-deliveries">
       <tbody>
         {data.map((d) => (
           <tr key={d.id}>
@@ -62,7 +62,7 @@ export function WebhooksSection() {
     <section>
       <h2>Webhooks</h2>
       <p className="muted">
-        Paddock POSTs events (sessions, deployments and their runs) to these URLs, signed per Standard Webhooks: verify them with the SDK&apos;s{' '}
+        Paddock POSTs events (sessions and their progress, deployments and their runs, agents, environments, vaults and memory stores) to these URLs, signed per Standard Webhooks: verify them with the SDK&apos;s{' '}
         <span className="mono">client.beta.webhooks.unwrap()</span> and the endpoint&apos;s signing secret, shown once when it is made. Public addresses only, unless listed in{' '}
         <span className="mono">PADDOCK_OUTBOUND_ALLOW</span>; failures are retried for about seven hours.
       </p>
