@@ -65,3 +65,51 @@ test('the session page lists its threads, shows a delegation and its report inli
   await page.getByTestId('thread-primary').click();
   await expect(page.getByTestId('thread-primary')).toHaveAttribute('aria-pressed', 'true');
 });
+
+test('a child thread’s call that asks first is allowed from the coordinator’s conversation; the child runs it and reports back', async ({ page }) => {
+  const checker = await client.beta.agents.create({
+    name: 'checker',
+    model: 'claude-fake',
+    system: 'You are the checker.',
+    tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }],
+  });
+  const lead = await client.beta.agents.create({ name: 'lead', model: 'claude-fake', system: 'You lead the checks.', tools: [{ type: 'agent_toolset_20260401' }], multiagent: { type: 'coordinator', agents: [checker.id] } });
+  const session = await client.beta.sessions.create({ agent: lead.id, environment_id: 'env_default', title: 'a child asks first' });
+  // Each answer is kept for its own agent: the coordinator and the child ask the model at once.
+  const lead_ = 'You lead the checks.';
+  const child = 'You are the checker.';
+  await enqueue(
+    { forSystem: lead_, kind: 'message', steps: [{ kind: 'tool_use', name: 'send_to_agent', input: { agent: 'checker', message: 'Run the release check.' } }] },
+    { forSystem: lead_, ...text('The checker is on it.') },
+    { forSystem: child, kind: 'message', steps: [{ kind: 'tool_use', name: 'bash', input: { command: 'echo release-check-passed' } }] },
+    { forSystem: child, ...text('The release check passed.') },
+    { forSystem: lead_, ...text('The checker reports the release check passed.') },
+  );
+  await page.goto(`/s/${session.id}`);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Check the release.' }] }] });
+
+  // The child's call waits in the coordinator's conversation, where the owner is looking.
+  const ask = page.getByTestId('tool-confirm');
+  await expect(ask).toBeVisible({ timeout: 20_000 });
+  await expect(ask).toContainText('bash');
+  await expect(page.getByTestId('approval-banner')).toBeVisible();
+  await expect(page.getByTestId('thread-row')).toHaveAttribute('data-status', 'running');
+  await shoot(page, 'threads-child-asks', [1440, 390]);
+  await ask.getByRole('button', { name: 'Allow' }).click();
+
+  await expect(page.getByTestId('tool-verdict').first()).toContainText('allowed');
+  await expect(page.getByTestId('thread-received').last()).toContainText('The release check passed.', { timeout: 20_000 });
+  await expect(page.getByTestId('agent-message').last()).toContainText('The checker reports the release check passed.', { timeout: 20_000 });
+  await expect(page.getByTestId('approval-banner')).toHaveCount(0);
+  // Read again from the log, the answered call asks nothing more.
+  await page.reload();
+  await expect(page.getByTestId('agent-message').last()).toContainText('The checker reports the release check passed.');
+  await expect(page.getByTestId('tool-verdict').first()).toContainText('You allowed this call.');
+  await expect(page.getByTestId('tool-confirm')).toHaveCount(0);
+  // The child ran the call itself, on the session's hand.
+  const events = [];
+  for await (const e of client.beta.sessions.events.list(session.id)) events.push(e);
+  const result = events.find((e) => e.type === 'agent.tool_result' && 'session_thread_id' in e && typeof e.session_thread_id === 'string');
+  expect(JSON.stringify(result)).toContain('release-check-passed');
+});

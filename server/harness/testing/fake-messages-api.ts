@@ -24,7 +24,16 @@ export interface ScriptedUsage {
 
 export type ErrorStatus = 429 | 500 | 529 | 400 | 401;
 
-export type ScriptedResponse =
+/**
+ * A scripted response may be kept for the request whose system prompt contains this text (the
+ * first such one queued is served; unmarked ones still go in order): threads of one session ask
+ * the model at the same moment, and each must get its own agent's answer.
+ */
+export interface ScriptMatch {
+  forSystem?: string;
+}
+
+type ScriptedKind =
   | {
       kind: 'message';
       steps: ScriptStep[];
@@ -53,7 +62,16 @@ export type ScriptedResponse =
   | { kind: 'drop'; afterSteps?: number; steps?: ScriptStep[] }
   | { kind: 'hang' };
 
-export type MessageOptions = Omit<Extract<ScriptedResponse, { kind: 'message' }>, 'kind' | 'steps'>;
+export type ScriptedResponse = ScriptedKind & ScriptMatch;
+
+export type MessageOptions = Omit<Extract<ScriptedResponse, { kind: 'message' }>, 'kind' | 'steps' | 'forSystem'>;
+
+/** A request's system prompt as text (a string, or text blocks). */
+function systemTextOf(body: RecordedBody | null): string {
+  const system = (body as { system?: unknown } | null)?.system;
+  if (typeof system === 'string') return system;
+  return Array.isArray(system) ? system.map((b) => (b && typeof b === 'object' && typeof (b as { text?: unknown }).text === 'string' ? (b as { text: string }).text : '')).join('\n') : '';
+}
 
 /** The parsed JSON body of a request; loose on purpose, tests read whatever they assert on. */
 export interface RecordedBody {
@@ -594,7 +612,9 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions = {}): P
       sendJson(res, 200, JSON.stringify({ input_tokens: inputTokensOf(body) }), requestId);
       return;
     }
-    const scripted = queue.shift() ?? fallback(record);
+    const system = systemTextOf(body);
+    const at = queue.findIndex((r) => r.forSystem === undefined || system.includes(r.forSystem));
+    const scripted = at >= 0 ? queue.splice(at, 1)[0]! : fallback(record);
     await respondMessages(res, closed, record, scripted, requestId);
   }
 
