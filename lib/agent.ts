@@ -1,6 +1,6 @@
 import { BudgetLimit } from '~/lib/budget-limit';
 import { z } from 'zod';
-import { UserContent } from '~/lib/events';
+import { type InlineAgentDefinition, UserContent } from '~/lib/events';
 import { AgentToolsParams, type AgentTool } from '~/lib/toolset';
 import { type ContextPolicy, ContextPolicyParams } from '~/lib/context-policy';
 import { uploadMountPath } from '~/lib/mounts';
@@ -161,6 +161,19 @@ export function sessionAgentOf(a: Agent): SessionAgent {
 export function threadAgentOf(a: Agent): ThreadAgent {
   const { created_at: _c, updated_at: _u, archived_at: _a, metadata: _m, multiagent: _ma, ...rest } = a;
   return rest;
+}
+
+/** An inline agent as a thread shows it (SDK `BetaManagedAgentsInlineAgent`): no id or version, it is not saved. */
+export type InlineThreadAgent = Omit<ThreadAgent, 'id' | 'type' | 'version'> & { type: 'inline' };
+
+/** What an inline agent's thread runs: the coordinator's snapshot with the definition's name, system and description, no roster (depth 1). */
+export function inlineSessionAgent(coordinator: SessionAgent, name: string, def: InlineAgentDefinition): SessionAgent {
+  return { ...coordinator, name, system: def.system, description: def.description, multiagent: null };
+}
+
+export function inlineThreadAgent(coordinator: SessionAgent, name: string, def: InlineAgentDefinition): InlineThreadAgent {
+  const { id: _i, version: _v, type: _t, multiagent: _m, ...rest } = inlineSessionAgent(coordinator, name, def);
+  return { ...rest, type: 'inline' };
 }
 
 /** Applies a metadata patch: a null value deletes the key. */

@@ -102,6 +102,13 @@ export const ThreadId = z.string().regex(/^sthr_[0-9A-Za-z]{1,64}$/, 'must be a 
  */
 const onThread = { session_thread_id: ThreadId.optional() };
 
+/**
+ * An inline agent as its coordinator defined it (multiagent `inline_agents` enabled): the rest
+ * (model, tools, MCP servers, skills) is the coordinator's own, without `multiagent` (depth 1).
+ */
+export const InlineAgentDefinition = z.object({ system: z.string().min(1).max(100_000), description: z.string().max(2048).nullable() }).strict();
+export type InlineAgentDefinition = z.infer<typeof InlineAgentDefinition>;
+
 export const NewEvent = z.discriminatedUnion('type', [
   z.object({ ...onThread, type: z.literal('user.message'), content: z.array(UserContent).min(1) }),
   z.object({ ...onThread, type: z.literal('user.interrupt') }),
@@ -328,7 +335,20 @@ export const NewEvent = z.discriminatedUnion('type', [
   /** A session's repository was cloned into the hand through the git proxy (a failure is a `session.error`). */
   z.object({ ...onThread, type: z.literal('hand.repository_cloned'), hand: z.string().min(1), resource_id: z.string().min(1), repository_url: z.string(), mount_path: z.string(), clone_ms: z.number().nonnegative().optional() }),
   // Session threads (multiagent): a child thread's life and the messages between threads.
-  z.object({ type: z.literal('session.thread_created'), session_thread_id: ThreadId, agent_name: z.string(), workflow_run_id: z.null().default(null), /** Paddock addition: the roster agent the thread runs. */ agent_id: z.string().min(1).optional(), parent_thread_id: ThreadId.nullish() }),
+  z.object({
+    type: z.literal('session.thread_created'),
+    session_thread_id: ThreadId,
+    agent_name: z.string(),
+    workflow_run_id: z.null().default(null),
+    /** Paddock addition: the roster agent the thread runs. */
+    agent_id: z.string().min(1).optional(),
+    parent_thread_id: ThreadId.nullish(),
+    /**
+     * Paddock addition: the inline agent the thread runs (defined by the coordinator at spawn, not
+     * saved), so a harness rebuilt from the log runs the same agent. No default: kept trusted on read.
+     */
+    inline_agent: InlineAgentDefinition.optional(),
+  }),
   z.object({ type: z.literal('session.thread_status_running'), session_thread_id: ThreadId, agent_name: z.string() }),
   z.object({ type: z.literal('session.thread_status_idle'), session_thread_id: ThreadId, agent_name: z.string(), stop_reason: StopReason, stop_details: z.null().default(null) }),
   z.object({ type: z.literal('session.thread_status_rescheduled'), session_thread_id: ThreadId, agent_name: z.string(), attempt: z.number().int().positive().optional(), retry_in_ms: z.number().int().nonnegative().optional() }),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * An agent's `multiagent` configuration as the Managed Agents API defines it (`@anthropic-ai/sdk`
  * `resources/beta/agents` Multiagent*): the older `coordinator` roster and the newer
- * `multiagent_20261001` shape. Paddock builds session threads (the roster, `subagents`); the
+ * `multiagent_20261001` shape. Paddock builds session threads (the roster and inline agents, `subagents`); the
  * advisor and workflow runs are refused by name, never silently dropped. The roster's references
  * are resolved (existence, archive, depth 1) by the agent store, which has the database.
  */

@@ -1,8 +1,9 @@
 import 'server-only';
-import type { SessionAgent, ThreadAgent } from '~/lib/agent';
+import { type InlineThreadAgent, type SessionAgent, type ThreadAgent, inlineThreadAgent } from '~/lib/agent';
 import { ConflictError, NotFoundError } from '~/lib/errors';
 import type { EventType, NewEvent, StoredEvent } from '~/lib/events';
 import { onThreadStream, primaryThreadId } from '~/lib/threads';
+import { delegationOf, runsThreads } from '~/server/harness/core/delegation';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
 import type { Session, SessionStatus, SessionStore } from '~/server/session/store';
 
@@ -15,7 +16,8 @@ export interface SessionThread {
   id: string;
   type: 'session_thread';
   session_id: string;
-  agent: ThreadAgent | null;
+  /** A rostered agent's snapshot, or an inline agent's (the coordinator's, with its definition). */
+  agent: ThreadAgent | InlineThreadAgent | null;
   parent_thread_id: string | null;
   status: SessionStatus;
   created_at: string;
@@ -39,13 +41,6 @@ function threadAgentOfSession(agent: SessionAgent | null): ThreadAgent | null {
   if (!agent) return null;
   const { multiagent: _m, ...rest } = agent;
   return rest;
-}
-
-function rosterOf(agent: SessionAgent | null): ThreadAgent[] {
-  const m = agent?.multiagent;
-  if (!m) return [];
-  if (m.type === 'coordinator') return m.agents;
-  return m.subagents.type === 'enabled' ? m.subagents.predefined_agents : [];
 }
 
 async function archives(store: SessionStore, sessionId: string): Promise<Map<string, string>> {
@@ -74,10 +69,13 @@ export async function listThreads(store: SessionStore, session: Session, statuse
       workflow_run_id: null,
     },
   ];
-  const roster = rosterOf(session.agent ?? null);
+  const coordinator = session.agent ?? null;
+  const { roster } = delegationOf(coordinator);
   for (const e of events) {
     if (e.type === 'session.thread_created') {
-      const def = roster.find((a) => a.id === e.agent_id) ?? roster.find((a) => a.name === e.agent_name) ?? null;
+      const def = e.inline_agent
+        ? coordinator && inlineThreadAgent(coordinator, e.agent_name, e.inline_agent)
+        : (roster.find((a) => a.id === e.agent_id) ?? roster.find((a) => a.name === e.agent_name) ?? null);
       // Made with a message to work on: running until its first status says otherwise.
       threads.push({ id: e.session_thread_id, type: 'session_thread', session_id: session.id, agent: def, parent_thread_id: e.parent_thread_id ?? primaryId, status: 'running', created_at: e.processed_at, updated_at: e.processed_at, archived_at: archived.get(e.session_thread_id) ?? null, stats: null, usage: null, workflow_run_id: null });
       continue;
@@ -94,7 +92,7 @@ export async function listThreads(store: SessionStore, session: Session, statuse
 
 /** The session's status with its threads: any thread running makes it running. */
 export async function aggregateStatus(store: SessionStore, session: Session, threadEvents?: readonly StoredEvent[]): Promise<SessionStatus> {
-  if (session.status !== 'idle' || rosterOf(session.agent ?? null).length === 0) return session.status;
+  if (session.status !== 'idle' || !runsThreads(session.agent)) return session.status;
   const events = threadEvents ?? (await store.getEvents(session.id, { types: THREAD_EVENTS }));
   const last = new Map<string, SessionStatus>();
   for (const e of events) {
@@ -137,8 +135,7 @@ export async function threadEvents(store: SessionStore, session: Session, thread
  * A confirmation or a custom tool's result goes to the thread whose call asked.
  */
 export async function routeToThreads(store: SessionStore, session: Session, events: readonly (NewEvent & { session_thread_id?: string | null })[]): Promise<NewEvent[]> {
-  const threaded = rosterOf(session.agent ?? null).length > 0;
-  if (!threaded) return events.map(({ session_thread_id: _t, ...e }) => e as NewEvent);
+  if (!runsThreads(session.agent)) return events.map(({ session_thread_id: _t, ...e }) => e as NewEvent);
   const primaryId = primaryThreadId(session.id);
   const threads = (await listThreads(store, session)).filter((t) => t.parent_thread_id !== null);
   const calls = events.some((e) => e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result')

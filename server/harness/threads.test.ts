@@ -30,6 +30,14 @@ function threadAgent(name: string, policy: 'always_allow' | 'always_ask' = 'alwa
 function coordinator(roster: ThreadAgent[]): SessionAgent {
   return { ...threadAgent('lead'), system: 'you are lead', multiagent: { type: 'coordinator', agents: roster } };
 }
+/** A coordinator with no roster that may define inline agents. */
+function inlineCoordinator(): SessionAgent {
+  return {
+    ...threadAgent('lead'),
+    system: 'you are lead',
+    multiagent: { type: 'multiagent_20261001', advisor: { type: 'disabled' }, subagents: { type: 'enabled', inline_agents: { type: 'enabled' }, predefined_agents: [] }, workflows: { type: 'disabled' } },
+  };
+}
 
 const systemOf = (req: RecordedRequest) => JSON.stringify(req.body?.system ?? '');
 const reportsIn = (req: RecordedRequest) => (JSON.stringify(req.body?.messages ?? []).match(/\[Message from /g) ?? []).length;
@@ -58,7 +66,12 @@ beforeEach(async () => {
   store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
   fake = await startFakeMessagesApi();
   live = new LiveBus();
-  harness = new Harness({
+  harness = fakeModelHarness();
+});
+
+/** A harness asking the fake model, on memory hands: a second one stands for a harness restarted after a crash. */
+function fakeModelHarness(): Harness {
+  return new Harness({
     store,
     live,
     hands: new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' }),
@@ -67,7 +80,7 @@ beforeEach(async () => {
     retryBaseMs: 5,
     leaseTtlMs: 2_000,
   });
-});
+}
 
 afterEach(async () => {
   await harness.close();
@@ -148,6 +161,38 @@ describe('session threads', () => {
     expect(result).toMatchObject({ is_error: true });
     expect(JSON.stringify(result)).toContain('not an agent of your roster (alpha)');
     expect(events.some((e) => e.type === 'session.thread_created')).toBe(false);
+    expect(checkThreadInvariants(events)).toEqual([]);
+  });
+
+  it('an inline agent\'s thread is rebuilt from the log: a harness stopped while the thread worked leaves it to a fresh one, which runs the same definition and reports back', async () => {
+    let childAnswers = false;
+    fake.setFallback((req): ScriptedResponse => {
+      const n = toolResultCount(req);
+      if (systemOf(req).includes('you are critic')) return childAnswers ? textResponse('critic: it reads well') : { kind: 'hang' };
+      if (n === 0) return { kind: 'message', steps: [tool('send_to_agent', { agent: 'critic', message: 'review the plan', define: { system: 'you are critic', description: 'reviews' } }, 'toolu_d')] };
+      return textResponse(reportsIn(req) > 0 ? 'lead: reviewed' : 'waiting for the critic');
+    });
+    const s = await store.createSession({ agent: inlineCoordinator() });
+    await store.emitEvent(s.id, { type: 'user.message', content: [{ type: 'text', text: 'get the plan reviewed' }] });
+    const first = harness.wake(s.id);
+    for (let i = 0; i < 300 && !fake.requests.some((r) => systemOf(r).includes('you are critic')); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(fake.requests.some((r) => systemOf(r).includes('you are critic'))).toBe(true);
+    await harness.close();
+    await first;
+    expect((await store.getEvents(s.id)).some((e) => e.type === 'agent.thread_message_received' && e.session_thread_id === undefined)).toBe(false);
+
+    childAnswers = true;
+    harness = fakeModelHarness();
+    const events = await settle(s.id);
+    const created = events.filter((e) => e.type === 'session.thread_created');
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatchObject({ agent_name: 'critic', inline_agent: { system: 'you are critic', description: 'reviews' } });
+    const criticReqs = fake.requests.filter((r) => systemOf(r).includes('you are critic'));
+    expect(criticReqs.length).toBeGreaterThanOrEqual(2);
+    expect((criticReqs.at(-1)!.body?.tools ?? []).map((t) => (t as { name: string }).name)).not.toContain('send_to_agent');
+    const report = events.find((e) => e.type === 'agent.thread_message_received' && e.session_thread_id === undefined);
+    expect(report).toMatchObject({ from_agent_name: 'critic', from_session_thread_id: created[0]!.session_thread_id });
+    expect(JSON.stringify(events.filter((e) => e.type === 'agent.message' && !e.session_thread_id).at(-1))).toContain('lead: reviewed');
     expect(checkThreadInvariants(events)).toEqual([]);
   });
 });

@@ -22,8 +22,8 @@ export const EVENT_EXTENSIONS: Partial<Record<EventType | '*', readonly string[]
   // Which attempt failed and when the next starts.
   'session.status_rescheduled': ['attempt', 'retry_in_ms'],
   'session.thread_status_rescheduled': ['attempt', 'retry_in_ms'],
-  // The roster agent a thread runs, and the thread that spawned it.
-  'session.thread_created': ['agent_id', 'parent_thread_id'],
+  // The roster agent a thread runs (or the inline agent's definition), and the thread that spawned it.
+  'session.thread_created': ['agent_id', 'parent_thread_id', 'inline_agent'],
   // What was asked (a Claude id, or the offline demo brain), its estimated input, where a context window began; measured latencies.
   'span.model_request_start': ['model', 'estimated_input_tokens', 'window_from_seq'],
   'span.model_request_end': ['ttft_ms', 'duration_ms', 'model_stop_reason'],

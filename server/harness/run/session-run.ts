@@ -7,7 +7,8 @@ import { USAGE_EVENT_TYPES } from '~/lib/usage';
 import { decideFrom } from '~/server/harness/core/decide';
 import { LogView } from '~/server/harness/log-view';
 import { SessionWriter } from '~/server/harness/run/commit';
-import { DEFAULT_MAX_RUNNING_THREADS, ThreadRun, runsThreads } from '~/server/harness/run/thread-run';
+import { runsThreads } from '~/server/harness/core/delegation';
+import { DEFAULT_MAX_RUNNING_THREADS, ThreadRun } from '~/server/harness/run/thread-run';
 import type { StoreRetry } from '~/server/harness/run/store-retry';
 import { policyOf } from '~/server/harness/steps/model-turn';
 import { runStep } from '~/server/harness/steps/run-step';
@@ -91,7 +92,7 @@ export async function runSession(o: SessionRunOptions, sessionId: string, run: R
   const load = () => retry.retry(run, sessionId, 'read log', () => LogView.load(store, sessionId, agent().then(policyOf)));
   try {
     view = await load();
-    // A session with a roster runs its threads concurrently under this one lease (thread-run.ts).
+    // A session that delegates (a roster, or inline agents) runs its threads concurrently under this one lease (thread-run.ts).
     const coordinator = await retry.retry(run, sessionId, 'read agent', agent);
     if (runsThreads(coordinator)) {
       const threads = new ThreadRun({ store, deps: o.deps, retry, sessionId, run, write, epoch: held.epoch, agent: coordinator, maxRunning: o.maxRunningThreads ?? DEFAULT_MAX_RUNNING_THREADS }, view);

@@ -1,11 +1,11 @@
 import 'server-only';
-import type { SessionAgent, ThreadAgent } from '~/lib/agent';
+import { type SessionAgent, inlineSessionAgent } from '~/lib/agent';
 import { isStoreUnavailable } from '~/lib/errors';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import { primaryThreadId, threadOf } from '~/lib/threads';
 import { USAGE_EVENT_TYPES } from '~/lib/usage';
 import { decideFrom } from '~/server/harness/core/decide';
-import { type ThreadEntry, asThreadEvent, rosterOfSession } from '~/server/harness/core/delegation';
+import { type Delegation, type ThreadEntry, asThreadEvent, delegationOf } from '~/server/harness/core/delegation';
 import { LogView } from '~/server/harness/log-view';
 import type { SessionWriter } from '~/server/harness/run/commit';
 import type { StoreRetry } from '~/server/harness/run/store-retry';
@@ -17,11 +17,6 @@ import type { SessionStore } from '~/server/session/store';
 
 /** At most this many threads of one session run a step at once (PADDOCK_MAX_RUNNING_THREADS). */
 export const DEFAULT_MAX_RUNNING_THREADS = 25;
-
-/** Whether a session runs threads: its agent has a roster to delegate to. */
-export function runsThreads(agent: SessionAgent | null): boolean {
-  return rosterOfSession(agent?.multiagent).length > 0;
-}
 
 /** A child thread's writes go through the run's one writer (one fence), its id on each. */
 class ThreadWriter implements StepWriter {
@@ -82,7 +77,7 @@ export interface ThreadRunOptions {
 export class ThreadRun {
   readonly #threads = new Map<string | null, ThreadState>();
   readonly #primaryId: string;
-  readonly #roster: ThreadAgent[];
+  readonly #delegation: Delegation;
   #changed: () => void = () => undefined;
   #failure: unknown = null;
 
@@ -91,7 +86,7 @@ export class ThreadRun {
     primary: LogView,
   ) {
     this.#primaryId = primaryThreadId(o.sessionId);
-    this.#roster = rosterOfSession(o.agent?.multiagent);
+    this.#delegation = delegationOf(o.agent);
     this.#threads.set(null, { entry: null, view: primary, run: o.run, agent: o.agent, looping: null });
   }
 
@@ -106,9 +101,18 @@ export class ThreadRun {
   #addThread(created: Extract<StoredEvent, { type: 'session.thread_created' }>, events: readonly StoredEvent[]): void {
     const id = created.session_thread_id;
     if (this.#threads.has(id)) return;
-    const def = this.#roster.find((a) => a.id === created.agent_id) ?? this.#roster.find((a) => a.name === created.agent_name);
-    const agent: SessionAgent | null = def ? { ...def, multiagent: null } : null;
-    const entry: ThreadEntry = { id, agentId: created.agent_id ?? def?.id ?? '', agentName: created.agent_name };
+    let agent: SessionAgent | null;
+    let entry: ThreadEntry;
+    if (created.inline_agent) {
+      // An inline agent lives only in the log: rebuilt from its definition on the coordinator's snapshot.
+      agent = this.o.agent ? inlineSessionAgent(this.o.agent, created.agent_name, created.inline_agent) : null;
+      entry = { id, agentId: '', agentName: created.agent_name, inline: created.inline_agent };
+    } else {
+      const { roster } = this.#delegation;
+      const def = roster.find((a) => a.id === created.agent_id) ?? roster.find((a) => a.name === created.agent_name);
+      agent = def ? { ...def, multiagent: null } : null;
+      entry = { id, agentId: created.agent_id ?? def?.id ?? '', agentName: created.agent_name };
+    }
     // The view starts at the thread's creation: nothing of it comes before.
     const view = LogView.forThread([], policyOf(agent), id, created.seq - 1);
     view.append(events.filter((e) => e.seq >= created.seq));
@@ -135,7 +139,7 @@ export class ThreadRun {
 
   #context(t: ThreadState): StepContext {
     const { o } = this;
-    const thread: ThreadContext = { primaryId: this.#primaryId, entry: t.entry, roster: t.entry ? [] : this.#roster, threads: () => this.threads };
+    const thread: ThreadContext = { primaryId: this.#primaryId, entry: t.entry, delegation: t.entry ? { roster: [], inlineAgents: false } : this.#delegation, threads: () => this.threads };
     return {
       sessionId: o.sessionId,
       view: t.view,

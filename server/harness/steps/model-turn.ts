@@ -11,7 +11,7 @@ import { type RequestSettings, SYSTEM_PROMPT, buildRequest } from '~/server/harn
 import { ModelError, type ModelTurn } from '~/server/harness/core/model-client';
 import { afterModelFailure } from '~/server/harness/core/retry-policy';
 import { SESSION_EVENTS_TOOL } from '~/server/harness/core/session-events';
-import { DELEGATION_TOOLS } from '~/server/harness/core/delegation';
+import { delegates, delegationTools } from '~/server/harness/core/delegation';
 import { callsTools, interruptedTurnEvents, turnEvents } from '~/server/harness/core/turn-events';
 import { budgetStop } from '~/server/harness/steps/budget-gate';
 import { compact } from '~/server/harness/steps/compaction';
@@ -53,14 +53,14 @@ export async function modelTurn(ctx: StepContext, action: { attempt: number }, m
   const asked = agent && !model.isDemo ? agent.model.id : null;
   // What of the log the model sees; the recall tool comes with every policy that leaves something out.
   const history = policyOf(agent);
-  const delegation = (ctx.thread?.roster.length ?? 0) > 0;
+  const delegation = ctx.thread !== undefined && delegates(ctx.thread.delegation);
   const { attachments } = ctx.deps;
   const attached = attachments ? await ctx.read('attachments', () => attachments(ctx.sessionId)) : NO_ATTACHMENTS;
   const settings: RequestSettings = {
     model: asked ?? model.model,
     maxTokens: ctx.deps.maxTokens ?? 8192,
     system: withAttachments(agent?.system ?? SYSTEM_PROMPT, attached),
-    tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(offersRecall(history) ? [SESSION_EVENTS_TOOL] : []), ...(delegation ? DELEGATION_TOOLS : [])],
+    tools: [...(agent ? toolSpecsFor(agent.tools, mcpListed) : BRAIN_TOOLS), ...(offersRecall(history) ? [SESSION_EVENTS_TOOL] : []), ...(delegation && ctx.thread ? delegationTools(ctx.thread.delegation) : [])],
     history,
     tokenScale: view.fold.scale.value,
   };

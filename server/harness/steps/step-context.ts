@@ -1,6 +1,6 @@
 import 'server-only';
 import type { PromptAttachments } from '~/server/harness/core/attachments-prompt';
-import type { SessionAgent, ThreadAgent } from '~/lib/agent';
+import type { SessionAgent } from '~/lib/agent';
 import type { BudgetLimit } from '~/lib/budget-limit';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { HandRegistry, HandScope } from '~/server/hands/registry';
@@ -10,7 +10,7 @@ import type { LiveBus } from '~/server/session/live-bus';
 import type { LogView } from '~/server/harness/log-view';
 import type { StepAbort } from '~/server/harness/steps/step-abort';
 import type { McpGateway } from '~/server/proxy/mcp-gateway';
-import type { ThreadEntry } from '~/server/harness/core/delegation';
+import type { Delegation, ThreadEntry } from '~/server/harness/core/delegation';
 
 /**
  * Which thread a step runs for (multiagent): the primary (the coordinator, `entry` null) or a
@@ -20,8 +20,8 @@ export interface ThreadContext {
   readonly primaryId: string;
   /** The child thread this step is for; null: the primary thread. */
   readonly entry: ThreadEntry | null;
-  /** The primary's agents to delegate to (empty for a child: depth 1). */
-  readonly roster: readonly ThreadAgent[];
+  /** What the primary may delegate to (nothing for a child: depth 1). */
+  readonly delegation: Delegation;
   /** The session's child threads as the log made them so far. */
   threads(): readonly ThreadEntry[];
 }

@@ -5,7 +5,7 @@ import type { NewEvent, StoredEvent } from '~/lib/events';
 import { ToolError } from '~/lib/hand';
 import { abortReason } from '~/lib/sleep';
 import type { AgentToolUse, McpToolUse, ToolUse } from '~/server/harness/core/decide';
-import { delegationEvents } from '~/server/harness/core/delegation';
+import { delegates, delegationEvents } from '~/server/harness/core/delegation';
 import { isDelegationTool } from '~/lib/threads';
 import { mcpSessionError, resultOf } from '~/server/harness/core/result-events';
 import { SESSION_EVENTS_TOOL_NAME } from '~/server/harness/core/session-events';
@@ -29,7 +29,7 @@ export async function toolCalls(ctx: StepContext, action: { calls: ToolUse[] }, 
   const scope = handScope(ctx, signal);
   const running = action.calls.map(async (call) => {
     if (call.type === 'agent.mcp_tool_use') return mcpCall(ctx, call, signal);
-    if (ctx.thread && ctx.thread.roster.length > 0 && isDelegationTool(call.name)) return delegate(ctx, ctx.thread, call);
+    if (ctx.thread && delegates(ctx.thread.delegation) && isDelegationTool(call.name)) return delegate(ctx, ctx.thread, call);
     const t0 = performance.now();
     let outcome: { text: string; hand?: string; isError: boolean };
     try {
@@ -73,7 +73,7 @@ export async function toolCalls(ctx: StepContext, action: { calls: ToolUse[] }, 
 /** A delegation call (the primary thread's): its result, and a send's thread start and message, stored together, once. */
 async function delegate(ctx: StepContext, thread: ThreadContext, call: AgentToolUse): Promise<void> {
   const agent = await ctx.agent();
-  const { events } = delegationEvents(call, thread.roster, thread.threads(), { primaryId: thread.primaryId, agentName: agent?.name ?? 'coordinator' });
+  const { events } = delegationEvents(call, thread.delegation, thread.threads(), { primaryId: thread.primaryId, agentName: agent?.name ?? 'coordinator' });
   await ctx.write.keyed('store delegation', events, call.id);
 }
 
