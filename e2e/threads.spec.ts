@@ -94,7 +94,7 @@ test('a child thread’s call that asks first is allowed from the coordinator’
   await expect(ask).toBeVisible({ timeout: 20_000 });
   await expect(ask).toContainText('bash');
   await expect(page.getByTestId('approval-banner')).toBeVisible();
-  await expect(page.getByTestId('thread-row')).toHaveAttribute('data-status', 'running');
+  await expect(page.getByTestId('thread-row')).toHaveAttribute('data-status', 'needs_approval');
   await shoot(page, 'threads-child-asks', [1440, 390]);
   await ask.getByRole('button', { name: 'Allow' }).click();
 
@@ -107,9 +107,10 @@ test('a child thread’s call that asks first is allowed from the coordinator’
   await expect(page.getByTestId('agent-message').last()).toContainText('The checker reports the release check passed.');
   await expect(page.getByTestId('tool-verdict').first()).toContainText('You allowed this call.');
   await expect(page.getByTestId('tool-confirm')).toHaveCount(0);
-  // The child ran the call itself, on the session's hand.
+  // The child ran the call itself, on the session's hand: the result is on its own thread.
+  const thread = (await client.beta.sessions.threads.list(session.id)).data.find((t) => t.parent_thread_id !== null);
   const events = [];
-  for await (const e of client.beta.sessions.events.list(session.id)) events.push(e);
-  const result = events.find((e) => e.type === 'agent.tool_result' && 'session_thread_id' in e && typeof e.session_thread_id === 'string');
+  for await (const e of client.beta.sessions.threads.events.list(thread!.id, { session_id: session.id })) events.push(e);
+  const result = events.find((e) => e.type === 'agent.tool_result');
   expect(JSON.stringify(result)).toContain('release-check-passed');
 });

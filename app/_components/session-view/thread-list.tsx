@@ -13,7 +13,7 @@ export function ThreadList({ threads, selected, onSelect }: { threads: readonly 
       </button>
       {threads.map((t) => (
         <button key={t.id} type="button" aria-pressed={selected === t.id} data-testid="thread-row" data-status={t.status} title={t.id} onClick={() => onSelect(t.id)}>
-          {t.agentName} · <span className={`status status-${t.status}`}>{t.status}</span> · <time dateTime={t.lastActivity}>{new Date(t.lastActivity).toLocaleTimeString()}</time>
+          {t.agentName} · <span className={`status status-${t.status}`}>{t.status.replace('_', ' ')}</span> · <time dateTime={t.lastActivity}>{new Date(t.lastActivity).toLocaleTimeString()}</time>
         </button>
       ))}
     </nav>

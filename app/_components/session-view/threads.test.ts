@@ -28,6 +28,19 @@ describe('a multiagent session on its page', () => {
     expect(kinds).toEqual(['user', 'thread-sent', 'tool', 'thread-received']);
   });
 
+  it('says a child idle on its call that asks first needs approval, and one idle on a custom tool waits', () => {
+    // storedLog numbers ids by position: the call is the second event.
+    const call = `sevt_${'2'.padStart(26, '0')}`;
+    const idleOn = (ids: string[]) =>
+      storedLog(
+        { type: 'session.thread_created', session_thread_id: T, agent_name: 'alpha', workflow_run_id: null },
+        { type: 'agent.tool_use', session_thread_id: T, name: 'bash', input: { command: 'ls' }, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' },
+        { type: 'session.thread_status_idle', session_thread_id: T, agent_name: 'alpha', stop_reason: { type: 'requires_action', event_ids: ids }, stop_details: null },
+      );
+    expect(threadsOf(idleOn([call]))[0]?.status).toBe('needs_approval');
+    expect(threadsOf(idleOn(['sevt_custom']))[0]?.status).toBe('waiting');
+  });
+
   it("shows a child's own conversation when it is picked", () => {
     expect(conversation(eventsOfThread(events, T)).map((i) => i.kind)).toEqual(['thread-received', 'tool', 'agent', 'thread-sent']);
   });

@@ -5,7 +5,8 @@ import { onPrimaryStream } from '~/lib/threads';
 export interface ThreadRow {
   id: string;
   agentName: string;
-  status: 'running' | 'idle' | 'rescheduling' | 'terminated';
+  /** `needs_approval`: idle on a call that waits for the owner's Allow/Deny; `waiting`: on a custom tool's result. */
+  status: 'running' | 'idle' | 'needs_approval' | 'waiting' | 'rescheduling' | 'terminated';
   /** When its newest event was stored. */
   lastActivity: string;
 }
@@ -13,7 +14,9 @@ export interface ThreadRow {
 /** The session's child threads, in the order they were made, each with its latest status and activity. */
 export function threadsOf(events: readonly StoredEvent[]): ThreadRow[] {
   const rows = new Map<string, ThreadRow>();
+  const asks = new Set<string>();
   for (const e of events) {
+    if ((e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use') && e.evaluated_permission === 'ask') asks.add(e.id);
     if (e.type === 'session.thread_created') {
       rows.set(e.session_thread_id, { id: e.session_thread_id, agentName: e.agent_name, status: 'running', lastActivity: e.processed_at });
       continue;
@@ -22,7 +25,7 @@ export function threadsOf(events: readonly StoredEvent[]): ThreadRow[] {
     if (!row) continue;
     row.lastActivity = e.processed_at;
     if (e.type === 'session.thread_status_running') row.status = 'running';
-    else if (e.type === 'session.thread_status_idle') row.status = 'idle';
+    else if (e.type === 'session.thread_status_idle') row.status = e.stop_reason.type !== 'requires_action' ? 'idle' : e.stop_reason.event_ids.some((id) => asks.has(id)) ? 'needs_approval' : 'waiting';
     else if (e.type === 'session.thread_status_rescheduled') row.status = 'rescheduling';
     else if (e.type === 'session.thread_status_terminated') row.status = 'terminated';
   }
