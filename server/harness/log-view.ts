@@ -66,10 +66,21 @@ export class LogView {
     return this.shown;
   }
 
-  /** The session's MCP listing (the first `mcp.tools_listed`), if it has one: always in view. */
+  /**
+   * The session's MCP listing (the newest `mcp.tools_listed`: always in view), or null when it has
+   * none yet or a session update changed the agent since (its MCP servers are listed again).
+   */
   get mcpListing(): McpServerListing[] | null {
-    const e = this.shown.find((x) => x.type === 'mcp.tools_listed');
+    const { mcpListingSeq, agentUpdatedSeq } = this.fold.anchors;
+    if (mcpListingSeq === null || (agentUpdatedSeq !== null && agentUpdatedSeq > mcpListingSeq)) return null;
+    const e = this.shown.find((x) => x.seq === mcpListingSeq);
     return e?.type === 'mcp.tools_listed' ? e.servers : null;
+  }
+
+  /** The idempotency key of the listing due now: one per agent update, so a relisting is stored, not deduplicated away. */
+  get mcpListingKey(): string {
+    const updated = this.fold.anchors.agentUpdatedSeq;
+    return updated === null ? 'mcp_tools_listed' : `mcp_tools_listed:${updated}`;
   }
 
   /** The log's last seq (0 for an empty log). */

@@ -122,6 +122,33 @@ describe('a session whose agent has an MCP server (server-everything behind a be
     expect(JSON.stringify(fake.requests)).not.toContain(CANARY);
   }, 60_000);
 
+  it('a session update that changes its MCP servers lists them again: the next request offers the new server, not the old', async () => {
+    fake.enqueue(textResponse('first'));
+    const s = await store.createSession({ agent: agentWith(toolset('always_allow'), [{ name: 'everything', url: gate.url }]), vault_ids: ['vlt_team'] });
+    await say(s.id, 'hello');
+    await harness().wake(s.id);
+    expect(toolNames(0)).toContain('mcp__everything__echo');
+
+    // What updateSession (session-commands.ts) does: the agent, whole, then session.updated naming it.
+    const agent = agentWith([{ type: 'agent_toolset_20260401', default_config: { enabled: false } }, { type: 'mcp_toolset', mcp_server_name: 'renamed' }], [{ name: 'renamed', url: gate.url }]);
+    await store.updateSession(s.id, { agent });
+    await store.emitEvent(s.id, { type: 'session.updated', agent: agent as unknown as Record<string, unknown> });
+    fake.enqueue(textResponse('second'));
+    await say(s.id, 'again');
+    await harness().wake(s.id);
+    expect(toolNames(1)).toContain('mcp__renamed__echo');
+    expect(toolNames(1)).not.toContain('mcp__everything__echo');
+    expect(await ofType(s.id, 'mcp.tools_listed')).toHaveLength(2);
+
+    // Listed once per update: a third turn (another instance) lists nothing again.
+    fake.enqueue(textResponse('third'));
+    await say(s.id, 'once more');
+    await harness().wake(s.id);
+    expect(JSON.stringify(messagesRequests()[2]!.body!.tools)).toBe(JSON.stringify(messagesRequests()[1]!.body!.tools));
+    expect(await ofType(s.id, 'mcp.tools_listed')).toHaveLength(2);
+    expect(checkLogInvariants(await store.getEvents(s.id))).toEqual([]);
+  }, 60_000);
+
   it('under always_ask the call waits (requires_action naming it) until the user allows it', async () => {
     fake.enqueue(toolUseResponse('mcp__everything__echo', { message: 'careful' }, { id: 'toolu_a' }), textResponse('done'));
     const s = await store.createSession({ agent: agentWith(toolset(null), [{ name: 'everything', url: gate.url }]), vault_ids: ['vlt_team'] });

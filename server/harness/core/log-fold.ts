@@ -20,8 +20,10 @@ export interface Anchors {
   windowFrom: number | null;
   /** The newest compaction with a summary: its own seq and the last seq it stands for. */
   compaction: { seq: number; to: number } | null;
-  /** The session's MCP listing (the first `mcp.tools_listed`). */
+  /** The session's MCP listing (the newest `mcp.tools_listed`). */
   mcpListingSeq: number | null;
+  /** The newest `session.updated` that changed the agent (its tools or MCP servers): a listing older than it is stale. */
+  agentUpdatedSeq: number | null;
 }
 
 export interface LogFoldSnapshot {
@@ -39,7 +41,7 @@ export class LogFold {
   thread: string | null = null;
   decide = new DecideFold();
   scale = new ScaleFold();
-  anchors: Anchors = { firstSpanSeq: null, windowFrom: null, compaction: null, mcpListingSeq: null };
+  anchors: Anchors = { firstSpanSeq: null, windowFrom: null, compaction: null, mcpListingSeq: null, agentUpdatedSeq: null };
 
   /** A stored checkpoint's fold; null when it is of another version or not one at all. */
   static restore(body: string): LogFold | null {
@@ -54,7 +56,8 @@ export class LogFold {
     f.seq = s.seq;
     f.decide = DecideFold.restore(s.decide);
     f.scale = ScaleFold.restore(s.scale);
-    f.anchors = { ...s.anchors };
+    // A checkpoint from before agent updates were folded has no agentUpdatedSeq: none seen.
+    f.anchors = { ...s.anchors, agentUpdatedSeq: s.anchors.agentUpdatedSeq ?? null };
     return f;
   }
 
@@ -81,7 +84,10 @@ export class LogFold {
         if (typeof e.summary === 'string' && e.summary && e.to_seq !== undefined) a.compaction = { seq: e.seq, to: e.to_seq };
         break;
       case 'mcp.tools_listed':
-        a.mcpListingSeq ??= e.seq;
+        a.mcpListingSeq = e.seq;
+        break;
+      case 'session.updated':
+        if (e.agent !== undefined) a.agentUpdatedSeq = e.seq;
         break;
       default:
         break;

@@ -18,8 +18,9 @@ export function needsMcpListing(ctx: StepContext, agent: SessionAgent | null): b
 }
 
 /**
- * The session's MCP tools, listed once and stored in the log (`mcp.tools_listed`) so every later
- * request, on any instance, offers the same definitions. Returns null when it stored the listing
+ * The session's MCP tools, listed once (and again after a session update changes the agent) and
+ * stored in the log (`mcp.tools_listed`) so every later request, on any instance, offers the same
+ * definitions. Returns null when it stored the listing
  * in this step (the loop re-reads the log and asks the model next), or was interrupted.
  */
 export async function mcpListing(ctx: StepContext, agent: SessionAgent | null): Promise<McpServerListing[] | null> {
@@ -48,6 +49,6 @@ export async function mcpListing(ctx: StepContext, agent: SessionAgent | null): 
   // Interrupted: nothing stored; the next decide() sees the interrupt.
   if (listed instanceof StepAbort) return null;
   const batch: NewEvent[] = [{ type: 'mcp.tools_listed', servers: listed.map((l) => l.listing) }, ...listed.flatMap((l) => (l.error ? [l.error] : []))];
-  await ctx.write.keyed('store mcp tools', batch, 'mcp_tools_listed');
+  await ctx.write.keyed('store mcp tools', batch, ctx.view.mcpListingKey);
   return null;
 }
