@@ -113,6 +113,8 @@ test('a skill uploaded as a zip on the Skills page is listed with its name and d
   await page.getByRole('button', { name: 'Cancel' }).click();
 
   await page.getByRole('link', { name: 'Skills' }).click();
+  // Counted once the list is in: counted before, it was 0 and the delete expected -1 rows.
+  await expect(row).toBeVisible();
   const before = await page.getByTestId('skill-row').count();
   page.once('dialog', (d) => void d.accept());
   await row.getByTestId('delete-skill').click();
