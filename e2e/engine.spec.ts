@@ -198,9 +198,11 @@ test.describe('engine choice', () => {
     console.log(`[timing] auto with a 3 s boot timeout: engine ready after ${ms} ms`);
 
     // The next page load in this browser does not wait for it again: the offline engine at once.
-    const again = await open(page, `engine=auto&coi=ignore&boot=3000&session=${session('boot-again')}`);
+    // Its boot timeout is 20 s, so waiting for it would show; a page load on a busy machine alone
+    // took just over 3 s once, so the bound is far from both.
+    const again = await open(page, `engine=auto&coi=ignore&boot=20000&session=${session('boot-again')}`);
     await expect(page.getByTestId('engine-kind')).toHaveText('offline');
     await expect(page.getByTestId('engine-reason')).toContainText('WebContainer did not boot in this browser last time (WebContainer did not boot within 3 s');
-    expect(again).toBeLessThan(3000);
+    expect(again).toBeLessThan(12_000);
   });
 });
