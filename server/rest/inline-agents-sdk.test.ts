@@ -4,6 +4,7 @@ import { type FakeMessagesApi, type RecordedRequest, type ScriptedResponse, text
 import { checkThreadInvariants } from '~/server/harness/testing/log-invariants';
 import { type SdkServer, startSdkServer } from '~/server/rest/testing/sdk-server';
 import type { Runtime } from '~/server/runtime';
+import { until } from '~/lib/testing/until';
 
 /**
  * Inline agents (multiagent `inline_agents` enabled) end to end: the official SDK against /v1, the
@@ -29,15 +30,6 @@ const toolsOf = (req: RecordedRequest) => JSON.stringify((req.body as { tools?: 
 const reports = (req: RecordedRequest) => (JSON.stringify(req.body?.messages ?? []).match(/\[Message from /g) ?? []).length;
 const asked = (req: RecordedRequest, text: string) => JSON.stringify(req.body?.messages ?? []).includes(text);
 const call = (name: string, input: Record<string, unknown>): ScriptedResponse => ({ kind: 'message', steps: [{ kind: 'tool_use', name, input }] });
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const v = await fn();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function idleWith(sessionId: string, reportsSeen: number) {
   await until(`${reportsSeen} reports and idle`, async () => {

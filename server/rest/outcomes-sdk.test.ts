@@ -1,53 +1,25 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import Anthropic, { toFile } from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { type FakeMessagesApi, startFakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
-import { testRuntime } from '~/server/harness/testing/test-runtime';
-import { handleRest } from '~/server/rest/handler';
-import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
+import { type FakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
+import { type SdkServer, startSdkServer } from '~/server/rest/testing/sdk-server';
 import type { Runtime } from '~/server/runtime';
-import { openSqliteStore } from '~/server/session/sqlite-store';
 import { checkLogInvariants } from '~/server/harness/testing/log-invariants';
 
 /**
  * Outcomes end to end: the official SDK against the /v1 handler, the agent and its grader both
  * answered by the scripted fake Messages API over real HTTP + SSE.
  */
-const KEY = 'pdk_test_key_0123456789abcdef';
-let dir: string;
+let sdk: SdkServer;
 let rt: Runtime;
 let fake: FakeMessagesApi;
-let server: FetchServer;
 let client: Anthropic;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-outcomes-'));
-  const dataDir = path.join(dir, 'data');
-  const store = await openSqliteStore({ file: path.join(dataDir, 'paddock.sqlite') });
-  fake = await startFakeMessagesApi();
-  rt = testRuntime({
-    store,
-    model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
-    dataDir,
-    env: { PADDOCK_API_KEY: KEY },
-    harness: { retryBaseMs: 5, outcomeHeartbeatMs: 30 },
-  });
-  await rt.agents.ensureDefaults();
-  server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 512 * 1024 }));
-  client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+  sdk = await startSdkServer({ name: 'outcomes', harness: { outcomeHeartbeatMs: 30 }, maxBodyBytes: 512 * 1024 });
+  ({ rt, fake, client } = sdk);
 });
 
-afterEach(async () => {
-  await server.close();
-  await rt.harness.close();
-  await rt.hands.closeAll();
-  await fake.close();
-  await rt.store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => sdk.close());
 
 async function allEvents(sessionId: string) {
   const events = [];
@@ -170,10 +142,7 @@ describe('outcomes, through the official SDK', () => {
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.define_outcome', description: 'Anything', rubric: { type: 'text', content: 'Anything goes.' } }] });
     await until(session.id, (types) => types.includes('span.outcome_evaluation_start'));
     // The harness goes away mid-evaluation (its lease released, nothing more written); another takes over.
-    const old = rt;
-    await old.harness.close();
-    rt = testRuntime({ store: old.store, model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }), dataDir: path.join(dir, 'data'), env: { PADDOCK_API_KEY: KEY }, harness: { retryBaseMs: 5, outcomeHeartbeatMs: 30 } });
-    await old.hands.closeAll();
+    rt = await sdk.restart();
     fake.enqueue(verdict('satisfied', 'fine'));
     await rt.harness.wake(session.id);
     await until(session.id, idle);

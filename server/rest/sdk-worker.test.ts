@@ -13,6 +13,7 @@ import { handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
 import { type Runtime, startWorkSweep } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import { until as waitFor } from '~/lib/testing/until';
 
 /**
  * The official SDK's own worker, in processes of its own, serving a self-hosted session's bash
@@ -75,15 +76,8 @@ async function startWorker(envId: string, key: string, workerId: string): Promis
   return { child, workdir };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (logs in ${dir})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Waits as `until` does, its failure naming where the workers' logs are. */
+const until = <T,>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false) => waitFor(`${what} (logs in ${dir})`, fn);
 
 type Ev = { type: string; id: string; tool_use_id?: string; is_error?: boolean; content?: unknown; stop_reason?: { type: string } };
 async function events(sessionId: string): Promise<Ev[]> {

@@ -1,42 +1,19 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { type FakeMessagesApi, startFakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
-import { testRuntime } from '~/server/harness/testing/test-runtime';
-import { handleRest } from '~/server/rest/handler';
-import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
-import type { Runtime } from '~/server/runtime';
-import { openSqliteStore } from '~/server/session/sqlite-store';
+import { type FakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
+import { type SdkServer, startSdkServer } from '~/server/rest/testing/sdk-server';
 
 /** A session's budget through the official SDK: priced at list prices from the usage the fake Messages API reports. */
-const KEY = 'pdk_test_key_0123456789abcdef';
-let dir: string;
-let rt: Runtime;
+let sdk: SdkServer;
 let fake: FakeMessagesApi;
-let server: FetchServer;
 let client: Anthropic;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-budget-'));
-  const store = await openSqliteStore({ file: path.join(dir, 'paddock.sqlite') });
-  fake = await startFakeMessagesApi();
-  rt = testRuntime({ store, model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }), dataDir: dir, env: { PADDOCK_API_KEY: KEY }, harness: { retryBaseMs: 5 } });
-  await rt.agents.ensureDefaults();
-  server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
-  client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+  sdk = await startSdkServer({ name: 'session-budget' });
+  ({ fake, client } = sdk);
 });
 
-afterEach(async () => {
-  await server.close();
-  await rt.harness.close();
-  await rt.hands.closeAll();
-  await fake.close();
-  await rt.store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => sdk.close());
 
 async function idleCount(sessionId: string, n: number) {
   for (let i = 0; i < 600; i++) {

@@ -1,59 +1,25 @@
 import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import Anthropic, { BadRequestError, toFile } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { BadRequestError, toFile } from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sessionMounts } from '~/server/commands/session-mounts';
-import { loadConfig } from '~/server/config';
-import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
-import { createAnthropicModel } from '~/server/harness/anthropic-model';
-import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
-import { testRuntime } from '~/server/harness/testing/test-runtime';
-import { handleRest } from '~/server/rest/handler';
-import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
-import { filesFor, type Runtime } from '~/server/runtime';
-import { openSqliteStore } from '~/server/session/sqlite-store';
+import { type FakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
+import { type SdkServer, startSdkServer } from '~/server/rest/testing/sdk-server';
 
 /**
  * The Files API with sessions, end to end on real parts: the official SDK against the /v1 handler,
  * the scripted fake model, and a real sandboxed paddock-hand (bubblewrap) reading the upload at
  * /mnt/session/uploads and leaving an output that comes back through `files.list({scope_id})`.
  */
-const KEY = 'pdk_test_key_0123456789abcdef';
-let dir: string;
-let rt: Runtime;
+let sdk: SdkServer;
 let fake: FakeMessagesApi;
-let server: FetchServer;
 let client: Anthropic;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-session-files-'));
-  const dataDir = path.join(dir, 'data');
-  const store = await openSqliteStore({ file: path.join(dataDir, 'paddock.sqlite') });
-  fake = await startFakeMessagesApi();
-  const files = filesFor(loadConfig({ PADDOCK_DATA_DIR: dataDir }), store);
-  rt = testRuntime({
-    store,
-    model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }),
-    dataDir,
-    env: { PADDOCK_API_KEY: KEY },
-    hands: { provisioners: { sandbox: createLocalHandProvisioner({ dataDir, workspacesDir: path.join(dir, 'hands') }) }, defaultKind: 'sandbox', mounts: sessionMounts({ ...files, maxOutputBytes: 1 << 20, attachments: { store, ...files } }) },
-    harness: { retryBaseMs: 5 },
-  });
-  await rt.agents.ensureDefaults();
-  server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
-  client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
+  sdk = await startSdkServer({ name: 'session-files', sandbox: true, mounts: true });
+  ({ fake, client } = sdk);
 });
 
-afterEach(async () => {
-  await server.close();
-  await rt.harness.close();
-  await rt.hands.closeAll();
-  await fake.close();
-  await rt.store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => sdk.close());
 
 async function untilIdle(sessionId: string): Promise<void> {
   for (let i = 0; i < 600; i++) {

@@ -10,6 +10,7 @@ import { REST_ROUTES, handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
 import type { Runtime } from '~/server/runtime';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import { until } from '~/lib/testing/until';
 
 /**
  * The self-hosted work queue through the official SDK's own calls (poll, ack, heartbeat, stop,
@@ -49,16 +50,6 @@ async function selfHosted() {
   const env = await client.beta.environments.create({ name: 'my machines', config: { type: 'self_hosted' } });
   const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'laptop' }) })).json()) as { id: string; key: string; prefix: string };
   return { env, key: made };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function events(sessionId: string) {
