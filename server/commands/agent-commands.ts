@@ -2,7 +2,7 @@ import 'server-only';
 import type { Agent, Environment } from '~/lib/agent';
 import type { AgentStore } from '~/server/agents/agent-store';
 import type { SessionDeps } from '~/server/commands/session-deps';
-import { notify } from '~/server/commands/webhook-notify';
+import { archiveNotifying, notify } from '~/server/commands/webhook-notify';
 
 /**
  * Agents' and environments' writes, for both edges: the store validates and writes, this reports
@@ -26,10 +26,7 @@ export async function updateAgent(d: AgentDeps, id: string, input: unknown): Pro
 
 /** Archiving an archived agent changes nothing, and sends nothing. */
 export async function archiveAgent(d: AgentDeps, id: string): Promise<Agent> {
-  const was = await d.agents.getAgent(id);
-  const agent = await d.agents.archiveAgent(id);
-  if (was.archived_at === null) await notify(d, 'agent.archived', agent.id);
-  return agent;
+  return archiveNotifying(d, 'agent.archived', id, () => d.agents.getAgent(id), () => d.agents.archiveAgent(id));
 }
 
 export async function createEnvironment(d: AgentDeps, input: unknown): Promise<Environment> {
@@ -45,10 +42,7 @@ export async function updateEnvironment(d: AgentDeps, id: string, input: unknown
 }
 
 export async function archiveEnvironment(d: AgentDeps, id: string): Promise<Environment> {
-  const was = await d.agents.getEnvironment(id);
-  const env = await d.agents.archiveEnvironment(id);
-  if (was.archived_at === null) await notify(d, 'environment.archived', env.id);
-  return env;
+  return archiveNotifying(d, 'environment.archived', id, () => d.agents.getEnvironment(id), () => d.agents.archiveEnvironment(id));
 }
 
 export async function deleteEnvironment(d: AgentDeps, id: string): Promise<{ id: string; type: 'environment_deleted' }> {

@@ -5,7 +5,7 @@ import { InvalidInputError } from '~/lib/errors';
 import { checkMemoryPath, checkPathPrefix } from '~/lib/memory-path';
 import type { Caller } from '~/server/access/access';
 import type { SessionDeps } from '~/server/commands/session-deps';
-import { notify } from '~/server/commands/webhook-notify';
+import { archiveNotifying, notify } from '~/server/commands/webhook-notify';
 import type { MemoryListQuery, MemoryRepo, VersionListQuery } from '~/server/memory/memory-repo';
 import type { Actor, Memory, MemoryPrefix, MemoryStore, MemoryVersion, MemoryView } from '~/server/memory/memory-types';
 import type { ListPage } from '~/server/session/keyset-page';
@@ -65,10 +65,7 @@ export async function createStore(d: MemoryDeps, input: unknown): Promise<Memory
 
 /** Archiving an archived store changes nothing, and sends nothing. */
 export async function archiveStore(d: MemoryDeps, id: string): Promise<MemoryStore> {
-  const was = await d.memory.getStore(id);
-  const store = await d.memory.archiveStore(id);
-  if (was.archived_at === null) await notify(d, 'memory_store.archived', id);
-  return store;
+  return archiveNotifying(d, 'memory_store.archived', id, () => d.memory.getStore(id), () => d.memory.archiveStore(id));
 }
 
 export async function deleteStore(d: MemoryDeps, id: string): Promise<{ id: string; type: 'memory_store_deleted' }> {

@@ -1,7 +1,7 @@
 import 'server-only';
 import type { Credential, Vault } from '~/lib/vault';
 import type { SessionDeps } from '~/server/commands/session-deps';
-import { notify } from '~/server/commands/webhook-notify';
+import { archiveNotifying, notify } from '~/server/commands/webhook-notify';
 import type { VaultStore } from '~/server/vault/vault-store';
 
 /**
@@ -22,10 +22,7 @@ export async function createVault(d: VaultDeps, input: unknown): Promise<Vault> 
 
 /** Archiving an archived vault changes nothing, and sends nothing (its credentials archived with it send none of their own). */
 export async function archiveVault(d: VaultDeps, id: string): Promise<Vault> {
-  const was = await d.vaults.getVault(id);
-  const vault = await d.vaults.archiveVault(id);
-  if (was.archived_at === null) await notify(d, 'vault.archived', vault.id);
-  return vault;
+  return archiveNotifying(d, 'vault.archived', id, () => d.vaults.getVault(id), () => d.vaults.archiveVault(id));
 }
 
 export async function deleteVault(d: VaultDeps, id: string): Promise<{ id: string; type: 'vault_deleted' }> {
@@ -41,10 +38,7 @@ export async function createCredential(d: VaultDeps, vaultId: string, input: unk
 }
 
 export async function archiveCredential(d: VaultDeps, vaultId: string, id: string): Promise<Credential> {
-  const was = await d.vaults.getCredential(vaultId, id);
-  const credential = await d.vaults.archiveCredential(vaultId, id);
-  if (was.archived_at === null) await notify(d, 'vault_credential.archived', id, { vault_id: vaultId });
-  return credential;
+  return archiveNotifying(d, 'vault_credential.archived', id, () => d.vaults.getCredential(vaultId, id), () => d.vaults.archiveCredential(vaultId, id), { vault_id: vaultId });
 }
 
 export async function deleteCredential(d: VaultDeps, vaultId: string, id: string): Promise<{ id: string; type: 'vault_credential_deleted' }> {
