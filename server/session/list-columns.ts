@@ -1,5 +1,6 @@
 import 'server-only';
 import type { NewEvent } from '~/lib/events';
+import { waitingOnOf } from '~/lib/waiting-on';
 import { LAST_MESSAGE_CHARS, type SessionWaitingOn } from '~/server/session/store';
 
 /**
@@ -14,18 +15,7 @@ export function listedMessage(e: NewEvent): string | null {
   return line.length > LAST_MESSAGE_CHARS ? `${line.slice(0, LAST_MESSAGE_CHARS - 1)}…` : line;
 }
 
-/**
- * What a requires_action idle waits for, from the stored payloads of the calls it names: a call
- * whose policy asks first waits for the owner's verdict (`approval`, first: a person must act);
- * any other (a custom tool's call) for the client's result.
- */
+/** What a requires_action idle waits for, from the stored payloads of the calls it names (lib/waiting-on.ts). */
 export function waitingOnFrom(payloads: readonly (string | undefined)[]): SessionWaitingOn | null {
-  let on: SessionWaitingOn | null = null;
-  for (const p of payloads) {
-    if (p === undefined) continue;
-    const call = JSON.parse(p) as { type?: string; evaluated_permission?: string };
-    if (call.evaluated_permission === 'ask') return 'approval';
-    if (call.type === 'agent.custom_tool_use') on = 'client';
-  }
-  return on;
+  return waitingOnOf(payloads.map((p) => (p === undefined ? undefined : (JSON.parse(p) as { type?: string; evaluated_permission?: string }))));
 }

@@ -2,6 +2,7 @@ import type { SessionAgent } from '~/lib/agent';
 import type { BudgetLimit } from '~/lib/budget-limit';
 import type { NewEvent, StoredEvent } from '~/lib/events';
 import type { LiveRelay } from '~/server/session/notifier';
+import type { WaitingOn } from '~/lib/waiting-on';
 
 /** A session's row: metadata plus what the list view needs without reading the log. */
 export interface Session {
@@ -28,7 +29,7 @@ export interface Session {
   last_message: string | null;
 }
 
-export type SessionWaitingOn = 'approval' | 'client';
+export type SessionWaitingOn = WaitingOn;
 export const LAST_MESSAGE_CHARS = 160;
 
 export const DEFAULT_TITLE = 'New session';

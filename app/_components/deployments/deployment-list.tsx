@@ -85,7 +85,7 @@ export function DeploymentList() {
           <label>
             Environment
             <select value={form.environment} onChange={set('environment')} required>
-              {(environments.data?.data.filter((e) => !e.archived_at) ?? [{ id: 'env_default', name: 'default' }]).map((e) => (
+              {(environments.data?.data ?? [{ id: 'env_default', name: 'default' }]).map((e) => (
                 <option key={e.id} value={e.id}>
                   {e.name}
                 </option>

@@ -1,5 +1,6 @@
 import type { StoredEvent } from '~/lib/events';
 import { onPrimaryStream } from '~/lib/threads';
+import { waitingOnOf } from '~/lib/waiting-on';
 
 /** A session's child thread (multiagent) as the session page lists it. */
 export interface ThreadRow {
@@ -14,9 +15,9 @@ export interface ThreadRow {
 /** The session's child threads, in the order they were made, each with its latest status and activity. */
 export function threadsOf(events: readonly StoredEvent[]): ThreadRow[] {
   const rows = new Map<string, ThreadRow>();
-  const asks = new Set<string>();
+  const calls = new Map<string, StoredEvent>();
   for (const e of events) {
-    if ((e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use') && e.evaluated_permission === 'ask') asks.add(e.id);
+    if (e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use' || e.type === 'agent.custom_tool_use') calls.set(e.id, e);
     if (e.type === 'session.thread_created') {
       rows.set(e.session_thread_id, { id: e.session_thread_id, agentName: e.agent_name, status: 'running', lastActivity: e.processed_at });
       continue;
@@ -25,7 +26,7 @@ export function threadsOf(events: readonly StoredEvent[]): ThreadRow[] {
     if (!row) continue;
     row.lastActivity = e.processed_at;
     if (e.type === 'session.thread_status_running') row.status = 'running';
-    else if (e.type === 'session.thread_status_idle') row.status = e.stop_reason.type !== 'requires_action' ? 'idle' : e.stop_reason.event_ids.some((id) => asks.has(id)) ? 'needs_approval' : 'waiting';
+    else if (e.type === 'session.thread_status_idle') row.status = e.stop_reason.type !== 'requires_action' ? 'idle' : waitingOnOf(e.stop_reason.event_ids.map((id) => calls.get(id))) === 'approval' ? 'needs_approval' : 'waiting';
     else if (e.type === 'session.thread_status_rescheduled') row.status = 'rescheduling';
     else if (e.type === 'session.thread_status_terminated') row.status = 'terminated';
   }
