@@ -18,9 +18,9 @@ describe('config', () => {
     expect(loadConfig({ PADDOCK_BLOB_STORE: 's3', PADDOCK_S3_BUCKET: 'files', PADDOCK_S3_FORCE_PATH_STYLE: '1' })).toMatchObject({ PADDOCK_S3_BUCKET: 'files', PADDOCK_S3_FORCE_PATH_STYLE: true, PADDOCK_S3_REGION: 'us-east-1' });
   });
 
-  it('runs sandbox hands on paddock-hand by default, on the native executor when asked, and refuses anything else', () => {
-    expect(loadConfig({}).PADDOCK_HAND_EXECUTOR).toBe('node');
-    expect(loadConfig({ PADDOCK_HAND_EXECUTOR: 'native' }).PADDOCK_HAND_EXECUTOR).toBe('native');
+  it('runs sandbox hands on the native executor by default, on paddock-hand when asked, and refuses anything else', () => {
+    expect(loadConfig({}).PADDOCK_HAND_EXECUTOR).toBe('native');
+    expect(loadConfig({ PADDOCK_HAND_EXECUTOR: 'node' }).PADDOCK_HAND_EXECUTOR).toBe('node');
     expect(() => loadConfig({ PADDOCK_HAND_EXECUTOR: 'python' })).toThrow(/PADDOCK_HAND_EXECUTOR/);
   });
 

@@ -51,7 +51,7 @@ const Env = z.object({
    * the machine's gcc; the tools run in the shared launcher), or `node`, paddock-hand. Hands with
    * secrets, and all hands where nothing compiles C, run paddock-hand either way.
    */
-  PADDOCK_HAND_EXECUTOR: z.enum(['native', 'node']).default('node'),
+  PADDOCK_HAND_EXECUTOR: z.enum(['native', 'node']).default('native'),
   /** Opt-in: when the machine cannot sandbox, run hands as plain local processes. Unsafe. */
   PADDOCK_ALLOW_UNSANDBOXED: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
   /**

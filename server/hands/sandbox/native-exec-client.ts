@@ -62,6 +62,7 @@ export class ExecClient {
   private readonly pending = new Map<number, { resolve: (b: Buffer) => void; reject: (e: Error) => void; what: string }>();
   private readonly spawned = new Map<number, Spawned>();
   private gone: Error | null = null;
+  private readonly endListeners: Array<(e: Error) => void> = [];
   /** Resolves with the executor's pid once it has said hello (it is running in its sandbox). */
   readonly hello: Promise<number>;
   private onHello: (pid: number) => void = () => undefined;
@@ -85,6 +86,8 @@ export class ExecClient {
   end(e: Error): void {
     if (this.gone) return;
     this.gone = e;
+    // Before any pending request learns of it: a listener can make the hand's end the answer.
+    for (const l of this.endListeners.splice(0)) l(e);
     this.onNoHello(e);
     for (const p of this.pending.values()) p.reject(e);
     this.pending.clear();
@@ -216,6 +219,12 @@ export class ExecClient {
     frame[8] = 'T'.charCodeAt(0);
     frame.writeUInt32LE(id, 9);
     this.input.write(frame);
+  }
+
+  /** Calls `listener` once, when the executor is gone (at once if it is already), before any pending request fails. */
+  onEnd(listener: (e: Error) => void): void {
+    if (this.gone) listener(this.gone);
+    else this.endListeners.push(listener);
   }
 
   /** Our end closing: the executor kills every group it started, then exits. */

@@ -42,6 +42,9 @@ export async function serveNativeHand(conn: net.Socket, child: ChildProcess, ser
     void server.close();
     tools.dispose();
   });
+  // The executor gone (killed, out of memory) is the hand lost, not a failed call: the connection
+  // ends before a pending call could be answered with the executor's error, so the server sees it.
+  exec.onEnd(() => conn.destroy());
   child.once('exit', () => conn.destroy());
   if (child.exitCode !== null || child.signalCode !== null) conn.destroy();
   await server.connect(new StdioServerTransport(conn, conn));

@@ -38,7 +38,7 @@ export interface LocalHandOptions {
   /**
    * What runs inside a shared launcher's sandbox: `native`, a small resident executor (C, built on
    * first use; the tools run in the launcher, native-hand.ts), or `node`, paddock-hand itself.
-   * Default PADDOCK_HAND_EXECUTOR, else node (native is opt-in until cattle.test.ts is steady with it). Hands with secrets, hands without shared launchers,
+   * Default PADDOCK_HAND_EXECUTOR, else native. Hands with secrets, hands without shared launchers,
    * and every hand when there is no C compiler (said once), run paddock-hand.
    */
   executor?: HandExecutor;
@@ -77,7 +77,7 @@ export function createLocalHandProvisioner(o: LocalHandOptions): Provisioner {
   const root = o.root ?? process.cwd();
   const operatorLimits = o.limits ?? DEFAULT_HAND_LIMITS;
   // Built once per provisioner; a failed build is tried again by the next provision.
-  const executor = o.executor ?? (process.env.PADDOCK_HAND_EXECUTOR === 'native' ? 'native' : 'node');
+  const executor = o.executor ?? (process.env.PADDOCK_HAND_EXECUTOR === 'node' ? 'node' : 'native');
   let bundles: Promise<{ hand: string; launcher: string; exec: string | null }> | null = null;
   const handCode = () =>
     (bundles ??= Promise.all([buildHandSnapshot(root), buildLauncherBundle(root), executor === 'native' ? nativeExec(root) : null])
