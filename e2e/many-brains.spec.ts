@@ -122,11 +122,16 @@ test('the tab is the hand: attached through B, it serves the harness on A once B
   await expect(page.getByTestId('tool-hand').last()).toHaveText('on browser-1');
   await expect(page.locator('[data-testid=hand][data-hand="browser-1"]')).toHaveAttribute('data-status', 'ready');
 
-  const res = await fetch(`${lb.url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`, { headers: PROGRAM_HEADERS });
-  const events = ((await res.json()) as { result: { data: Array<{ seq: number; type: string; hand?: string }> } }).result.data;
+  const list = async () => {
+    const res = await fetch(`${lb.url}/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ sessionId: id }))}`, { headers: PROGRAM_HEADERS });
+    return ((await res.json()) as { result: { data: Array<{ seq: number; type: string; hand?: string }> } }).result.data;
+  };
+  // The final message shows before the turn's idle is stored: the log is read once the turn has ended.
+  await expect.poll(async () => (await list()).at(-1)?.type, { timeout: 10_000 }).toBe('session.status_idle');
+  const events = await list();
   // One browser hand all along: attached through B, used by A, never lost.
   expect(events.filter((e) => e.type.startsWith('hand.')).map((e) => `${e.type} ${e.hand}`)).toEqual(['hand.provisioned browser-1']);
   expect(events.filter((e) => e.type === 'user.tool_result')).toHaveLength(1);
-  const seqs = await mirroredSeqs(page, id);
-  expect(seqs).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
+  // The mirror has every event, once, with no gap (it may lag the log by a moment, never differ).
+  await expect.poll(() => mirroredSeqs(page, id), { timeout: 10_000 }).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
 });

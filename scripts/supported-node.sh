@@ -92,7 +92,9 @@ paddock_native_modules_ok() {
 paddock_install_deps() {
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     echo "paddock: installing dependencies (npm ci)…" >&2
-    npm ci
+    # --prefer-offline: packages already in npm's cache are not re-checked with the registry (the
+    # lock file pins each by its integrity hash), so a second checkout installs without waiting on it.
+    npm ci --prefer-offline --no-audit --no-fund
   fi
   paddock_native_modules_ok
 }
