@@ -147,6 +147,41 @@ describe.each(BACKENDS)("the SDK's own worker on a self-hosted environment on %s
     ]);
   });
 
+  it('a dormant session that gets a message has a work item at once, and the worker attached then answers its later calls', { timeout: 120_000 }, async () => {
+    const env = await client.beta.environments.create({ name: 'dormant', config: { type: 'self_hosted' } });
+    const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
+    type Item = { id: string; worker_id: string | null; state: string; data: { type: string; id: string } };
+    const items = async (): Promise<Item[]> => {
+      const out: Item[] = [];
+      for await (const w of client.beta.environments.work.list(env.id)) out.push(w as unknown as Item);
+      return out;
+    };
+    // Created idle: nothing to do, so no worker is asked for.
+    expect(await items()).toEqual([]);
+    const w = await startWorker(env.id, made.key, 'worker-C');
+    // A turn with no tool call: the message alone queues the session's item, and the worker takes it.
+    fake.enqueue(textResponse('Hello.'));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] });
+    const attached = await until('the worker to attach to the session', async () => {
+      const all = await items();
+      return all.length === 1 && all[0]!.state === 'active' ? all : null;
+    });
+    expect(attached[0]).toMatchObject({ worker_id: 'worker-C', data: { type: 'session', id: session.id } });
+    // The next turn's call goes to the worker already attached: still one item.
+    fake.enqueue(toolUseResponse('bash', { command: 'echo attached-before-the-call' }), textResponse('Done.'));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'run it' }] }] });
+    const done = await until('the second turn to end', async () => {
+      const all = await events(session.id);
+      return all.filter((e) => e.type === 'session.status_idle' && e.stop_reason?.type === 'end_turn').length === 2 ? all : null;
+    });
+    const results = done.filter((e) => e.type === 'user.tool_result');
+    expect(results).toHaveLength(1);
+    expect(JSON.stringify(results[0]!.content)).toContain('attached-before-the-call');
+    expect((await items()).map((i) => i.id)).toEqual([attached[0]!.id]);
+    expect(w.child.exitCode).toBeNull();
+  });
+
   it("paddock-hand worker runs a self-hosted session's calls with paddock-hand's tools, each session in its own workspace", { timeout: 120_000 }, async () => {
     const env = await client.beta.environments.create({ name: 'my laptop', config: { type: 'self_hosted' } });
     const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
