@@ -81,10 +81,13 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
     await store.emitEvent(s.id, { type: 'session.status_terminated' });
     // Nothing is queued before the outbox is drained (the ticker's work), all of it after.
     expect(await queued(all.id)).toEqual([]);
-    expect(await webhooks.drainOutbox()).toBe(12);
+    expect(await webhooks.drainOutbox()).toBe(16);
     expect(await queued(all.id)).toEqual([
+      `session.running ${s.id}`,
       `session.status_run_started ${s.id}`,
+      `session.idled ${s.id}`,
       `session.status_idled ${s.id}`,
+      `session.running ${s.id}`,
       `session.status_run_started ${s.id}`,
       `session.status_rescheduled ${s.id}`,
       `session.thread_created ${s.id} ${THREAD}`,
@@ -92,8 +95,9 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
       `session.thread_terminated ${s.id} ${THREAD}`,
       `session.outcome_evaluation_ended ${s.id}`,
       `session.updated ${s.id}`,
-      `session.status_idled ${s.id}`,
       `session.budget_reached ${s.id}`,
+      `session.idled ${s.id}`,
+      `session.status_idled ${s.id}`,
       `session.status_terminated ${s.id}`,
     ]);
     expect(await webhooks.drainOutbox()).toBe(0);
@@ -105,12 +109,12 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
     const s = await store.createSession({});
     await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('budget_reached')]);
     await webhooks.drainOutbox();
-    expect(await queued(idles.id)).toEqual([`session.status_idled ${s.id}`, `session.budget_reached ${s.id}`]);
+    expect(await queued(idles.id)).toEqual([`session.budget_reached ${s.id}`, `session.status_idled ${s.id}`]);
     expect(await queued(others.id)).toEqual([]);
   });
 
   it('writes no outbox row while no endpoint wants the event, and every row once another instance registers one', async () => {
-    const outbox = async () => (await store.db.selectFrom('webhook_outbox').select(['event_type', 'seq']).orderBy('seq').execute()).map((r) => `${r.event_type} ${r.seq}`);
+    const outbox = async () => (await store.db.selectFrom('webhook_outbox').select(['event_type', 'seq']).orderBy('seq').orderBy('event_type').execute()).map((r) => `${r.event_type} ${r.seq}`);
     const s = await store.createSession({});
     await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
     expect(await outbox()).toEqual([]);
@@ -123,9 +127,9 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
     const all = await new WebhookStore(second.db, new WebhookKeys(master)).createEndpoint({ url: 'https://hooks.example.com/all', description: null, event_types: [] });
     await second.close();
     await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
-    expect(await outbox()).toEqual(['session.status_run_started 5', 'session.status_idled 6']);
-    expect(await webhooks.drainOutbox()).toBe(2);
-    expect(await queued(all.id)).toEqual([`session.status_run_started ${s.id}`, `session.status_idled ${s.id}`]);
+    expect(await outbox()).toEqual(['session.running 5', 'session.status_run_started 5', 'session.idled 6', 'session.status_idled 6']);
+    expect(await webhooks.drainOutbox()).toBe(4);
+    expect(await queued(all.id)).toEqual([`session.running ${s.id}`, `session.status_run_started ${s.id}`, `session.idled ${s.id}`, `session.status_idled ${s.id}`]);
     expect(await queued(others.id)).toEqual([]);
   });
 
@@ -183,7 +187,7 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
   });
 
   it('queues one delivery for an event processed twice (the unique key on endpoint, log event and type)', async () => {
-    const all = await endpoint([]);
+    const all = await endpoint(['session.status_run_started', 'session.status_idled']);
     const s = await store.createSession({});
     await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
     const rows = await store.db.selectFrom('webhook_outbox').selectAll().execute();
@@ -205,7 +209,7 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
   });
 
   it('queues the events of a writer that stopped right after its append, from another instance that drains later', async () => {
-    const all = await endpoint([]);
+    const all = await endpoint(['session.status_run_started', 'session.status_idled']);
     const s = await store.createSession({});
     await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
     // The writer is gone (its store closed, nothing else done); another instance opens the database.
@@ -217,7 +221,7 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
   });
 
   it('queues each event once when instances drain at the same time', async () => {
-    const all = await endpoint([]);
+    const all = await endpoint(['session.status_run_started', 'session.status_idled']);
     const sessions = await Promise.all(Array.from({ length: 5 }, () => store.createSession({})));
     for (const s of sessions) await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
     // PostgreSQL: another instance with its own connections. SQLite has one instance per file

@@ -159,7 +159,8 @@ export class WebhookStore {
         .returningAll()
         .execute();
       if (taken.length === 0) return 0;
-      taken.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at) || a.session_id.localeCompare(b.session_id) || a.seq - b.seq);
+      // One log event can stand for several (a status event and the status it leaves): by name then.
+      taken.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at) || a.session_id.localeCompare(b.session_id) || a.seq - b.seq || a.event_type.localeCompare(b.event_type));
       const endpoints = await liveEndpoints(trx);
       const rows = taken.flatMap((o) =>
         deliveryRows(endpoints, {
