@@ -97,6 +97,18 @@ export class WorkQueue {
     return workItemOf(item);
   }
 
+  /**
+   * A healthcheck item (the SDK's `{type: 'healthcheck'}`): the next worker to poll claims it and
+   * stops it, so its state (stopped, naming the worker) says a worker reached Paddock.
+   */
+  async healthcheck(environmentId: string): Promise<WorkItem> {
+    await this.selfHostedEnvironment(environmentId);
+    const row = await this.d.work.enqueueHealthcheck(environmentId);
+    log.info('healthcheck queued', { work: row.id, environment: environmentId });
+    this.notify(environmentId);
+    return workItemOf(row);
+  }
+
   private notify(environmentId: string): void {
     for (const wake of this.#waiters.get(environmentId) ?? []) wake();
   }

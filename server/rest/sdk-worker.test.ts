@@ -182,6 +182,18 @@ describe.each(BACKENDS)("the SDK's own worker on a self-hosted environment on %s
     expect(w.child.exitCode).toBeNull();
   });
 
+  it("answers a healthcheck item: the SDK's worker claims it and stops it, naming itself", { timeout: 60_000 }, async () => {
+    const env = await client.beta.environments.create({ name: 'checked', config: { type: 'self_hosted' } });
+    const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
+    await startWorker(env.id, made.key, 'worker-H');
+    const item = await rt.work.healthcheck(env.id);
+    const answered = await until('the worker to answer the healthcheck', async () => {
+      const w = await client.beta.environments.work.retrieve(item.id, { environment_id: env.id });
+      return w.state === 'stopped' ? (w as unknown as { worker_id: string; lost_reason: string | null; data: unknown }) : null;
+    });
+    expect(answered).toMatchObject({ worker_id: 'worker-H', lost_reason: null, data: { type: 'healthcheck', id: item.id } });
+  });
+
   it("paddock-hand worker runs a self-hosted session's calls with paddock-hand's tools, each session in its own workspace", { timeout: 120_000 }, async () => {
     const env = await client.beta.environments.create({ name: 'my laptop', config: { type: 'self_hosted' } });
     const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
