@@ -15,11 +15,15 @@ export interface LogWebhook {
  */
 export function logWebhooks(e: NewEvent): LogWebhook[] {
   switch (e.type) {
+    // The API names a status change twice: as the status event (`session.status_*`) and as the
+    // status the session is now in (`session.running`, `.idled`, `.requires_action`); both are sent.
     case 'session.status_running':
-      return [{ type: 'session.status_run_started' }];
+      return [{ type: 'session.status_run_started' }, { type: 'session.running' }];
     case 'session.status_idle':
-      // At its budget a session idles: both the status and the reason are events of their own.
-      return e.stop_reason.type === 'budget_reached' ? [{ type: 'session.status_idled' }, { type: 'session.budget_reached' }] : [{ type: 'session.status_idled' }];
+      // Waiting on the user or a worker (a confirmation, a custom tool, a self-hosted call) is its own
+      // status; at its budget a session idles, and the reason is an event of its own too.
+      if (e.stop_reason.type === 'requires_action') return [{ type: 'session.status_idled' }, { type: 'session.requires_action' }];
+      return e.stop_reason.type === 'budget_reached' ? [{ type: 'session.status_idled' }, { type: 'session.idled' }, { type: 'session.budget_reached' }] : [{ type: 'session.status_idled' }, { type: 'session.idled' }];
     case 'session.status_rescheduled':
       return [{ type: 'session.status_rescheduled' }];
     case 'session.status_terminated':

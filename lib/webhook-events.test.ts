@@ -1,5 +1,21 @@
+import type { BetaWebhookEventData } from '@anthropic-ai/sdk/resources/beta/webhooks';
 import { describe, expect, it } from 'vitest';
-import { WebhookEndpointCreate } from '~/lib/webhook-events';
+import { WEBHOOK_EVENTS_NOT_SENT, WEBHOOK_EVENTS_SENT, WEBHOOK_EVENT_TYPES, type WebhookEventType, WebhookEndpointCreate } from '~/lib/webhook-events';
+
+/** True only when both are the same set of names (a type check: a name the SDK adds fails tsc). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+describe("the SDK's webhook event names", () => {
+  it('are all listed, each either sent or said why not, never both', () => {
+    const same: Same<BetaWebhookEventData['type'], WebhookEventType> = true;
+    expect(same).toBe(true);
+    const sent = new Set<string>(WEBHOOK_EVENTS_SENT);
+    const notSent = Object.keys(WEBHOOK_EVENTS_NOT_SENT);
+    expect(sent.size).toBe(WEBHOOK_EVENTS_SENT.length);
+    expect(notSent.filter((t) => sent.has(t))).toEqual([]);
+    expect([...sent, ...notSent].sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
+  });
+});
 
 describe('a webhook endpoint to create', () => {
   it('refuses what is no URL with a message, never by throwing (the fuzz suite met an empty one)', () => {

@@ -39,6 +39,7 @@ import { MASTER_KEY_FILE, loadMasterKey } from '~/server/vault/master-key';
 import type { McpSecretSource } from '~/server/vault/mcp-secret';
 import { VaultSecrets } from '~/server/vault/secrets';
 import { VaultStore } from '~/server/vault/vault-store';
+import { credentialRefreshFailed } from '~/server/commands/vault-commands';
 import { mcpGatewayFor } from '~/server/proxy/gateway';
 import { GitProxy } from '~/server/proxy/git-proxy';
 import { RepositoryHands } from '~/server/proxy/repository-hands';
@@ -354,7 +355,7 @@ async function startRuntime(): Promise<Runtime> {
     // Skills and memory stores a session has attached, named in its system prompt.
     attachments: (id) => promptAttachments({ store, ...files }, id),
     // MCP servers through the proxy (short-lived session tokens); only the proxy opens the vault's credentials.
-    mcp: mcpGatewayFor(store.db, store, vaultSecrets),
+    mcp: mcpGatewayFor(store.db, store, vaultSecrets, (c) => void credentialRefreshFailed({ webhooks }, c)),
     maxTokens: config.PADDOCK_MAX_TOKENS,
     ...(config.PADDOCK_GRADER_MODEL ? { graderModel: config.PADDOCK_GRADER_MODEL } : {}),
     leaseTtlMs: config.PADDOCK_LEASE_TTL_MS,

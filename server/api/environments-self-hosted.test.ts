@@ -24,8 +24,16 @@ describe("a self-hosted environment's page over tRPC", () => {
     expect((await rejection(api().environments.revokeKey({ id: env.id, keyId: made.id }))).code).toBe('NOT_FOUND');
   });
 
-  it('has no work queue for a cloud environment and makes it no keys', async () => {
+  it('has no work queue for a cloud environment and makes it no keys or healthchecks', async () => {
     expect(await api().environments.selfHosted({ id: 'env_default' })).toBeNull();
     expect((await rejection(api().environments.createKey({ id: 'env_default', name: 'k' }))).code).toBe('BAD_REQUEST');
+    expect((await rejection(api().environments.checkWorkers({ id: 'env_default' }))).code).toBe('BAD_REQUEST');
+  });
+
+  it('queues a healthcheck item the page lists', async () => {
+    const env = await api().environments.create({ name: 'laptops', config: { type: 'self_hosted' } });
+    const item = await api().environments.checkWorkers({ id: env.id });
+    expect(item).toMatchObject({ type: 'work', environment_id: env.id, data: { type: 'healthcheck', id: item.id }, state: 'queued', secret: null });
+    expect((await api().environments.selfHosted({ id: env.id }))?.items).toEqual([expect.objectContaining({ id: item.id, data: { type: 'healthcheck', id: item.id } })]);
   });
 });

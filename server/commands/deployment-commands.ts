@@ -208,6 +208,8 @@ export function runErrorOf(e: unknown): RunError {
 export async function fire(d: DeploymentDeps, dep: DeploymentRow, trigger: Trigger): Promise<DeploymentRun | null> {
   const run = await d.deployments.claimRun(dep, trigger);
   if (!run) return null;
+  // Claimed: the run exists (started); it ends when its session is created (succeeded) or refused (failed).
+  await notify(d, 'deployment_run.started', run.id);
   let outcome: { session_id: string } | { error: RunError };
   try {
     const session = await createSession(d, {
@@ -226,7 +228,7 @@ export async function fire(d: DeploymentDeps, dep: DeploymentRow, trigger: Trigg
     log.warn('deployment run failed', { deployment: dep.id, run: run.id, error: outcome.error.type, ...errorFields(e) });
   }
   const finished = await d.deployments.finishRun(run.id, outcome);
-  await notify(d, 'error' in outcome ? 'deployment_run.failed' : 'deployment_run.started', run.id);
+  await notify(d, 'error' in outcome ? 'deployment_run.failed' : 'deployment_run.succeeded', run.id);
   if ('error' in outcome && trigger.type === 'schedule' && PAUSING_ERRORS.has(outcome.error.type)) {
     await d.deployments.update(dep.id, { paused_reason: { type: 'error', error: { type: outcome.error.type } } });
     await notify(d, 'deployment.paused', dep.id);

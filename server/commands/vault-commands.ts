@@ -46,3 +46,11 @@ export async function deleteCredential(d: VaultDeps, vaultId: string, id: string
   await notify(d, 'vault_credential.deleted', id, { vault_id: vaultId });
   return deleted;
 }
+
+/**
+ * A credential whose OAuth refresh failed (the MCP proxy tells, ids only): reported so its owner
+ * reconnects it. Once per failed attempt: a proxy call refreshes at most once.
+ */
+export async function credentialRefreshFailed(d: Pick<SessionDeps, 'webhooks'>, c: { credentialId: string; vaultId: string }): Promise<void> {
+  await notify(d, 'vault_credential.refresh_failed', c.credentialId, { vault_id: c.vaultId });
+}

@@ -64,6 +64,8 @@ export interface WorkQueueDeps {
  */
 export class WorkQueue {
   readonly #waiters = new Map<string, Set<() => void>>();
+  /** Environments read as cloud ones (a type is fixed at creation): as many as there are environments. */
+  readonly #notSelfHosted = new Set<string>();
 
   constructor(private readonly d: WorkQueueDeps) {}
 
@@ -74,13 +76,18 @@ export class WorkQueue {
     return env;
   }
 
-  /** The session's environment when it is self-hosted, else null (the harness's port). */
+  /**
+   * The session's environment when it is self-hosted, else null (the harness's port, asked at every
+   * wake). An environment's type never changes, so one known not to be self-hosted is not read again.
+   */
   async environmentOf(sessionId: string): Promise<string | null> {
     const envId = (await this.d.store.getSession(sessionId))?.environment_id ?? null;
-    if (envId === null) return null;
+    if (envId === null || this.#notSelfHosted.has(envId)) return null;
     try {
       const env = await this.d.agents.getEnvironment(envId);
-      return env.config.type === 'self_hosted' ? env.id : null;
+      if (env.config.type === 'self_hosted') return env.id;
+      this.#notSelfHosted.add(env.id);
+      return null;
     } catch (e) {
       if (isDomainError(e) && e.code === 'not_found') return null;
       throw e;
@@ -95,6 +102,18 @@ export class WorkQueue {
       this.notify(environmentId);
     }
     return workItemOf(item);
+  }
+
+  /**
+   * A healthcheck item (the SDK's `{type: 'healthcheck'}`): the next worker to poll claims it and
+   * stops it, so its state (stopped, naming the worker) says a worker reached Paddock.
+   */
+  async healthcheck(environmentId: string): Promise<WorkItem> {
+    await this.selfHostedEnvironment(environmentId);
+    const row = await this.d.work.enqueueHealthcheck(environmentId);
+    log.info('healthcheck queued', { work: row.id, environment: environmentId });
+    this.notify(environmentId);
+    return workItemOf(row);
   }
 
   private notify(environmentId: string): void {

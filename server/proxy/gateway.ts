@@ -1,7 +1,7 @@
 import 'server-only';
 import type { Kysely } from 'kysely';
 import type { McpGateway } from '~/server/proxy/mcp-gateway';
-import { McpProxy } from '~/server/proxy/mcp-proxy';
+import { McpProxy, type McpProxyOptions } from '~/server/proxy/mcp-proxy';
 import { type SigningKey, mintSessionToken, proxySigningKey } from '~/server/proxy/session-token';
 import type { Database } from '~/server/session/schema';
 import type { SessionStore } from '~/server/session/store';
@@ -20,7 +20,7 @@ export function createMcpGateway(proxy: McpProxy, signingKey: SigningKey): McpGa
 }
 
 /** The gateway a runtime gives its harness: the proxy over this database's sessions and signing key. */
-export function mcpGatewayFor(db: Kysely<Database>, sessions: Pick<SessionStore, 'getSession'>, secrets: McpSecretSource): McpGateway {
+export function mcpGatewayFor(db: Kysely<Database>, sessions: Pick<SessionStore, 'getSession'>, secrets: McpSecretSource, onRefreshFailed?: McpProxyOptions['onRefreshFailed']): McpGateway {
   const signingKey = proxySigningKey(db);
-  return createMcpGateway(new McpProxy({ secrets, sessions, signingKey }), signingKey);
+  return createMcpGateway(new McpProxy({ secrets, sessions, signingKey, ...(onRefreshFailed ? { onRefreshFailed } : {}) }), signingKey);
 }

@@ -28,6 +28,7 @@ let proxy: McpProxy;
 let key: Uint8Array;
 const gates: BearerGate[] = [];
 let logged: string[];
+let refreshFailures: Array<{ credentialId: string; vaultId: string }>;
 
 beforeAll(async () => {
   everything = await startEverythingServer();
@@ -42,7 +43,8 @@ beforeEach(async () => {
   secrets = new MemorySecrets();
   const signingKey = proxySigningKey(store.db);
   key = await signingKey();
-  proxy = new McpProxy({ secrets, sessions: store, signingKey, connectTimeoutMs: 5_000, callTimeoutMs: 10_000 });
+  refreshFailures = [];
+  proxy = new McpProxy({ secrets, sessions: store, signingKey, connectTimeoutMs: 5_000, callTimeoutMs: 10_000, onRefreshFailed: (c) => refreshFailures.push(c) });
   // Every log line at every level, to check none carries a secret.
   logged = [];
   vi.stubEnv('PADDOCK_LOG_LEVEL', 'debug');
@@ -204,12 +206,15 @@ describe('the MCP proxy against server-everything behind a bearer gate', () => {
     expect((await proxy.listTools(await mintSessionToken(key, id), 'everything')).length).toBeGreaterThan(5);
     expect(g.seenAuth[0]).toBe(`Bearer ${EXPIRED_ACCESS}`);
     expect(g.tokenRequests).toHaveLength(1);
+    expect(refreshFailures).toEqual([]);
 
     // A refresh token the endpoint does not know: one refresh attempt, then an authentication error.
     secrets.put('vlt_a', g.url, { credentialId: 'vcrd_o', vaultId: 'vlt_a', type: 'mcp_oauth', accessToken: EXPIRED_ACCESS, expiresAt: null, refresh });
     const e = await failure(proxy.listTools(await mintSessionToken(key, id), 'everything'));
     expect(e).toMatchObject({ kind: 'authentication', server: 'everything' });
     expect(g.tokenRequests).toHaveLength(2);
+    // Told once, by ids (the runtime sends vault_credential.refresh_failed).
+    expect(refreshFailures).toEqual([{ credentialId: 'vcrd_o', vaultId: 'vlt_a' }]);
     expectClean(e);
   }, 30_000);
 

@@ -25,6 +25,8 @@ export interface McpUpstreamOptions {
   refreshTimeoutMs?: number;
   /** Where MCP servers and token endpoints may be reached: default the server's (`PADDOCK_OUTBOUND_ALLOW`). */
   outbound?: OutboundPolicy;
+  /** Told (ids only) when a credential's OAuth refresh fails: refused, or its token endpoint unreachable. */
+  onRefreshFailed?: (credential: { credentialId: string; vaultId: string }) => void;
 }
 
 export interface McpProxyOptions extends McpUpstreamOptions {
@@ -125,7 +127,10 @@ export class McpUpstream {
     let refreshed = false;
     const refresh = async (s: Extract<McpSecret, { type: 'mcp_oauth' }>, refreshConfig: OAuthRefresh) => {
       refreshed = true;
-      const next = await this.refresh(server.name, s, refreshConfig, secrets);
+      const next = await this.refresh(server.name, s, refreshConfig, secrets).catch((e: unknown) => {
+        this.o.onRefreshFailed?.({ credentialId: s.credentialId, vaultId: s.vaultId });
+        throw e;
+      });
       secret = next;
       note(next);
     };

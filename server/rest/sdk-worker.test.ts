@@ -5,20 +5,24 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import { handleRest } from '~/server/rest/handler';
 import { type FetchServer, serveFetch } from '~/server/rest/testing/serve-fetch';
 import { type Runtime, startWorkSweep } from '~/server/runtime';
+import { openPostgresStore } from '~/server/session/postgres-store';
 import { openSqliteStore } from '~/server/session/sqlite-store';
+import type { SessionStore } from '~/server/session/store';
+import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 import { until as waitFor } from '~/lib/testing/until';
 
 /**
  * The official SDK's own worker, in processes of its own, serving a self-hosted session's bash
- * calls through /v1 (the fake Messages API as the model). One worker is SIGKILLed mid-call: its
- * call is answered with an error naming it, never re-run, and the next call goes to the other.
+ * calls through /v1 (the fake Messages API as the model), on SQLite and on PostgreSQL. One worker
+ * is SIGKILLed mid-call: its call is answered with an error naming it, never re-run, and the next
+ * call goes to the other.
  */
 const root_ = fileURLToPath(new URL('../../', import.meta.url));
 const KEY = 'pdk_sdk_worker_key_0123456789';
@@ -30,9 +34,23 @@ let client: Anthropic;
 let stopSweep: () => void;
 const children: ChildProcess[] = [];
 
-beforeEach(async () => {
+// One PostgreSQL database for the file: every test makes its own environment, so their queues never meet.
+let pg: TestDatabase | null = null;
+beforeAll(async () => {
+  pg = await createTestDatabase('paddock_sdk_worker');
+});
+afterAll(async () => {
+  await pg?.drop();
+});
+
+const BACKENDS: Array<[string, () => Promise<SessionStore>]> = [
+  ['SQLite', () => openSqliteStore({ file: path.join(dir, 'db.sqlite') })],
+  ['PostgreSQL', () => openPostgresStore({ url: pg!.url })],
+];
+
+async function start(open: () => Promise<SessionStore>): Promise<void> {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-sdk-worker-'));
-  const store = await openSqliteStore({ file: path.join(dir, 'db.sqlite') });
+  const store = await open();
   fake = await startFakeMessagesApi();
   // A short lease (the SDK heartbeats at half of it) and a quick sweep: a dead worker is found in seconds.
   rt = testRuntime({ store, model: createAnthropicModel({ apiKey: 'test-key', baseURL: fake.url, model: 'claude-fake-test' }), dataDir: dir, env: { PADDOCK_API_KEY: KEY, PADDOCK_WORK_LEASE_SECONDS: '3', PADDOCK_SWEEP_MS: '200' }, harness: { retryBaseMs: 5 } });
@@ -40,7 +58,7 @@ beforeEach(async () => {
   server = await serveFetch((req) => handleRest(req, { runtime: () => Promise.resolve(rt), maxBodyBytes: 256 * 1024 }));
   client = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
   stopSweep = startWorkSweep(rt.config, rt.work);
-});
+}
 
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) process.kill(-c.pid!, 'SIGKILL');
@@ -86,7 +104,9 @@ async function events(sessionId: string): Promise<Ev[]> {
   return out as unknown as Ev[];
 }
 
-describe("the SDK's own worker on a self-hosted environment", () => {
+describe.each(BACKENDS)("the SDK's own worker on a self-hosted environment on %s", (_name, open) => {
+  beforeEach(() => start(open));
+
   it('runs a bash call; SIGKILLed mid-call, its call is answered with an error naming it and the next call goes to the other worker', { timeout: 180_000 }, async () => {
     const env = await client.beta.environments.create({ name: 'workers', config: { type: 'self_hosted' } });
     const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{"name":"test"}' })).json()) as { key: string };
@@ -125,6 +145,53 @@ describe("the SDK's own worker on a self-hosted environment", () => {
       ['worker-A', 'lost'],
       ['worker-B', 'kept'],
     ]);
+  });
+
+  it('a dormant session that gets a message has a work item at once, and the worker attached then answers its later calls', { timeout: 120_000 }, async () => {
+    const env = await client.beta.environments.create({ name: 'dormant', config: { type: 'self_hosted' } });
+    const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
+    type Item = { id: string; worker_id: string | null; state: string; data: { type: string; id: string } };
+    const items = async (): Promise<Item[]> => {
+      const out: Item[] = [];
+      for await (const w of client.beta.environments.work.list(env.id)) out.push(w as unknown as Item);
+      return out;
+    };
+    // Created idle: nothing to do, so no worker is asked for.
+    expect(await items()).toEqual([]);
+    const w = await startWorker(env.id, made.key, 'worker-C');
+    // A turn with no tool call: the message alone queues the session's item, and the worker takes it.
+    fake.enqueue(textResponse('Hello.'));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] });
+    const attached = await until('the worker to attach to the session', async () => {
+      const all = await items();
+      return all.length === 1 && all[0]!.state === 'active' ? all : null;
+    });
+    expect(attached[0]).toMatchObject({ worker_id: 'worker-C', data: { type: 'session', id: session.id } });
+    // The next turn's call goes to the worker already attached: still one item.
+    fake.enqueue(toolUseResponse('bash', { command: 'echo attached-before-the-call' }), textResponse('Done.'));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'run it' }] }] });
+    const done = await until('the second turn to end', async () => {
+      const all = await events(session.id);
+      return all.filter((e) => e.type === 'session.status_idle' && e.stop_reason?.type === 'end_turn').length === 2 ? all : null;
+    });
+    const results = done.filter((e) => e.type === 'user.tool_result');
+    expect(results).toHaveLength(1);
+    expect(JSON.stringify(results[0]!.content)).toContain('attached-before-the-call');
+    expect((await items()).map((i) => i.id)).toEqual([attached[0]!.id]);
+    expect(w.child.exitCode).toBeNull();
+  });
+
+  it("answers a healthcheck item: the SDK's worker claims it and stops it, naming itself", { timeout: 60_000 }, async () => {
+    const env = await client.beta.environments.create({ name: 'checked', config: { type: 'self_hosted' } });
+    const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
+    await startWorker(env.id, made.key, 'worker-H');
+    const item = await rt.work.healthcheck(env.id);
+    const answered = await until('the worker to answer the healthcheck', async () => {
+      const w = await client.beta.environments.work.retrieve(item.id, { environment_id: env.id });
+      return w.state === 'stopped' ? (w as unknown as { worker_id: string; lost_reason: string | null; data: unknown }) : null;
+    });
+    expect(answered).toMatchObject({ worker_id: 'worker-H', lost_reason: null, data: { type: 'healthcheck', id: item.id } });
   });
 
   it("paddock-hand worker runs a self-hosted session's calls with paddock-hand's tools, each session in its own workspace", { timeout: 120_000 }, async () => {

@@ -9,6 +9,7 @@ import { type PayloadCache, readEvents } from '~/server/session/payload-cache';
 import type { NewEventRow, SessionRow, Tx, WebhookOutboxTable } from '~/server/session/schema';
 import { type Fence, type SessionStatus, type SessionWaitingOn, terminatedMessage } from '~/server/session/store';
 import { listedMessage, waitingOnFrom } from '~/server/session/list-columns';
+import { insertOutbox } from '~/server/session/webhook-outbox';
 
 /** Rows per INSERT: keeps big batches far below SQLite's bound-parameter limit (and PostgreSQL's). */
 const INSERT_CHUNK = 500;
@@ -78,7 +79,7 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
   const processedAt = new Date().toISOString();
   const outcomes: Settled<AppendOutcome>[] = [];
   const eventRows: NewEventRow[] = [];
-  /** The webhook events these events stand for: committed with them or not at all (server/webhooks drains them). */
+  /** The webhook events these events stand for: committed with them or not at all (server/webhooks drains them); none without an endpoint. */
   const outboxRows: Insertable<WebhookOutboxTable>[] = [];
   const keyRows: Array<{ session_id: string; key: string; first_seq: number; count: number }> = [];
   /** Keys stored by this batch: a repeat within it gets the first request's events. */
@@ -158,7 +159,7 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
       for (const s of sessions.values()) if (s.waiting && s.waiting.calls.length > 0) s.waiting.on = waitingOnFrom(s.waiting.calls.map((id) => calls.get(id)));
     }
     for (let i = 0; i < eventRows.length; i += INSERT_CHUNK) await trx.insertInto('events').values(eventRows.slice(i, i + INSERT_CHUNK)).execute();
-    for (let i = 0; i < outboxRows.length; i += INSERT_CHUNK) await trx.insertInto('webhook_outbox').values(outboxRows.slice(i, i + INSERT_CHUNK)).execute();
+    for (let i = 0; i < outboxRows.length; i += INSERT_CHUNK) await insertOutbox(trx, outboxRows.slice(i, i + INSERT_CHUNK));
     // The primary key (session_id, key) backs the lookup above: a key stored meanwhile by a
     // writer that did not hold the session fails here and rolls back rather than being stored twice.
     for (let i = 0; i < keyRows.length; i += INSERT_CHUNK) await trx.insertInto('idempotency').values(keyRows.slice(i, i + INSERT_CHUNK)).execute();

@@ -12,6 +12,7 @@ import { openSqliteStore } from '~/server/session/sqlite-store';
 import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 import { type MasterKey, newMasterKey } from '~/server/vault/envelope';
 import { WebhookKeys } from '~/server/vault/webhook-keys';
+import { insertOutbox, lockOutboxForNewEndpoint } from '~/server/session/webhook-outbox';
 import { WebhookStore } from '~/server/webhooks/webhook-store';
 
 /**
@@ -80,10 +81,13 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
     await store.emitEvent(s.id, { type: 'session.status_terminated' });
     // Nothing is queued before the outbox is drained (the ticker's work), all of it after.
     expect(await queued(all.id)).toEqual([]);
-    expect(await webhooks.drainOutbox()).toBe(12);
+    expect(await webhooks.drainOutbox()).toBe(16);
     expect(await queued(all.id)).toEqual([
+      `session.running ${s.id}`,
       `session.status_run_started ${s.id}`,
+      `session.idled ${s.id}`,
       `session.status_idled ${s.id}`,
+      `session.running ${s.id}`,
       `session.status_run_started ${s.id}`,
       `session.status_rescheduled ${s.id}`,
       `session.thread_created ${s.id} ${THREAD}`,
@@ -91,8 +95,9 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
       `session.thread_terminated ${s.id} ${THREAD}`,
       `session.outcome_evaluation_ended ${s.id}`,
       `session.updated ${s.id}`,
-      `session.status_idled ${s.id}`,
       `session.budget_reached ${s.id}`,
+      `session.idled ${s.id}`,
+      `session.status_idled ${s.id}`,
       `session.status_terminated ${s.id}`,
     ]);
     expect(await webhooks.drainOutbox()).toBe(0);
@@ -104,12 +109,85 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
     const s = await store.createSession({});
     await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('budget_reached')]);
     await webhooks.drainOutbox();
-    expect(await queued(idles.id)).toEqual([`session.status_idled ${s.id}`, `session.budget_reached ${s.id}`]);
+    expect(await queued(idles.id)).toEqual([`session.budget_reached ${s.id}`, `session.status_idled ${s.id}`]);
     expect(await queued(others.id)).toEqual([]);
   });
 
+  it('writes no outbox row while no endpoint wants the event, and every row once another instance registers one', async () => {
+    const outbox = async () => (await store.db.selectFrom('webhook_outbox').select(['event_type', 'seq']).orderBy('seq').orderBy('event_type').execute()).map((r) => `${r.event_type} ${r.seq}`);
+    const s = await store.createSession({});
+    await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
+    expect(await outbox()).toEqual([]);
+    // An endpoint for command events only wants none of the log's.
+    const others = await endpoint(['agent.created', 'session.created']);
+    await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
+    expect(await outbox()).toEqual([]);
+    // Another instance (its own store handle) registers one for every event: this one's next append sees it.
+    const second = await open(kind);
+    const all = await new WebhookStore(second.db, new WebhookKeys(master)).createEndpoint({ url: 'https://hooks.example.com/all', description: null, event_types: [] });
+    await second.close();
+    await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
+    expect(await outbox()).toEqual(['session.running 5', 'session.status_run_started 5', 'session.idled 6', 'session.status_idled 6']);
+    expect(await webhooks.drainOutbox()).toBe(4);
+    expect(await queued(all.id)).toEqual([`session.running ${s.id}`, `session.status_run_started ${s.id}`, `session.idled ${s.id}`, `session.status_idled ${s.id}`]);
+    expect(await queued(others.id)).toEqual([]);
+  });
+
+  it.runIf(kind === 'postgres')('orders an endpoint made on another instance against appends in flight: none loses an event committed after it', async () => {
+    const outbox = async () => (await store.db.selectFrom('webhook_outbox').select('event_type').execute()).map((r) => r.event_type);
+    const s = await store.createSession({});
+    const second = await open(kind);
+    // Released in `finally` too: a failed expectation must not leave a transaction holding the table.
+    let release = () => {};
+    let commit = () => {};
+    try {
+      // 1. An append that found no endpoint and has not committed: a new endpoint waits for it.
+      const held = new Promise<void>((r) => (release = r));
+      let tested!: () => void;
+      const testedYet = new Promise<void>((r) => (tested = r));
+      const inFlight = second.db.transaction().execute(async (trx) => {
+        await insertOutbox(trx, [{ source_id: 'sevt_in_flight', event_type: 'session.status_idled', session_id: s.id, session_thread_id: null, seq: 1, occurred_at: new Date().toISOString() }]);
+        tested();
+        await held;
+      });
+      await testedYet;
+      let made = false;
+      const creating = endpoint([]).then((e) => ((made = true), e));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(made).toBe(false);
+      release();
+      await inFlight;
+      const first = await creating;
+      expect(await outbox()).toEqual([]);
+      // 2. An endpoint being made on another instance: an append waits for it, then sees it.
+      const committed = new Promise<void>((r) => (commit = r));
+      let locked!: () => void;
+      const lockedYet = new Promise<void>((r) => (locked = r));
+      const making = second.db.transaction().execute(async (trx) => {
+        await lockOutboxForNewEndpoint(trx);
+        await trx.insertInto('webhook_endpoints').values({ id: 'wh_other_instance', url: 'https://hooks.example.com/b', description: null, event_types: '["session.status_idled"]', sealed_key: 'sealed', created_at: new Date().toISOString(), disabled_at: null }).execute();
+        locked();
+        await committed;
+      });
+      await lockedYet;
+      await sql`delete from webhook_endpoints where id = ${first.id}`.execute(store.db);
+      let appended = false;
+      const append = store.emitEvent(s.id, idle('end_turn')).then(() => (appended = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(appended).toBe(false);
+      commit();
+      await making;
+      await append;
+      expect(await outbox()).toEqual(['session.status_idled']);
+    } finally {
+      release();
+      commit();
+      await second.close();
+    }
+  });
+
   it('queues one delivery for an event processed twice (the unique key on endpoint, log event and type)', async () => {
-    const all = await endpoint([]);
+    const all = await endpoint(['session.status_run_started', 'session.status_idled']);
     const s = await store.createSession({});
     await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
     const rows = await store.db.selectFrom('webhook_outbox').selectAll().execute();
@@ -131,7 +209,7 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
   });
 
   it('queues the events of a writer that stopped right after its append, from another instance that drains later', async () => {
-    const all = await endpoint([]);
+    const all = await endpoint(['session.status_run_started', 'session.status_idled']);
     const s = await store.createSession({});
     await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
     // The writer is gone (its store closed, nothing else done); another instance opens the database.
@@ -143,7 +221,7 @@ describe.each(['sqlite', 'postgres'] as const)('session webhooks from the log on
   });
 
   it('queues each event once when instances drain at the same time', async () => {
-    const all = await endpoint([]);
+    const all = await endpoint(['session.status_run_started', 'session.status_idled']);
     const sessions = await Promise.all(Array.from({ length: 5 }, () => store.createSession({})));
     for (const s of sessions) await store.emitEvents(s.id, [{ type: 'session.status_running' }, idle('end_turn')]);
     // PostgreSQL: another instance with its own connections. SQLite has one instance per file

@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDeployment, runDeploymentNow } from '~/server/commands/deployment-commands';
 import { createSession, updateSession } from '~/server/commands/session-commands';
+import { credentialRefreshFailed } from '~/server/commands/vault-commands';
 import { createDemoBrain } from '~/server/harness/demo-brain';
 import { testRuntime } from '~/server/harness/testing/test-runtime';
 import type { Runtime } from '~/server/runtime';
@@ -71,7 +72,7 @@ describe('webhook deliveries', () => {
     const run = await runDeploymentNow(rt, dep.id);
     await deliverDue({ webhooks: rt.webhooks, policy: listed });
     const events = received.map((r) => sdk.beta.webhooks.unwrap(r.body, { headers: r.headers, key: endpoint.signing_secret }));
-    expect(events.map((e) => [e.data.type, e.data.id])).toEqual(expect.arrayContaining([['deployment.created', dep.id], ['session.created', run.session_id], ['deployment_run.started', run.id]]));
+    expect(events.map((e) => [e.data.type, e.data.id])).toEqual(expect.arrayContaining([['deployment.created', dep.id], ['session.created', run.session_id], ['deployment_run.started', run.id], ['deployment_run.succeeded', run.id]]));
     for (const e of events) expect(e).toMatchObject({ type: 'event', id: expect.stringMatching(/^wevt_/) as string });
     // A body changed on the way, or another key, fails verification.
     expect(() => sdk.beta.webhooks.unwrap(received[0]!.body.replace('"event"', '"evil"'), { headers: received[0]!.headers, key: endpoint.signing_secret })).toThrow();
@@ -83,7 +84,7 @@ describe('webhook deliveries', () => {
   });
 
   it("delivers a session's run and update from its log (status_run_started, status_idled, updated) on the ticker's pass, each verified by unwrap()", async () => {
-    const endpoint = await rt.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/hooks`, description: null, event_types: ['session.status_run_started', 'session.status_idled', 'session.updated'] });
+    const endpoint = await rt.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/hooks`, description: null, event_types: ['session.status_run_started', 'session.status_idled', 'session.running', 'session.idled', 'session.updated'] });
     const session = await createSession(rt, { agent: 'agent_default', environment_id: 'env_default', initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] });
     for (let i = 0; (await rt.store.getEvents(session.id, { order: 'desc', limit: 1 }))[0]?.type !== 'session.status_idle'; i++) {
       if (i > 400) throw new Error('the session did not go idle');
@@ -92,10 +93,34 @@ describe('webhook deliveries', () => {
     await updateSession(rt, session.id, { title: 'Renamed' });
     await webhookTick({ webhooks: rt.webhooks, policy: listed });
     const events = received.map((r) => sdk.beta.webhooks.unwrap(r.body, { headers: r.headers, key: endpoint.signing_secret }));
-    expect(events.map((e) => `${e.data.type} ${e.data.id}`).sort()).toEqual([`session.status_idled ${session.id}`, `session.status_run_started ${session.id}`, `session.updated ${session.id}`]);
-    // Each names the time its log event was stored.
+    expect(events.map((e) => `${e.data.type} ${e.data.id}`).sort()).toEqual([`session.idled ${session.id}`, `session.running ${session.id}`, `session.status_idled ${session.id}`, `session.status_run_started ${session.id}`, `session.updated ${session.id}`]);
+    // Each names the time its log event was stored (a status event stands for two).
     const stored = await rt.store.getEvents(session.id, { types: ['session.status_running', 'session.status_idle', 'session.updated'] });
-    expect(events.map((e) => e.created_at).sort()).toEqual(stored.map((e) => e.processed_at).sort());
+    expect(events.map((e) => e.created_at).sort()).toEqual(stored.flatMap((e) => (e.type === 'session.updated' ? [e.processed_at] : [e.processed_at, e.processed_at])).sort());
+  });
+
+  it('reports each deployment run as started, then succeeded (its session made) or failed (refused), each verified by unwrap()', async () => {
+    const endpoint = await rt.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/hooks`, description: null, event_types: ['deployment_run.started', 'deployment_run.succeeded', 'deployment_run.failed'] });
+    const env = await rt.agents.createEnvironment({ name: 'short-lived', config: { type: 'self_hosted' } });
+    const dep = await createDeployment(rt, { name: 'Runs', agent: 'agent_default', environment_id: env.id, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] });
+    const ok = await runDeploymentNow(rt, dep.id);
+    await rt.agents.archiveEnvironment(env.id);
+    const refused = await runDeploymentNow(rt, dep.id);
+    expect(refused.error).toMatchObject({ type: 'environment_archived_error' });
+    await deliverDue({ webhooks: rt.webhooks, policy: listed });
+    const events = received.map((r) => sdk.beta.webhooks.unwrap(r.body, { headers: r.headers, key: endpoint.signing_secret }));
+    const of = (id: string) => events.filter((e) => e.data.id === id).map((e) => e.data.type);
+    expect(of(ok.id)).toEqual(['deployment_run.started', 'deployment_run.succeeded']);
+    expect(of(refused.id)).toEqual(['deployment_run.started', 'deployment_run.failed']);
+  });
+
+  it("reports a credential whose OAuth refresh failed, naming it and its vault only, verified by unwrap()", async () => {
+    const endpoint = await rt.webhooks.createEndpoint({ url: `http://127.0.0.1:${port}/hooks`, description: null, event_types: ['vault_credential.refresh_failed'] });
+    // What the MCP proxy tells the runtime (server/runtime.ts wires it) when a refresh fails.
+    await credentialRefreshFailed(rt, { credentialId: 'vcrd_refresh', vaultId: 'vlt_owner' });
+    await deliverDue({ webhooks: rt.webhooks, policy: listed });
+    const [event] = received.map((r) => sdk.beta.webhooks.unwrap(r.body, { headers: r.headers, key: endpoint.signing_secret }));
+    expect(event?.data).toEqual({ type: 'vault_credential.refresh_failed', id: 'vcrd_refresh', vault_id: 'vlt_owner', organization_id: 'paddock', workspace_id: 'default' });
   });
 
   it('retries a receiver that fails twice and the third attempt is delivered, with each status code in its log; redelivery sends it again', async () => {

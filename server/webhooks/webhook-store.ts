@@ -1,10 +1,11 @@
 import 'server-only';
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { type Insertable, type Kysely, PostgresAdapter, type Selectable } from 'kysely';
 import { NotFoundError } from '~/lib/errors';
 import { newId } from '~/lib/ids';
 import type { WebhookEventType } from '~/lib/webhook-events';
 import { type ListPage, newestFirst } from '~/server/session/keyset-page';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '~/server/session/schema';
+import { lockOutboxForNewEndpoint } from '~/server/session/webhook-outbox';
 import type { WebhookKeys } from '~/server/vault/webhook-keys';
 
 /** An endpoint as the API shows it: never its secret (given once, in `create`'s answer). */
@@ -86,17 +87,25 @@ function deliveryRows(endpoints: ReadonlyArray<{ id: string; event_types: string
 
 /** Webhook endpoints and deliveries in the session database; signing keys sealed under the master key. */
 export class WebhookStore {
+  readonly #pg: boolean;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly keys: WebhookKeys,
-  ) {}
+  ) {
+    this.#pg = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
 
   /** A new endpoint and its signing secret: the only time the secret leaves the server. */
   async createEndpoint(p: { url: string; description: string | null; event_types: string[] }): Promise<WebhookEndpoint & { signing_secret: string }> {
     const id = newId('wh');
     const { secret, sealed } = this.keys.create(id);
     const row = { id, url: p.url, description: p.description, event_types: JSON.stringify(p.event_types), sealed_key: sealed, created_at: new Date().toISOString(), disabled_at: null };
-    await this.db.insertInto('webhook_endpoints').values(row).execute();
+    // PostgreSQL: after every append that found no endpoint has committed, before any that will look (webhook-outbox.ts).
+    await this.db.transaction().execute(async (trx) => {
+      if (this.#pg) await lockOutboxForNewEndpoint(trx);
+      await trx.insertInto('webhook_endpoints').values(row).execute();
+    });
     return { ...endpointOf(row), signing_secret: secret };
   }
 
@@ -150,7 +159,8 @@ export class WebhookStore {
         .returningAll()
         .execute();
       if (taken.length === 0) return 0;
-      taken.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at) || a.session_id.localeCompare(b.session_id) || a.seq - b.seq);
+      // One log event can stand for several (a status event and the status it leaves): by name then.
+      taken.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at) || a.session_id.localeCompare(b.session_id) || a.seq - b.seq || a.event_type.localeCompare(b.event_type));
       const endpoints = await liveEndpoints(trx);
       const rows = taken.flatMap((o) =>
         deliveryRows(endpoints, {

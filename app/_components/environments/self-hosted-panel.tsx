@@ -24,19 +24,23 @@ export function SelfHostedPanel({ environmentId }: { environmentId: string }) {
     }),
   );
   const revoke = useMutation(trpc.environments.revokeKey.mutationOptions({ onSuccess: () => void refresh() }));
+  const check = useMutation(trpc.environments.checkWorkers.mutationOptions({ onSuccess: () => void refresh() }));
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate({ id: environmentId, name });
   };
   const data = state.data;
-  const failed = state.error ?? create.error ?? revoke.error;
+  const failed = state.error ?? create.error ?? revoke.error ?? check.error;
   return (
     <div className="self-hosted" data-testid="self-hosted-panel">
       {failed && <p className="error">{failed.message}</p>}
       {data && (
         <div className="small" data-testid="work-stats">
           workers polling: <strong>{data.stats.workers_polling ?? 0}</strong> · queue depth: <strong>{data.stats.depth}</strong> · handed out, not acknowledged: {data.stats.pending}
-          {data.stats.oldest_queued_at && <> · oldest queued {timeAgo(data.stats.oldest_queued_at)}</>}
+          {data.stats.oldest_queued_at && <> · oldest queued {timeAgo(data.stats.oldest_queued_at)}</>}{' '}
+          <button type="button" className="quiet" data-testid="check-workers" title="queue a healthcheck item: a worker that polls claims and stops it" disabled={check.isPending} onClick={() => check.mutate({ id: environmentId })}>
+            Check workers
+          </button>
         </div>
       )}
       <div className="small">

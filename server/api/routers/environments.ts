@@ -40,6 +40,9 @@ export const environmentsRouter = createTRPCRouter({
   /** A new key for a self-hosted environment: the key itself is in this answer only. */
   createKey: protectedProcedure.input(z.object({ id: EnvironmentId, name: z.string().trim().min(1).max(256) })).mutation(({ ctx, input }) => ctx.runtime.work.createKey(input.id, { name: input.name })),
 
+  /** Asks a worker to answer: a healthcheck item, which the next worker to poll claims and stops. */
+  checkWorkers: protectedProcedure.input(z.object({ id: EnvironmentId })).mutation(({ ctx, input }) => ctx.runtime.work.healthcheck(input.id)),
+
   revokeKey: protectedProcedure.input(z.object({ id: EnvironmentId, keyId: z.string().min(1).max(100) })).mutation(({ ctx, input }) => ctx.runtime.work.revokeKey(input.id, input.keyId)),
 
   /** The store refuses the default (CONFLICT); sessions keep the id of a deleted one. */

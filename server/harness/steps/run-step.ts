@@ -20,10 +20,21 @@ function childReport(ctx: StepContext, stop: StopReason): NewEvent[] {
   return reportEvents(ctx.view.events, entry, ctx.thread.primaryId);
 }
 
+/** A self-hosted session's work item, made unless it has a live one (nothing for other sessions). */
+async function queueWork(ctx: StepContext): Promise<void> {
+  const selfHosted = ctx.deps.selfHosted;
+  if (!selfHosted) return;
+  const env = await ctx.read('read environment', () => selfHosted.environmentOf(ctx.sessionId));
+  if (env !== null) await ctx.read('queue work', () => selfHosted.needWorker(ctx.sessionId, env));
+}
+
 /** Does one action decide() chose. */
 export async function runStep(ctx: StepContext, action: Exclude<Action, { kind: 'none' }>): Promise<void> {
   switch (action.kind) {
     case 'mark_running': {
+      // A dormant self-hosted session that takes work (a message, an outcome) asks for its worker
+      // now, as the hosted API does: the worker attaches while the model thinks, ready for the calls.
+      await queueWork(ctx);
       // A wake that goes straight to the model stores the status with the request's span start:
       // one commit fewer before the first token. Not under compaction, whose summary stands for
       // every event before it (the status included).
@@ -36,11 +47,7 @@ export async function runStep(ctx: StepContext, action: Exclude<Action, { kind: 
     case 'go_idle': {
       // Calls wait for a worker: the session's work item first (made once, whoever races), so a
       // crash between the two leaves an item, never a session waiting on no one.
-      const selfHosted = ctx.deps.selfHosted;
-      if (action.worker && selfHosted) {
-        const env = await ctx.read('read environment', () => selfHosted.environmentOf(ctx.sessionId));
-        if (env !== null) await ctx.read('queue work', () => selfHosted.needWorker(ctx.sessionId, env));
-      }
+      if (action.worker) await queueWork(ctx);
       // Only if nothing arrived since we decided: a new user.message must not be idled over.
       await ctx.write.ifLogEndsAt(ctx.view.lastSeq, [{ type: 'session.status_idle', stop_reason: action.stop_reason, stop_details: null }, ...childReport(ctx, action.stop_reason)]);
       return;
