@@ -94,7 +94,7 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
   // Multiagent: the conversation of the thread picked in the list beside the chat (null: the coordinator's).
   const [thread, setThread] = useState<string | null>(null);
   const threads = useMemo(() => threadsOf(log), [log]);
-  const items = useMemo(() => conversation(eventsOfThread(log, thread)), [log, thread]);
+  const items = useMemo(() => conversation(eventsOfThread(log, thread), { primary: thread === null }), [log, thread]);
   const asking = items.filter((i) => i.kind === 'tool' && awaitsConfirmation(i.call)).length;
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
