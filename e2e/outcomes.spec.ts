@@ -80,7 +80,10 @@ test('the owner defines an outcome from the session page, at phone width, and se
   await expect(page.getByTestId('status')).toHaveText('idle');
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   const got = await client.beta.sessions.retrieve(session.id);
-  expect(got.outcome_evaluations.map((e) => e.result)).toEqual(['needs_revision', 'satisfied']);
+  // One entry per outcome, where it stands: met on the second iteration, graded up to 4 times.
+  expect(got.outcome_evaluations).toMatchObject([{ result: 'satisfied', iteration: 1 }]);
+  const defined = (await client.beta.sessions.events.list(session.id, { types: ['user.define_outcome'] })).data;
+  expect(defined).toMatchObject([{ description: 'Write a haiku about tests', max_iterations: 4 }]);
 
   await page.getByTestId('rename-toggle').click();
   await page.getByLabel('Title', { exact: true }).fill('Haiku about tests');
