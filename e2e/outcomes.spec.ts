@@ -42,3 +42,53 @@ test('the session page shows an outcome, each verdict and its explanation', asyn
   await expect(evaluations.nth(1)).toContainText('Iteration 2: satisfied');
   await shoot(page, 'outcome');
 });
+
+test('the owner defines an outcome from the session page, at phone width, and sees it graded; renames the session there too', async ({ page }) => {
+  const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', title: 'outcome from the page' });
+  await enqueue(
+    text('Green bars at noon / the build passes every test / ship it before lunch'),
+    text(JSON.stringify({ result: 'needs_revision', explanation: 'It is about builds, not tests: make the tests the subject.' })),
+    text('Each test holds its breath / assertions fall into place / all green, the tests pass'),
+    text(JSON.stringify({ result: 'satisfied', explanation: 'A 5-7-5 haiku whose subject is the tests.' })),
+  );
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`/s/${session.id}`);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+
+  await page.getByTestId('outcome-toggle').click();
+  const panel = page.getByRole('dialog', { name: 'Define an outcome' });
+  await panel.getByLabel('What should be done').fill('Write a haiku about tests');
+  await panel.getByLabel('Rubric: how the grader judges it').fill('Three lines, 5-7-5 syllables, about tests.');
+  await expect(panel.getByLabel(/Iterations at most/)).toHaveValue('3');
+  await panel.getByLabel(/Iterations at most/).fill('4');
+  // The form fits the phone's width.
+  const box = await panel.boundingBox();
+  expect(box && box.x >= 0 && box.x + box.width <= 390).toBe(true);
+  await shoot(page, 'outcome-form', [1440, 390]);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await panel.getByRole('button', { name: 'Define outcome' }).click();
+  await expect(panel).toHaveCount(0);
+
+  // Work starts at once: the outcome, a verdict that sends it back, then the one that meets it.
+  await expect(page.getByTestId('outcome-defined')).toContainText('Write a haiku about tests');
+  await expect(page.getByTestId('outcome-defined')).toContainText('graded up to 4 times');
+  const evaluations = page.getByTestId('outcome-evaluation');
+  await expect(evaluations).toHaveCount(2, { timeout: 30_000 });
+  await expect(evaluations.nth(0)).toHaveAttribute('data-result', 'needs_revision');
+  await expect(evaluations.nth(0)).toContainText('make the tests the subject');
+  await expect(evaluations.nth(1)).toHaveAttribute('data-result', 'satisfied', { timeout: 30_000 });
+  await expect(page.getByTestId('status')).toHaveText('idle');
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  const got = await client.beta.sessions.retrieve(session.id);
+  // One entry per outcome, where it stands: met on the second iteration, graded up to 4 times.
+  expect(got.outcome_evaluations).toMatchObject([{ result: 'satisfied', iteration: 1 }]);
+  const defined = (await client.beta.sessions.events.list(session.id, { types: ['user.define_outcome'] })).data;
+  expect(defined).toMatchObject([{ description: 'Write a haiku about tests', max_iterations: 4 }]);
+
+  await page.getByTestId('rename-toggle').click();
+  await page.getByLabel('Title', { exact: true }).fill('Haiku about tests');
+  await page.getByTestId('rename-save').click();
+  await expect(page.getByTestId('session-title')).toHaveText('Haiku about tests');
+  expect((await client.beta.sessions.retrieve(session.id)).title).toBe('Haiku about tests');
+  await shoot(page, 'outcome-from-page', [1440, 390]);
+});

@@ -95,6 +95,8 @@ test('a child thread’s call that asks first is allowed from the coordinator’
   await expect(ask).toContainText('bash');
   await expect(page.getByTestId('approval-banner')).toBeVisible();
   await expect(page.getByTestId('thread-row')).toHaveAttribute('data-status', 'needs_approval');
+  // Labelled with the child that asks: the coordinator's conversation is not the child's.
+  await expect(page.getByTestId('tool-asker')).toHaveText('checker asks:');
   await shoot(page, 'threads-child-asks', [1440, 390]);
   await ask.getByRole('button', { name: 'Allow' }).click();
 

@@ -55,6 +55,29 @@ describe('tRPC API', () => {
     expect(await runtime().store.getEvents(s.id, { types: ['user.message'] })).toHaveLength(2);
   });
 
+  it('defines an outcome on a session through the send path (max_iterations 3 unless given), naming a bad field and writing nothing for it', async () => {
+    const s = await api().sessions.create({});
+    const stored = await api().outcomes.define({ sessionId: s.id, description: 'A haiku about tides', rubric: 'Three lines, 5-7-5.' });
+    expect(stored).toMatchObject({ type: 'user.define_outcome', description: 'A haiku about tides', rubric: { type: 'text', content: 'Three lines, 5-7-5.' }, max_iterations: 3, outcome_id: expect.stringMatching(/^outc_/) as unknown });
+    for (const [bad, field] of [[{ max_iterations: 21 }, 'max_iterations'], [{ max_iterations: 0 }, 'max_iterations'], [{ rubric: '  ' }, 'rubric'], [{ description: '' }, 'description']] as const) {
+      const e = await rejection(api().outcomes.define({ sessionId: s.id, description: 'd', rubric: 'r', ...bad }));
+      expect(e.code).toBe('BAD_REQUEST');
+      expect(e.message).toContain(field);
+    }
+    expect(await runtime().store.getEvents(s.id, { types: ['user.define_outcome'] })).toHaveLength(1);
+    await runtime().store.updateSession(s.id, { archived: true });
+    expect((await rejection(api().outcomes.define({ sessionId: s.id, description: 'd', rubric: 'r', max_iterations: 20 }))).code).toBe('BAD_REQUEST');
+  });
+
+  it('renames a session with a session.updated saying so, naming an empty title', async () => {
+    const s = await api().sessions.create({ title: 'first' });
+    expect(await api().sessions.update({ id: s.id, title: '  second ' })).toMatchObject({ id: s.id, title: 'second' });
+    expect(await runtime().store.getEvents(s.id, { types: ['session.updated'] })).toMatchObject([{ title: 'second' }]);
+    const e = await rejection(api().sessions.update({ id: s.id, title: ' ' }));
+    expect(e.code).toBe('BAD_REQUEST');
+    expect(e.message).toContain('title');
+  });
+
   it('deletes a session with its log, and then answers NOT_FOUND for it', async () => {
     const s = await api().sessions.create({});
     await api().events.send({ sessionId: s.id, event: { type: 'user.interrupt' } });

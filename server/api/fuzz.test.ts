@@ -258,6 +258,15 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
       };
     case 'shares.revoke':
       return { sessionId: s(), id: pick(r, [world.share.id, fakeId(r, 'shr'), 'shr_', world.share.token]) };
+    case 'sessions.update':
+      return { id: s(), title: pick(r, [text(), '', ' ', 'z'.repeat(201), 42]) };
+    case 'outcomes.define':
+      return {
+        sessionId: pick(r, [s(), fakeId(r, 'sesn')]),
+        description: pick(r, [text(), '', undefined]),
+        rubric: pick(r, [text(), ' ', 'r'.repeat(300_000), { type: 'text', content: 'x' }]),
+        max_iterations: pick(r, [undefined, 1, 3, 20, 21, 0, -1, 2.5, '3']),
+      };
     case 'sessions.me':
     case 'sessions.brain':
     case 'apiKeys.list':

@@ -6,6 +6,7 @@ import { eventsRouter } from '~/server/api/routers/events';
 import { filesRouter } from '~/server/api/routers/files';
 import { handsRouter } from '~/server/api/routers/hands';
 import { memoryStoresRouter } from '~/server/api/routers/memory-stores';
+import { outcomesRouter } from '~/server/api/routers/outcomes';
 import { sessionsRouter } from '~/server/api/routers/sessions';
 import { skillsRouter } from '~/server/api/routers/skills';
 import { sharesRouter } from '~/server/api/routers/shares';
@@ -19,6 +20,7 @@ import { createCallerFactory, createTRPCRouter } from '~/server/api/trpc';
 export const appRouter = createTRPCRouter({
   sessions: sessionsRouter,
   events: eventsRouter,
+  outcomes: outcomesRouter,
   hands: handsRouter,
   apiKeys: apiKeysRouter,
   agents: agentsRouter,

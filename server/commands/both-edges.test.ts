@@ -41,17 +41,21 @@ type Verdict = 'ok' | 'not_found' | 'conflict' | 'invalid' | 'too_large';
 const REST_VERDICT: Record<number, Verdict> = { 200: 'ok', 404: 'not_found', 409: 'conflict', 400: 'invalid', 413: 'too_large' };
 const TRPC_VERDICT: Partial<Record<TRPCError['code'], Verdict>> = { NOT_FOUND: 'not_found', CONFLICT: 'conflict', BAD_REQUEST: 'invalid', PAYLOAD_TOO_LARGE: 'too_large' };
 
-type Command = { kind: 'send'; text: string } | { kind: 'delete' };
+type Command = { kind: 'send'; text: string } | { kind: 'delete' } | { kind: 'outcome'; max_iterations: number } | { kind: 'rename'; title: string };
+
+const outcome = (max_iterations: number) => ({ description: 'A haiku', rubric: 'Three lines.', max_iterations });
 
 const rest = async (sessionId: string, c: Command): Promise<Verdict> => {
+  const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const events = `${server.url}/v1/sessions/${sessionId}/events`;
   const res =
     c.kind === 'send'
-      ? await fetch(`${server.url}/v1/sessions/${sessionId}/events`, {
-          method: 'POST',
-          headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-          body: JSON.stringify({ events: [{ type: 'user.message', content: [{ type: 'text', text: c.text }] }] }),
-        })
-      : await fetch(`${server.url}/v1/sessions/${sessionId}`, { method: 'DELETE', headers: { 'x-api-key': KEY } });
+      ? await post(events, { events: [{ type: 'user.message', content: [{ type: 'text', text: c.text }] }] })
+      : c.kind === 'outcome'
+        ? await post(events, { events: [{ type: 'user.define_outcome', ...outcome(c.max_iterations), rubric: { type: 'text', content: outcome(c.max_iterations).rubric } }] })
+        : c.kind === 'rename'
+          ? await post(`${server.url}/v1/sessions/${sessionId}`, { title: c.title })
+          : await fetch(`${server.url}/v1/sessions/${sessionId}`, { method: 'DELETE', headers: { 'x-api-key': KEY } });
   await res.body?.cancel();
   return REST_VERDICT[res.status] ?? (`status ${res.status}` as Verdict);
 };
@@ -60,6 +64,8 @@ const trpc = async (sessionId: string, c: Command): Promise<Verdict> => {
   const api = createCaller({ runtime: rt, caller: OWNER });
   try {
     if (c.kind === 'send') await api.events.send({ sessionId, event: { type: 'user.message', content: [{ type: 'text', text: c.text }] } });
+    else if (c.kind === 'outcome') await api.outcomes.define({ sessionId, ...outcome(c.max_iterations) });
+    else if (c.kind === 'rename') await api.sessions.update({ id: sessionId, title: c.title });
     else await api.sessions.delete({ id: sessionId });
     return 'ok';
   } catch (e) {
@@ -87,6 +93,13 @@ const CASES: Array<[string, Parameters<typeof sessionIn>[0], Command, Verdict]> 
   ['a running session is not deleted', 'running', { kind: 'delete' }, 'conflict'],
   ['an idle session is deleted', 'idle', { kind: 'delete' }, 'ok'],
   ['an unknown session is not found on delete', 'unknown', { kind: 'delete' }, 'not_found'],
+  ['an outcome for an idle session is stored', 'idle', { kind: 'outcome', max_iterations: 20 }, 'ok'],
+  ['an outcome for a terminated session is refused (final)', 'terminated', { kind: 'outcome', max_iterations: 3 }, 'conflict'],
+  ['an outcome for an archived session is refused', 'archived', { kind: 'outcome', max_iterations: 3 }, 'invalid'],
+  ['an outcome of more than 20 iterations is refused', 'idle', { kind: 'outcome', max_iterations: 21 }, 'invalid'],
+  ['an outcome for an unknown session is not found', 'unknown', { kind: 'outcome', max_iterations: 3 }, 'not_found'],
+  ['a session is renamed', 'idle', { kind: 'rename', title: 'Renamed' }, 'ok'],
+  ['a session is not renamed to an empty title', 'idle', { kind: 'rename', title: '' }, 'invalid'],
 ];
 
 describe('one commands layer for both edges', () => {
@@ -95,7 +108,7 @@ describe('one commands layer for both edges', () => {
     expect(await rest(a, command)).toBe(verdict);
     expect(await trpc(b, command)).toBe(verdict);
     // The same log on both sides (a refusal writes nothing), compared by event types.
-    const types = async (id: string) => (await rt.store.getEvents(id).catch(() => [])).map((e) => e.type).filter((t) => t === 'user.message');
+    const types = async (id: string) => (await rt.store.getEvents(id).catch(() => [])).map((e) => e.type).filter((t) => t === 'user.message' || t === 'user.define_outcome' || t === 'session.updated');
     expect(await types(a)).toEqual(await types(b));
   });
 

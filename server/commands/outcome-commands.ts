@@ -1,8 +1,10 @@
 import 'server-only';
-import { DEFAULT_OUTCOME_ITERATIONS, type NewEvent } from '~/lib/events';
+import { DEFAULT_OUTCOME_ITERATIONS, type NewEvent, type StoredEvent } from '~/lib/events';
 import { InvalidInputError, isDomainError } from '~/lib/errors';
 import { newId } from '~/lib/ids';
 import { type FileDeps, downloadFile } from '~/server/commands/file-commands';
+import type { SessionDeps } from '~/server/commands/session-deps';
+import { sendEvents } from '~/server/commands/session-commands';
 
 /** A rubric's text, at most (the API's cap on a text rubric; a file rubric is held to the same). */
 export const MAX_RUBRIC_CHARS = 262_144;
@@ -35,6 +37,18 @@ export async function defineOutcomeEvent(d: FileDeps, input: DefineOutcomeInput,
     max_iterations: input.max_iterations ?? DEFAULT_OUTCOME_ITERATIONS,
     ...(fileId ? { rubric_file_id: fileId } : {}),
   };
+}
+
+/**
+ * Defines an outcome on a session (the UI's form; `/v1` sends the same event in a batch): stored
+ * as `user.define_outcome` through the one send path, so it starts work at once and takes the
+ * same refusals (terminated, archived, size caps) as any send.
+ */
+export async function defineOutcome(d: SessionDeps & FileDeps, sessionId: string, input: Omit<DefineOutcomeInput, 'type'>): Promise<StoredEvent> {
+  const event = await defineOutcomeEvent(d, { type: 'user.define_outcome', ...input }, 'outcome');
+  const [stored] = await sendEvents(d, sessionId, [event], { where: () => 'outcome' });
+  if (!stored) throw new Error(`defineOutcome stored nothing for ${sessionId}`);
+  return stored;
 }
 
 async function rubricText(d: FileDeps, fileId: string, where: string): Promise<string> {

@@ -45,15 +45,16 @@ export async function createSession(d: SessionDeps, params: unknown): Promise<Se
 /**
  * Title, metadata (a patch: null deletes a key), the agent's tools and MCP servers (never while
  * the session runs) and vault ids; then `session.updated` with only what changed (no event when
- * nothing did). The new configuration applies from the next turn.
+ * nothing did), stored with the change in the append's one transaction. The new configuration
+ * applies from the next turn.
  */
 export async function updateSession(d: SessionDeps, id: string, p: z.output<typeof SessionUpdateParams>): Promise<Session> {
   const current = await sessionOrThrow(d.store, id);
   const { patch, event } = await sessionChanges(d, current, p);
   if (!event) return current;
-  const updated = await d.store.updateSession(current.id, patch);
-  await d.store.emitEvent(current.id, event);
-  return updated;
+  // One write: the change and its event commit together (a crash leaves both or neither).
+  await d.store.emitEvents(current.id, [event], { sessionPatch: patch });
+  return sessionOrThrow(d.store, current.id);
 }
 
 export async function archiveSession(d: SessionDeps, id: string): Promise<Session> {

@@ -3,6 +3,7 @@ import { type InlineThreadAgent, type SessionAgent, type ThreadAgent, inlineThre
 import { ConflictError, NotFoundError } from '~/lib/errors';
 import type { EventType, NewEvent, StoredEvent } from '~/lib/events';
 import { onThreadStream, primaryThreadId } from '~/lib/threads';
+import { THREAD_ACCOUNTED, type ThreadStats, type ThreadUsage, accountThread } from '~/lib/thread-accounting';
 import { delegationOf, runsThreads } from '~/server/harness/core/delegation';
 import { KyselySessionStore } from '~/server/session/kysely-queries';
 import type { Session, SessionStatus, SessionStore } from '~/server/session/store';
@@ -23,8 +24,10 @@ export interface SessionThread {
   created_at: string;
   updated_at: string;
   archived_at: string | null;
-  stats: null;
-  usage: null;
+  /** Its time running (null until its first status), from its status events in the log. */
+  stats: ThreadStats | null;
+  /** Its own model requests' tokens (null until it first idles). */
+  usage: ThreadUsage | null;
   workflow_run_id: null;
 }
 
@@ -51,7 +54,8 @@ async function archives(store: SessionStore, sessionId: string): Promise<Map<str
 
 /** Every thread of a session, the primary first, then children in the order they were made. */
 export async function listThreads(store: SessionStore, session: Session, statuses?: readonly SessionStatus[]): Promise<SessionThread[]> {
-  const [events, archived] = await Promise.all([store.getEvents(session.id, { types: THREAD_EVENTS }), archives(store, session.id)]);
+  // One read of the log gives every thread its status, its usage and its time running.
+  const [events, archived] = await Promise.all([store.getEvents(session.id, { types: THREAD_ACCOUNTED }), archives(store, session.id)]);
   const primaryId = primaryThreadId(session.id);
   const threads: SessionThread[] = [
     {
@@ -87,6 +91,8 @@ export async function listThreads(store: SessionStore, session: Session, statuse
       t.updated_at = e.processed_at;
     }
   }
+  const now = Date.now();
+  for (const t of threads) Object.assign(t, accountThread(events, { id: t.parent_thread_id === null ? null : t.id, created_at: t.created_at, archived_at: t.archived_at }, now));
   return statuses && statuses.length > 0 ? threads.filter((t) => statuses.includes(t.status)) : threads;
 }
 

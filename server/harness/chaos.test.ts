@@ -17,6 +17,7 @@ import {
 } from '~/server/harness/testing/fake-messages-api';
 import { type SqliteSessionStore, openSqliteStore } from '~/server/session/sqlite-store';
 import { mulberry32 as prng } from '~/lib/prng';
+import { newId } from '~/lib/ids';
 import { logWebhooks } from '~/lib/log-webhooks';
 import { loadMasterKey } from '~/server/vault/master-key';
 import { WebhookKeys } from '~/server/vault/webhook-keys';
@@ -24,7 +25,8 @@ import { WebhookStore } from '~/server/webhooks/webhook-store';
 
 /**
  * Chaos: a real harness process (chaos-worker.ts: the runtime `next start` builds, minus Next)
- * works a dozen multi-step sessions against the fake Messages API over real HTTP + SSE, and is
+ * works a dozen multi-step sessions (and three multiagent ones, and three whose asks are outcomes
+ * a grader judges: sent back once, then met) against the fake Messages API over real HTTP + SSE, and is
  * SIGKILLed at seeded random moments, then restarted, for PADDOCK_CHAOS_SECONDS (default 60).
  * Meanwhile this process keeps sending follow-up user messages to the SQLite file the worker
  * uses. Then one last worker runs everything to completion, and every log must be well-formed
@@ -50,6 +52,8 @@ const SCHEDULE = process.env.PADDOCK_CHAOS_SCHEDULE ? parseSchedule(process.env.
 const SESSIONS = 12;
 /** Of which multiagent: a coordinator delegating each ask to two agents that use the session's one hand. */
 const MULTI = 3;
+/** And with outcomes: each ask is a `user.define_outcome`, graded (needs revision once, then satisfied) by grader requests the kills cut too. */
+const OUTCOMES = 3;
 
 /** One kill: during start-up (`s`, racing the worker's ready) or after it (`r`), so many ms in. */
 interface Kill {
@@ -89,6 +93,10 @@ const ASK = /chaos (s\d+ m\d+[ab]?): (?:take (\d+) tool steps|delegate)/;
 const askText = (session: number, message: number, steps: number) => `chaos s${String(session).padStart(2, '0')} m${message}: take ${steps} tool steps, then say done`;
 const delegateText = (session: number, message: number) => `chaos s${String(session).padStart(2, '0')} m${message}: delegate to alpha and beta, then say done`;
 const REPORT = /\[Message from (alpha|beta) /;
+/** The grader's system prompt starts so (core/outcome-grader.ts); the agent's revision is marked so the grader can tell. */
+const GRADER = 'You are a strict grader.';
+const REVISED = '(revised)';
+const NEEDS_REVISION = 'it needs revision';
 
 /** A multiagent session's agent: a coordinator with two agents on its roster (the whole toolset each, always allowed). */
 function coordinatorAgent(): SessionAgent {
@@ -104,9 +112,18 @@ function coordinatorAgent(): SessionAgent {
  * Streams are paced to 200–600 ms a turn, so kills land mid-stream; a few requests fail (529) or
  * drop mid-stream, so retries and crashes mix.
  */
-function chaosBrain(rng: () => number, stats: { failuresInjected: number }) {
+function chaosBrain(rng: () => number, stats: { failuresInjected: number; graderRequests: number }) {
   return (req: RecordedRequest): ScriptedResponse => {
     const messages = req.body?.messages ?? [];
+    // The grader (its own context): the first work it sees needs a revision, the revised work is met.
+    // Paced like a turn, so kills land mid-grading; never failed on purpose (an exhausted grader is a `failed` verdict).
+    if (JSON.stringify(req.body?.system ?? '').includes(GRADER)) {
+      const work = JSON.stringify(messages);
+      const h = hash(work);
+      const verdict = work.includes(REVISED) ? { result: 'satisfied', explanation: 'chaos: met' } : { result: 'needs_revision', explanation: 'chaos: say it again, marked as revised' };
+      stats.graderRequests++;
+      return { kind: 'message', steps: [{ kind: 'text', text: JSON.stringify(verdict) }], delayMs: 250 + (h % 500), chunkDelayMs: 15 };
+    }
     let askAt = -1;
     let ask: RegExpExecArray | null = null;
     messages.forEach((m, i) => {
@@ -144,7 +161,9 @@ function chaosBrain(rng: () => number, stats: { failuresInjected: number }) {
       stats.failuresInjected++;
       return { kind: 'drop', afterSteps: 1, steps: [{ kind: 'text', text: `${tag} step ${done}: this stream is cut` }] };
     }
-    if (done >= steps) return { kind: 'message', steps: [{ kind: 'text', text: `done: ${tag} after ${steps} tool steps` }], ...pacing };
+    // An outcome's work sent back by the grader is said again, marked as revised.
+    const revised = messages.slice(askAt + 1).some((m) => isRecord(m) && m.role === 'user' && blocksOf(m).some((b) => b.type === 'text' && typeof b.text === 'string' && b.text.includes(NEEDS_REVISION)));
+    if (done >= steps) return { kind: 'message', steps: [{ kind: 'text', text: `done: ${tag} after ${steps} tool steps${revised ? ` ${REVISED}` : ''}` }], ...pacing };
     const file = `${tag.replace(' ', '/')}/notes.txt`;
     const tool = (['write', 'read', 'bash'] as const)[done % 3]!;
     const input = tool === 'write' ? { path: file, content: `${tag} step ${done}` } : tool === 'read' ? { path: file } : { command: `cat ${file}` };
@@ -182,7 +201,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
   let worker: WorkerProcess | null = null;
   let webhooks: WebhookStore;
   let endpointId: string;
-  const brainStats = { failuresInjected: 0 };
+  const brainStats = { failuresInjected: 0, graderRequests: 0 };
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paddock-chaos-'));
@@ -194,7 +213,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
     endpointId = (await webhooks.createEndpoint({ url: 'http://127.0.0.1:9/hooks', description: null, event_types: [] })).id;
     // The fake adds one abort listener per paced stream to its shutdown signal; a dozen sessions
     // streaming at once is expected here, not a leak (Node warns above 10).
-    setMaxListeners((SESSIONS + MULTI * 3) * 4);
+    setMaxListeners((SESSIONS + MULTI * 3 + OUTCOMES) * 4);
     fake = await startFakeMessagesApi({ fallback: chaosBrain(prng(SEED ^ 0xb1a1), brainStats) });
   });
 
@@ -240,11 +259,15 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       const asked = new Map<string, number>(); // session → messages sent
       const sessions: string[] = [];
       const multi = new Set<string>();
+      const outcomes = new Set<string>();
       const ask = async (sessionId: string) => {
         const n = (asked.get(sessionId) ?? 0) + 1;
         const steps = 1 + Math.floor(askRng() * 4);
         const text = multi.has(sessionId) ? delegateText(sessions.indexOf(sessionId), n) : askText(sessions.indexOf(sessionId), n, steps);
-        const event = await store.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text }] });
+        // An outcome session's ask is an outcome to meet (it starts work by itself).
+        const event = outcomes.has(sessionId)
+          ? await store.emitEvent(sessionId, { type: 'user.define_outcome', outcome_id: newId('outc'), description: text, rubric: { type: 'text', content: 'The answer says done.' }, max_iterations: 3 })
+          : await store.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text }] });
         // Acknowledged: the store resolved, so the message is durable and must survive anything.
         acks.push({ sessionId, event });
         asked.set(sessionId, n);
@@ -254,6 +277,11 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
         const id = (await store.createSession({ title: `chaos multiagent ${i}`, agent: coordinatorAgent() })).id;
         sessions.push(id);
         multi.add(id);
+      }
+      for (let i = 0; i < OUTCOMES; i++) {
+        const id = (await store.createSession({ title: `chaos outcome ${i}` })).id;
+        sessions.push(id);
+        outcomes.add(id);
       }
       for (const id of sessions) await ask(id);
       // A multiagent session is at rest when its last event is the primary's idle and every thread's last status is idle.
@@ -275,7 +303,8 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
           const id = sessions[Math.floor(askRng() * sessions.length)]!;
           const last = (await store.getEvents(id, { from: -1 }))[0];
           // A multiagent session gets a follow-up only at rest (its coordinator counts the reports since its newest ask).
-          if (multi.has(id) ? await atRest(id) : MIDTURN || last?.type === 'session.status_idle') await ask(id);
+          // An outcome session gets its next outcome once the last one is graded and it idles.
+          if (multi.has(id) ? await atRest(id) : outcomes.has(id) ? last?.type === 'session.status_idle' : MIDTURN || last?.type === 'session.status_idle') await ask(id);
         }
       })();
 
@@ -284,6 +313,8 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       let killsBeforeReady = 0;
       /** Sessions caught in the middle of work (running or retrying) by a kill, summed over kills. */
       let cutMidWork = 0;
+      /** Kills that landed while an outcome's grader request was in flight, summed over sessions. */
+      let cutMidGrading = 0;
       const chaosEnd = performance.now() + CHAOS_SECONDS * 1000;
       const schedule: Kill[] = [];
       // The seed's schedule, or the one given to replay.
@@ -306,6 +337,11 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
           }
           const rows = await Promise.all(sessions.map((id) => store.getSession(id)));
           cutMidWork += rows.filter((r) => r?.status === 'running' || r?.status === 'rescheduling').length;
+          // An outcome session whose log ends in an evaluation's start (or heartbeat): its grader request is in flight.
+          for (const id of outcomes) {
+            const last = (await store.getEvents(id, { from: -1 }))[0]?.type;
+            if (last === 'span.outcome_evaluation_start' || last === 'span.outcome_evaluation_ongoing') cutMidGrading++;
+          }
           await w.kill();
           kills++;
         }
@@ -343,6 +379,7 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
       const problems: string[] = [];
       let events = 0;
       let violations = 0;
+      let evaluations = 0;
       for (const [i, id] of sessions.entries()) {
         const log = await store.getEvents(id);
         events += log.length;
@@ -356,8 +393,9 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
           }
         }
         const primary = log.filter((e) => !e.session_thread_id);
-        const lastAsk = [...primary].reverse().find((e) => e.type === 'user.message');
-        const tag = lastAsk?.type === 'user.message' && lastAsk.content[0]?.type === 'text' ? ASK.exec(lastAsk.content[0].text)?.[1] : undefined;
+        const lastAsk = [...primary].reverse().find((e) => e.type === 'user.message' || e.type === 'user.define_outcome');
+        const askOf = (e: StoredEvent | undefined) => (e?.type === 'user.define_outcome' ? e.description : e?.type === 'user.message' && e.content[0]?.type === 'text' ? e.content[0].text : '');
+        const tag = ASK.exec(askOf(lastAsk))?.[1];
         const answer = [...primary].reverse().find((e) => e.type === 'agent.message');
         const answered = answer?.type === 'agent.message' && answer.seq > (lastAsk?.seq ?? 0) && answer.content.some((c) => c.type === 'text' && c.text.startsWith(`done: ${tag} `));
         if (!answered) found.push(`[answer] no final "done: ${tag}" agent.message after the last ask (seq ${lastAsk?.seq})`);
@@ -369,9 +407,21 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
           if (sent !== received) found.push(`[delegation] ${sent} messages sent to threads, ${received} received`);
           if (created !== 2) found.push(`[threads] ${created} threads made, not 2 (a spawn repeated or lost)`);
         }
+        if (outcomes.has(id)) {
+          // Each outcome graded exactly as the grader answers: once sent back, then met; no verdict lost or stored twice.
+          for (const defined of log.filter((e): e is Extract<StoredEvent, { type: 'user.define_outcome' }> => e.type === 'user.define_outcome')) {
+            const verdicts = log.flatMap((e) => (e.type === 'span.outcome_evaluation_end' && e.outcome_id === defined.outcome_id ? [`${e.iteration}:${e.result}`] : []));
+            const starts = log.filter((e) => e.type === 'span.outcome_evaluation_start' && e.outcome_id === defined.outcome_id).length;
+            evaluations += verdicts.length;
+            if (verdicts.join(' ') !== '0:needs_revision 1:satisfied') found.push(`[outcome] ${defined.outcome_id} verdicts ${verdicts.join(' ') || '(none)'}, not 0:needs_revision 1:satisfied`);
+            if (starts !== verdicts.length) found.push(`[outcome] ${defined.outcome_id}: ${starts} evaluations started, ${verdicts.length} ended`);
+          }
+        }
         for (const acked of acks.filter((a) => a.sessionId === id)) {
-          const text = acked.event.type === 'user.message' && acked.event.content[0]?.type === 'text' ? acked.event.content[0].text : '';
-          if (!requests.some((r) => JSON.stringify(r.body?.messages ?? []).includes(JSON.stringify(text)))) {
+          const text = askOf(acked.event);
+          // A message is a whole text block; an outcome's description is inside the block that shows it.
+          const needle = acked.event.type === 'user.define_outcome' ? text : JSON.stringify(text);
+          if (!requests.some((r) => !JSON.stringify(r.body?.system ?? '').includes(GRADER) && JSON.stringify(r.body?.messages ?? []).includes(needle))) {
             found.push(`[seen] acknowledged ${acked.event.id} (seq ${acked.event.seq}, "${text}") never reached the model`);
           }
         }
@@ -392,15 +442,15 @@ describe('chaos: a harness process SIGKILLed at random moments', () => {
         .filter((l) => l.includes('"level":"error"'));
       const summary =
         `chaos (seed ${SEED}${MIDTURN ? ', mid-turn follow-ups' : ''}): ${kills} kills (${killsBeforeReady} during start-up) over ${Math.round(chaosMs / 1000)} s, ` +
-        `${cutMidWork} sessions cut mid-work, ${w.starts} worker starts, ${SESSIONS} sessions + ${MULTI} multiagent, ${acks.length} acknowledged user messages, ${events} events, ` +
-        `${requests.length} model requests (${brainStats.failuresInjected} failed on purpose), drain ${Math.round(drainMs / 1000)} s, ` +
+        `${cutMidWork} sessions cut mid-work (${cutMidGrading} mid-grading), ${w.starts} worker starts, ${SESSIONS} sessions + ${MULTI} multiagent + ${OUTCOMES} with outcomes, ${acks.length} acknowledged user messages and outcomes, ${events} events, ` +
+        `${requests.length} model requests (${brainStats.failuresInjected} failed on purpose, ${brainStats.graderRequests} grader requests for ${evaluations} evaluations), drain ${Math.round(drainMs / 1000)} s, ` +
         `${unfinished.length} unfinished, ${violations} violations, ${workerErrors.length} worker error logs`;
       await annotate(summary);
       process.stdout.write(`[chaos] ${summary}\n`);
       // What replays this run's kills: the follow-ups still come from the seed.
       process.stdout.write(`[chaos] replay: PADDOCK_CHAOS_SEED=${SEED} PADDOCK_CHAOS_SCHEDULE=${formatSchedule(schedule)}\n`);
       // For `npm run bench` (bench/soak.ts), which runs this test for longer and tabulates it.
-      const figures = { seconds: Math.round(chaosMs / 1000), kills, killsBeforeReady, cutMidWork, sessions: SESSIONS, acks: acks.length, events, requests: requests.length, injected: brainStats.failuresInjected, drainMs: Math.round(drainMs), unfinished: unfinished.length, violations, workerErrors: workerErrors.length };
+      const figures = { seconds: Math.round(chaosMs / 1000), kills, killsBeforeReady, cutMidWork, cutMidGrading, sessions: SESSIONS, acks: acks.length, events, requests: requests.length, injected: brainStats.failuresInjected, drainMs: Math.round(drainMs), unfinished: unfinished.length, violations, workerErrors: workerErrors.length };
       process.stdout.write(`[chaos-json] ${JSON.stringify(figures)}\n`);
 
       expect(w.unexpectedExits).toEqual([]);

@@ -1,7 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeMessagesApi, textResponse } from '~/server/harness/testing/fake-messages-api';
 import { type SdkServer, startSdkServer } from '~/server/rest/testing/sdk-server';
+import type { KyselySessionStore } from '~/server/session/kysely-queries';
 
 /** Session update (`session.updated`) and a client's `system.message`, through the official SDK against /v1 and the fake model. */
 let sdk: SdkServer;
@@ -53,6 +55,26 @@ describe('session update, through the official SDK', () => {
     const got = await client.beta.sessions.retrieve(session.id);
     expect(got.metadata).toEqual({});
     expect(JSON.stringify(got.agent.tools)).toContain('"read"');
+  });
+
+  it('stores a change and its session.updated as one write: a failure injected between them leaves neither', async () => {
+    const db = (sdk.rt.store as KyselySessionStore).db;
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', title: 'First', metadata: { team: 'infra' } });
+    const updates = async () => (await allEvents(session.id)).filter((e) => e.type === 'session.updated');
+    // The event's write fails after the row's change was made (or would have been).
+    await sql`create trigger fail_updated before insert on events when new.type = 'session.updated' begin select raise(abort, 'injected: event write failed'); end`.execute(db);
+    await expect(client.beta.sessions.update(session.id, { title: 'Second', metadata: { owner: 'ana' } })).rejects.toBeInstanceOf(Anthropic.APIError);
+    expect(await client.beta.sessions.retrieve(session.id)).toMatchObject({ title: 'First', metadata: { team: 'infra' } });
+    expect(await updates()).toEqual([]);
+    await sql`drop trigger fail_updated`.execute(db);
+    // And the other way: the row's change fails, so no event says it happened.
+    await sql`create trigger fail_title before update of title on sessions when new.title = 'Second' begin select raise(abort, 'injected: row write failed'); end`.execute(db);
+    await expect(client.beta.sessions.update(session.id, { title: 'Second' })).rejects.toBeInstanceOf(Anthropic.APIError);
+    expect(await updates()).toEqual([]);
+    await sql`drop trigger fail_title`.execute(db);
+    // Nothing was half done: the same update now stores both.
+    expect((await client.beta.sessions.update(session.id, { title: 'Second' })).title).toBe('Second');
+    expect(await updates()).toMatchObject([{ title: 'Second' }]);
   });
 
   it('sets vault ids that exist (session.updated names them), and refuses the agent of a running session with a 409', { timeout: 30_000 }, async () => {

@@ -138,6 +138,43 @@ describe('session threads through the official SDK', () => {
     expect(checkThreadInvariants(events)).toEqual([]);
   });
 
+  it('gives each thread the usage of its own model requests and its time running, computed from the one log', { timeout: 120_000 }, async () => {
+    const { lead } = await team();
+    const leadUsage = { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    fake.setFallback((req) => {
+      const sys = systemOf(req);
+      // The worker's one request, slow enough that its time running shows.
+      if (sys.includes('you are worker')) return textResponse('worker: noted', { delayMs: 60, usage: { input_tokens: 1000, output_tokens: 70, cache_creation_input_tokens: 5, cache_read_input_tokens: 300 } });
+      if (toolResultCount(req) === 0) return { kind: 'message', steps: [{ kind: 'tool_use', name: 'send_to_agent', input: { agent: 'worker', message: 'note it' } }], usage: leadUsage };
+      return textResponse(reports(req) === 0 ? 'delegated; waiting' : 'lead: done', { usage: leadUsage });
+    });
+    const session = await client.beta.sessions.create({ agent: lead.id, environment_id: 'env_default' });
+    const before = (await client.beta.sessions.threads.list(session.id)).data;
+    // Nothing ran yet: no stats, no usage.
+    expect(before).toMatchObject([{ stats: null, usage: null }]);
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] });
+    await until('the report is answered', async () => (await allEvents(session.id)).some((e) => e.type === 'agent.message' && JSON.stringify(e.content).includes('lead: done')));
+    await until('idle', async () => (await client.beta.sessions.retrieve(session.id)).status === 'idle');
+
+    const [primary, child] = (await client.beta.sessions.threads.list(session.id)).data;
+    const leadRequests = fake.requests.filter((r) => systemOf(r).includes('you are lead')).length;
+    expect(leadRequests).toBeGreaterThanOrEqual(2);
+    // Each thread counts only its own requests: the worker's one, the lead's own (not the worker's).
+    expect(child?.usage).toMatchObject({ input_tokens: 1000, output_tokens: 70, cache_read_input_tokens: 300, cache_creation: { ephemeral_5m_input_tokens: 5, ephemeral_1h_input_tokens: 0 } });
+    expect(primary?.usage).toMatchObject({ input_tokens: 10 * leadRequests, output_tokens: leadRequests, cache_read_input_tokens: 0 });
+    // A child starts at once; its time running covers its slow request and is its usage's too.
+    expect(child?.stats?.startup_seconds).toBe(0);
+    expect(child?.stats?.active_seconds).toBeGreaterThanOrEqual(0.06);
+    expect(child?.usage?.active_seconds).toBe(child?.stats?.active_seconds);
+    expect(child?.stats?.duration_seconds).toBeGreaterThanOrEqual(child?.stats?.active_seconds ?? Infinity);
+    // The primary ran the whole time its child did.
+    expect(primary?.stats?.active_seconds).toBeGreaterThanOrEqual(child?.stats?.active_seconds ?? Infinity);
+    expect(primary?.stats?.startup_seconds).toBeGreaterThanOrEqual(0);
+    // retrieve answers the same figures as the list.
+    const one = await client.beta.sessions.threads.retrieve(child!.id, { session_id: session.id });
+    expect(one.usage).toEqual(child?.usage);
+  });
+
   it('refuses a rostered agent that has multiagent itself, naming it', async () => {
     const { lead } = await team();
     const err = await client.beta.agents.create({ name: 'top', model: 'm', multiagent: { type: 'coordinator', agents: [lead.id] } }).catch((e: unknown) => e);

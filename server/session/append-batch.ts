@@ -7,7 +7,8 @@ import { logWebhooks } from '~/lib/log-webhooks';
 import type { Settled } from '~/server/session/group-commit';
 import { type PayloadCache, readEvents } from '~/server/session/payload-cache';
 import type { NewEventRow, SessionRow, Tx, WebhookOutboxTable } from '~/server/session/schema';
-import { type Fence, type SessionStatus, type SessionWaitingOn, terminatedMessage } from '~/server/session/store';
+import { type Fence, type SessionPatch, type SessionStatus, type SessionWaitingOn, terminatedMessage } from '~/server/session/store';
+import { writePatch } from '~/server/session/session-patch';
 import { listedMessage, waitingOnFrom } from '~/server/session/list-columns';
 import { insertOutbox } from '~/server/session/webhook-outbox';
 
@@ -30,6 +31,8 @@ export interface AppendRequest {
   expectLastSeq: number | undefined;
   fence: Fence | undefined;
   ids: readonly (string | undefined)[] | undefined;
+  /** A change to the session's row that commits with these events (an update and its `session.updated`). */
+  patch?: SessionPatch | undefined;
 }
 
 export interface AppendOutcome {
@@ -85,6 +88,8 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
   /** Keys stored by this batch: a repeat within it gets the first request's events. */
   const storedNow = new Map<string, StoredEvent[]>();
   const replays: Array<{ at: number; sessionId: string; first: number; count: number }> = [];
+  /** Row changes that go with this batch's events, in request order. */
+  const patches: Array<{ sessionId: string; patch: SessionPatch }> = [];
   for (const [at, r] of batch.entries()) {
     try {
       const session = sessions.get(r.sessionId);
@@ -129,6 +134,7 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
       // Terminated is final: no later status event (a harness finishing a step) revives the session.
       session.status = r.events.reduce<SessionStatus>((status, e) => (status === 'terminated' ? status : (STATUS_OF[e.type] ?? status)), session.status);
       session.touched = true;
+      if (r.patch) patches.push({ sessionId: r.sessionId, patch: r.patch });
       for (const e of r.events) {
         if (STATUS_OF[e.type] !== undefined) session.waiting = { on: null, calls: e.type === 'session.status_idle' && e.stop_reason?.type === 'requires_action' ? e.stop_reason.event_ids : [] };
         const line = listedMessage(e);
@@ -163,6 +169,8 @@ export async function appendAll(trx: Tx, cache: PayloadCache, batch: readonly Ap
     // The primary key (session_id, key) backs the lookup above: a key stored meanwhile by a
     // writer that did not hold the session fails here and rolls back rather than being stored twice.
     for (let i = 0; i < keyRows.length; i += INSERT_CHUNK) await trx.insertInto('idempotency').values(keyRows.slice(i, i + INSERT_CHUNK)).execute();
+    // In the same transaction as the events: a session never shows a change its log does not say.
+    for (const p of patches) await writePatch(trx, p.sessionId, p.patch, processedAt);
     const touched = [...sessions.values()].filter((s) => s.touched);
     for (let i = 0; i < touched.length; i += UPDATE_CHUNK) {
       const chunk = touched.slice(i, i + UPDATE_CHUNK);

@@ -15,6 +15,7 @@ import { LeaseQueries } from '~/server/session/lease-queries';
 import { TabClaimQueries } from '~/server/session/tab-claim-queries';
 import { CheckpointQueries } from '~/server/session/checkpoint-queries';
 import { type SessionExtra, integer, positiveInt, toSession } from '~/server/session/session-rows';
+import { checkPatch, writePatch } from '~/server/session/session-patch';
 import {
   type Checkpoint,
   DEFAULT_TITLE,
@@ -158,38 +159,9 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async updateSession(id: string, patch: SessionPatch): Promise<Session> {
-    if (patch.title !== undefined && patch.title.trim() === '') throw new InvalidInputError('title: must not be empty');
+    checkPatch(patch);
     const now = new Date().toISOString();
-    const write = async (db: Kysely<Database>): Promise<Session> => {
-      // vault_ids and the budget live in `extra` beside the resources: read and written back in one transaction.
-      let extra: string | undefined;
-      if (patch.vault_ids !== undefined || patch.budget !== undefined) {
-        const cur = await db.selectFrom('sessions').select('extra').where('id', '=', id).executeTakeFirst();
-        if (!cur) throw new NotFoundError('session', id);
-        extra = JSON.stringify({
-          ...(JSON.parse(cur.extra) as SessionExtra),
-          ...(patch.vault_ids !== undefined ? { vault_ids: patch.vault_ids } : {}),
-          ...(patch.budget !== undefined ? { budget: patch.budget } : {}),
-        });
-      }
-      const row = await db
-        .updateTable('sessions')
-        .set((eb) => ({
-          ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
-          ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
-          ...(patch.agent !== undefined ? { agent: JSON.stringify(patch.agent) } : {}),
-          ...(extra !== undefined ? { extra } : {}),
-          // Archiving twice keeps the first time.
-          ...(patch.archived === true ? { archived_at: eb.fn.coalesce('archived_at', eb.val(now)) } : patch.archived === false ? { archived_at: null } : {}),
-          updated_at: now,
-        }))
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw new NotFoundError('session', id);
-      return toSession(row);
-    };
-    return patch.vault_ids !== undefined || patch.budget !== undefined ? this.db.transaction().execute(write) : write(this.db);
+    return patch.vault_ids !== undefined || patch.budget !== undefined ? this.db.transaction().execute((trx) => writePatch(trx, id, patch, now)) : writePatch(this.db, id, patch, now);
   }
 
   async listSessions(q: ListQuery): Promise<Page<Session>> {
@@ -276,11 +248,12 @@ export class KyselySessionStore implements SessionStore {
       throw new InvalidInputError('expectLastSeq: must be a non-negative integer');
     }
     if (opts.ids?.some((x) => x !== undefined && !ID_PATTERN.event.test(x))) throw new InvalidInputError('ids: each must be an event id (sevt_…)');
+    if (opts.sessionPatch) checkPatch(opts.sessionPatch);
     if (opts.fence && opts.fence.sessionId !== id) {
       throw new InvalidInputError(`fence: belongs to session ${opts.fence.sessionId}, not ${id}`);
     }
 
-    const outcome = await this.#appends.submit({ sessionId: id, events: parsed, key, expectLastSeq: opts.expectLastSeq, fence: opts.fence, ids: opts.ids });
+    const outcome = await this.#appends.submit({ sessionId: id, events: parsed, key, expectLastSeq: opts.expectLastSeq, fence: opts.fence, ids: opts.ids, patch: opts.sessionPatch });
 
     // Committed: what was just validated is what a read would parse (the process that writes a
     // session's events usually reads them next, for its next step or a follower).

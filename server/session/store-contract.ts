@@ -91,6 +91,20 @@ export function runStoreContract(name: string, makeStore: () => Promise<SessionS
         await expect(store.updateSession(s.id, { title: ' ' })).rejects.toMatchObject({ code: 'invalid_input' });
       });
 
+      it('commits a session patch with the events it goes with: a refused append changes nothing, a repeated key does not apply it again', async () => {
+        const s = await store.createSession({ title: 'A', vault_ids: ['vlt_1'] });
+        const said: NewEvent = { type: 'session.updated', title: 'B' };
+        await expect(store.emitEvents(s.id, [said], { sessionPatch: { title: 'B' }, expectLastSeq: 5 })).rejects.toBeInstanceOf(SeqConflictError);
+        expect(await store.getSession(s.id)).toMatchObject({ title: 'A', last_seq: 0 });
+        await store.emitEvents(s.id, [said], { sessionPatch: { title: 'B', vault_ids: ['vlt_2'] }, idempotencyKey: 'u1' });
+        expect(await store.getSession(s.id)).toMatchObject({ title: 'B', vault_ids: ['vlt_2'], last_seq: 1 });
+        await store.updateSession(s.id, { title: 'C' });
+        await store.emitEvents(s.id, [said], { sessionPatch: { title: 'B' }, idempotencyKey: 'u1' });
+        expect(await store.getSession(s.id)).toMatchObject({ title: 'C', last_seq: 1 });
+        await expect(store.emitEvents(s.id, [said], { sessionPatch: { title: ' ' } })).rejects.toMatchObject({ code: 'invalid_input' });
+        expect(await store.getEvents(s.id)).toHaveLength(1);
+      });
+
       it('updates a session\'s agent and vault ids, keeping its resources', async () => {
         const agent = { id: 'agent_x', type: 'agent', version: 1, name: 'x', description: null, model: { id: 'm' }, system: 's', tools: [], mcp_servers: [], skills: [], execution_identity: null, multiagent: null } as const;
         const s = await store.createSession({ agent: { ...agent, tools: [], mcp_servers: [], skills: [] }, vault_ids: ['vlt_1'], resources: [{ type: 'file', file_id: 'f' }] });

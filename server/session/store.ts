@@ -122,6 +122,11 @@ export interface EmitOptions {
    * an agent.message before it is finished, so live previews carry the id it is stored under.
    */
   ids?: readonly (string | undefined)[];
+  /**
+   * Changes the session's row in the append's own transaction: a change and the event that says
+   * so (`session.updated`) commit together or not at all. Not applied when a repeated key replays.
+   */
+  sessionPatch?: SessionPatch;
 }
 
 export interface WorkWaiting {

@@ -32,8 +32,9 @@ export type Item =
   | { kind: 'retry'; event: StoredEventOf<'user.message'> }
   | { kind: 'agent'; event: StoredEventOf<'agent.message'> }
   | { kind: 'thinking'; event: StoredEventOf<'agent.thinking'> }
-  | { kind: 'tool'; call: ToolCall }
-  | { kind: 'custom'; call: CustomCall }
+  /** `askedBy`: in the coordinator's conversation, the child agent whose call this is (cross-posted: it waits for the owner). */
+  | { kind: 'tool'; call: ToolCall; askedBy?: string }
+  | { kind: 'custom'; call: CustomCall; askedBy?: string }
   | { kind: 'interrupt'; event: StoredEventOf<'user.interrupt'> }
   | { kind: 'error'; event: StoredEventOf<'session.error'> }
   | { kind: 'rescheduled'; event: StoredEventOf<'session.status_rescheduled'> }
@@ -46,12 +47,24 @@ export type Item =
   | { kind: 'thread-sent'; event: StoredEventOf<'agent.thread_message_sent'> }
   | { kind: 'thread-received'; event: StoredEventOf<'agent.thread_message_received'> };
 
+export interface ConversationOptions {
+  /**
+   * The coordinator's conversation (multiagent): a call that carries a child's thread id is that
+   * child's, cross-posted because it waits for the owner, and is labelled with its agent's name.
+   */
+  primary?: boolean;
+}
+
 /**
  * The conversation as a person reads it: messages, and each tool call beside its result. Queued
  * messages come last; the page draws them below the answer still streaming.
  */
-export function conversation(events: readonly StoredEvent[]): Item[] {
+export function conversation(events: readonly StoredEvent[], opts: ConversationOptions = {}): Item[] {
   const items: Item[] = [];
+  /** Child threads' agents, from their `session.thread_created` (on the primary stream too). */
+  const agentOf = new Map<string, string>();
+  const askedBy = (e: { session_thread_id?: string | undefined }): { askedBy?: string } =>
+    opts.primary && e.session_thread_id ? { askedBy: agentOf.get(e.session_thread_id) ?? 'another agent' } : {};
   const calls = new Map<string, ToolCall>();
   const customCalls = new Map<string, CustomCall>();
   const evaluations = new Map<string, Extract<Item, { kind: 'evaluation' }>>();
@@ -85,7 +98,7 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'agent.mcp_tool_use': {
         const call: ToolCall = { use: e, result: null, confirmation: null };
         calls.set(e.id, call);
-        items.push({ kind: 'tool', call });
+        items.push({ kind: 'tool', call, ...askedBy(e) });
         break;
       }
       case 'agent.tool_result':
@@ -103,7 +116,7 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
       case 'agent.custom_tool_use': {
         const call: CustomCall = { use: e, result: null };
         customCalls.set(e.id, call);
-        items.push({ kind: 'custom', call });
+        items.push({ kind: 'custom', call, ...askedBy(e) });
         break;
       }
       case 'user.custom_tool_result': {
@@ -178,6 +191,8 @@ export function conversation(events: readonly StoredEvent[]): Item[] {
         break;
       // The thread list beside the chat shows each thread's life.
       case 'session.thread_created':
+        agentOf.set(e.session_thread_id, e.agent_name);
+        break;
       case 'session.thread_status_running':
       case 'session.thread_status_idle':
       case 'session.thread_status_rescheduled':

@@ -114,6 +114,11 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
       return (
         <div className={`tool ${denied ? 'tool-denied' : result?.is_error ? 'tool-error' : ''}`} data-testid="tool-call" data-state={result ? (denied ? 'denied' : result.is_error ? 'failed' : 'done') : asking ? 'asking' : 'running'}>
           <div className="tool-head">
+            {item.askedBy && (
+              <span className="tool-asker" data-testid="tool-asker">
+                {item.askedBy} asks:
+              </span>
+            )}
             <span className="mono">{use.name}</span>
             {server && (
               <span className="muted small" data-testid="tool-server">
@@ -169,6 +174,11 @@ export function ItemView({ sessionId, item, last = false }: { sessionId: string;
       return (
         <div className={`tool tool-custom ${result?.is_error ? 'tool-error' : ''}`} data-testid="custom-tool-call">
           <div className="tool-head">
+            {item.askedBy && (
+              <span className="tool-asker" data-testid="tool-asker">
+                {item.askedBy} asks:
+              </span>
+            )}
             <span className="mono">{use.name}</span>
             <span className="muted small">custom tool</span>
             <span className="muted small">{result ? (result.is_error ? 'failed' : 'done') : "waiting for the client's result"}</span>

@@ -14,6 +14,8 @@ import { useSessionLog } from '~/app/_components/session-view/use-session-log';
 import { mirror, mirrorSessions } from '~/lib/browser/mirror';
 import { accessRefused, storeUnavailable, useTRPC } from '~/lib/browser/trpc';
 import { ShareLinks } from '~/app/_components/share-links/share-links';
+import { OutcomeForm } from '~/app/_components/session-outcome/outcome-form';
+import { SessionTitle } from '~/app/_components/session-title/session-title';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useMediaQuery } from '~/lib/browser/use-media-query';
 import { Panel, PersistedGroup, ResizeHandle } from '~/app/_components/resizable/resizable';
@@ -94,7 +96,7 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
   // Multiagent: the conversation of the thread picked in the list beside the chat (null: the coordinator's).
   const [thread, setThread] = useState<string | null>(null);
   const threads = useMemo(() => threadsOf(log), [log]);
-  const items = useMemo(() => conversation(eventsOfThread(log, thread)), [log, thread]);
+  const items = useMemo(() => conversation(eventsOfThread(log, thread), { primary: thread === null }), [log, thread]);
   const asking = items.filter((i) => i.kind === 'tool' && awaitsConfirmation(i.call)).length;
   const busy = status === 'running' || status === 'rescheduling' || awaitingAgent(log) || Object.keys(streaming).length > 0;
   const title = session.data?.title ?? mirrored?.title ?? 'Session';
@@ -150,7 +152,7 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
   return (
     <main className="session" data-testid="session-view" data-status={status}>
       <div className="session-head">
-        <h1>{title}</h1>
+        <SessionTitle sessionId={sessionId} title={title} editable={!readOnly && owned.data !== undefined && !owned.data.archived_at} />
         {/* Idle, yet not done: a call waits for the owner's verdict. */}
         {status === 'idle' && asking > 0 ? (
           <span className="status status-needs_approval" data-testid="status">
@@ -170,7 +172,10 @@ export function SessionView({ sessionId, share }: { sessionId: string; share?: {
             read-only link
           </span>
         ) : (
-          <ShareLinks sessionId={sessionId} />
+          <>
+            <ShareLinks sessionId={sessionId} />
+            <OutcomeForm sessionId={sessionId} ended={ended} onDefined={() => void follow.current?.scrollToBottom()} />
+          </>
         )}
       </div>
       {readOnly ? (

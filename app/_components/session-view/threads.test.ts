@@ -41,6 +41,13 @@ describe('a multiagent session on its page', () => {
     expect(threadsOf(idleOn(['sevt_custom']))[0]?.status).toBe('waiting');
   });
 
+  it("labels a child's waiting call in the coordinator's conversation with the child agent's name, and not in the child's own", () => {
+    const primary = conversation(eventsOfThread(events, null), { primary: true }).find((i) => i.kind === 'tool');
+    expect(primary).toMatchObject({ kind: 'tool', askedBy: 'alpha' });
+    const own = conversation(eventsOfThread(events, T)).find((i) => i.kind === 'tool');
+    expect(own && 'askedBy' in own ? own.askedBy : undefined).toBeUndefined();
+  });
+
   it("shows a child's own conversation when it is picked", () => {
     expect(conversation(eventsOfThread(events, T)).map((i) => i.kind)).toEqual(['thread-received', 'tool', 'agent', 'thread-sent']);
   });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_AGENT_ID, MAX_SESSION_FILES, MAX_SESSION_MEMORY_STORES, MAX_SESSION_REPOSITORIES, ResourceParams, VaultId } from '~/lib/agent';
 import { WidgetOrigin } from '~/lib/widget';
 import { listResources } from '~/server/commands/resource-commands';
-import { createSession, deleteSession } from '~/server/commands/session-commands';
+import { createSession, deleteSession, updateSession } from '~/server/commands/session-commands';
 import { AgentId, EnvironmentId, SessionId } from '~/server/api/inputs';
 import { createTRPCRouter, protectedProcedure, sessionReadProcedure } from '~/server/api/trpc';
 import type { ListQuery } from '~/server/session/store';
@@ -115,6 +115,11 @@ export const sessionsRouter = createTRPCRouter({
    * suspended or idle session keeps its files), then its log and rows go.
    */
   delete: protectedProcedure.input(z.object({ id: SessionId })).mutation(async ({ ctx, input }) => ({ id: (await deleteSession(ctx.runtime, input.id)).id, deleted: true as const })),
+
+  /** Renames a session: the same command as `/v1`'s update, so the change and its `session.updated` are one write. */
+  update: protectedProcedure
+    .input(z.object({ id: SessionId, title: z.string().trim().min(1, 'must not be empty').max(200) }))
+    .mutation(({ ctx, input }) => updateSession(ctx.runtime, input.id, { title: input.title })),
 
   /** Which brain answers: the UI labels the offline demo brain so it is never mistaken for Claude. */
   brain: protectedProcedure.query(({ ctx }) => ({ label: ctx.runtime.harness.model.label, isDemo: ctx.runtime.harness.model.isDemo })),
