@@ -113,3 +113,27 @@ test('deleting a session removes it from the list and from this browser, and its
   expect(res?.status()).toBe(404);
   await expect(page.getByTestId('not-found')).toContainText('no such session');
 });
+
+test('New session stays disabled until the lists that move it have loaded, so a click never lands on a moving button', async ({ page }) => {
+  // Lists arriving late push the button along (the pickers appear beside it): hold them back.
+  let release: () => void = () => undefined;
+  let asked: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
+  const requested = new Promise<void>((r) => (asked = r));
+  await page.route(/\/api\/trpc\/[^?]*(vaults\.list|files\.list|memoryStores\.list)/, async (route) => {
+    asked();
+    await held;
+    await route.continue();
+  });
+  await page.goto('/');
+  const button = page.getByTestId('new-session');
+  // The page asks for its lists once hydrated: from then on only the lists keep the button disabled.
+  await requested;
+  // A moment for React to finish hydrating (without the wait the button would be enabled by then).
+  await page.waitForTimeout(300);
+  expect(await button.isDisabled()).toBe(true);
+  release();
+  await expect(button).toBeEnabled();
+  await button.click();
+  await page.waitForURL(/\/s\/sesn_/);
+});

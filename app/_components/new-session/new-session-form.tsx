@@ -25,7 +25,14 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
   const [vaultIds, setVaultIds] = useState<string[]>([]);
   const [fileIds, setFileIds] = useState<string[]>([]);
   const [stores, setStores] = useState<PickedStore[]>([]);
-  const fileList = useQuery(trpc.files.list.queryOptions({ limit: 100 })).data ?? [];
+  const files = useQuery(trpc.files.list.queryOptions({ limit: 100 }));
+  const fileList = files.data ?? [];
+  // The pickers appear as their lists arrive and push the button along: until every list has
+  // answered (or failed) it stays disabled, so a click never lands while it moves (a press on it
+  // then a release beside it is no click at all).
+  const vaults = useQuery(trpc.vaults.list.queryOptions({ includeArchived: false }));
+  const memoryStores = useQuery(trpc.memoryStores.list.queryOptions({ includeArchived: false }));
+  const settling = [agents, environments, files, vaults, memoryStores].some((q) => q.isPending);
   const [repos, setRepos] = useState<RepositoryRow[]>([]);
   const create = useMutation(
     trpc.sessions.create.mutationOptions({
@@ -77,7 +84,7 @@ export function NewSessionForm({ disabled }: { disabled: boolean }) {
         <VaultPicker value={vaultIds} onChange={setVaultIds} />
         <FilePicker value={fileIds} onChange={setFileIds} />
         <MemoryStorePicker value={stores} onChange={setStores} />
-        <button type="button" className="primary" data-testid="new-session" disabled={!hydrated || disabled || create.isPending} onClick={start}>
+        <button type="button" className="primary" data-testid="new-session" disabled={!hydrated || disabled || settling || create.isPending} onClick={start}>
           {create.isPending ? 'Starting…' : 'New session'}
         </button>
       </div>
