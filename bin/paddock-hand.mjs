@@ -8,6 +8,10 @@ import { register } from 'tsx/esm/api';
 
 register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
 if (process.argv[2] === 'worker') {
+  if (!process.execArgv.includes('--conditions=react-server')) {
+    process.stderr.write('paddock-hand worker: start it as bin/paddock-hand worker … (or node --conditions=react-server bin/paddock-hand.mjs worker …): its sandbox hands are made by the server\'s modules\n');
+    process.exit(2);
+  }
   const { workerMain } = await import(new URL('../server/hands/paddock-hand/worker-cli.ts', import.meta.url).href);
   try {
     await workerMain(process.argv.slice(3));

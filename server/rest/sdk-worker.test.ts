@@ -194,29 +194,47 @@ describe.each(BACKENDS)("the SDK's own worker on a self-hosted environment on %s
     expect(answered).toMatchObject({ worker_id: 'worker-H', lost_reason: null, data: { type: 'healthcheck', id: item.id } });
   });
 
-  it("paddock-hand worker runs a self-hosted session's calls with paddock-hand's tools, each session in its own workspace", { timeout: 120_000 }, async () => {
+  it("paddock-hand worker runs a self-hosted session's calls with paddock-hand's tools, each session in a sandbox hand of its own that sees none of the machine", { timeout: 120_000 }, async () => {
     const env = await client.beta.environments.create({ name: 'my laptop', config: { type: 'self_hosted' } });
     const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
     const keyFile = path.join(dir, 'env.key');
     fs.writeFileSync(keyFile, made.key, { mode: 0o600 });
     const root = path.join(dir, 'hand-worker');
+    fs.mkdirSync(path.join(root, 'sesn_another', 'workspace'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'sesn_another', 'workspace', 'theirs.txt'), 'not yours');
     const log = fs.openSync(path.join(dir, 'hand-worker.log'), 'a');
     const { PADDOCK_ENVIRONMENT_KEY: _k, ...env0 } = process.env;
     const child = spawn(path.join(root_, 'bin/paddock-hand'), ['worker', '--environment', env.id, '--url', server.url, '--workspace', root, '--key-file', keyFile, '--worker-id', 'laptop'], { cwd: dir, detached: true, stdio: ['ignore', 'ignore', log], env: env0 });
     fs.closeSync(log);
     children.push(child);
     const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
-    fake.enqueue(toolUseResponse('write', { file_path: 'notes/hello.txt', content: 'hello from the model' }), toolUseResponse('bash', { command: 'cat notes/hello.txt && pwd' }), textResponse('Read it.'));
+    fake.enqueue(
+      toolUseResponse('write', { file_path: 'notes/hello.txt', content: 'hello from the model' }),
+      toolUseResponse('bash', { command: 'cat notes/hello.txt && pwd' }),
+      // The worker's own key file and folder, and the machine's users: none of it is in the sandbox.
+      toolUseResponse('bash', { command: `cat ${keyFile}; ls -a ${root}; cat ${root}/sesn_another/workspace/theirs.txt; head -c 300 /etc/shadow; echo end` }),
+      textResponse('Read it.'),
+    );
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write and read' }] }] });
     const done = await until('the session to finish its turn', async () => {
       const all = await events(session.id);
       return all.at(-1)?.type === 'session.status_idle' && all.at(-1)?.stop_reason?.type === 'end_turn' ? all : null;
     });
     const results = done.filter((e) => e.type === 'user.tool_result');
-    expect(results).toHaveLength(2);
+    expect(results).toHaveLength(3);
     expect(results.every((r) => r.is_error !== true)).toBe(true);
     expect(JSON.stringify(results[1]!.content)).toContain('hello from the model');
-    const workspace = fs.realpathSync(path.join(root, session.id));
+    const outside = JSON.stringify(results[2]!.content);
+    expect(outside).toContain('end');
+    expect(outside).not.toContain(made.key);
+    expect(outside).not.toContain('not yours');
+    // Its own folder is bound back into the sandbox; another session's and the launchers' are not.
+    const lines = (results[2]!.content as Array<{ text: string }>)[0]!.text.split('\n');
+    expect(lines[0]).toMatch(/env\.key: No such file or directory$/);
+    expect(lines.slice(1, 4)).toEqual(['.', '..', session.id]);
+    expect(lines[4]).toMatch(/theirs\.txt: No such file or directory$/);
+    expect(outside).not.toMatch(/root:[^:]*:/);
+    const workspace = fs.realpathSync(path.join(root, session.id, 'workspace'));
     expect(fs.readFileSync(path.join(workspace, 'notes/hello.txt'), 'utf8')).toBe('hello from the model');
     expect(JSON.stringify(results[1]!.content)).toContain(workspace);
     const workers: string[] = [];

@@ -1,8 +1,10 @@
 import { closeSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
-import { runHandWorker } from '~/server/hands/paddock-hand/worker';
+import { fileURLToPath } from 'node:url';
+import { type WorkerHands, plainWorkerHands, runHandWorker } from '~/server/hands/paddock-hand/worker';
 
 /**
  * paddock-hand worker --environment ENV_ID --url PADDOCK_URL [--workspace DIR] [--key-file F] [--worker-id ID]
@@ -13,7 +15,7 @@ import { runHandWorker } from '~/server/hands/paddock-hand/worker';
  * command line.
  */
 export const WORKER_USAGE =
-  'usage: paddock-hand worker --environment ENV_ID --url PADDOCK_URL [--workspace DIR] [--key-file FILE] [--worker-id ID] [--memory-mb N] [--cpu-seconds N]\n  (the environment key: --key-file, or PADDOCK_ENVIRONMENT_KEY through bin/paddock-hand)';
+  'usage: paddock-hand worker --environment ENV_ID --url PADDOCK_URL [--workspace DIR] [--key-file FILE] [--worker-id ID] [--memory-mb N] [--cpu-seconds N] [--network none|unrestricted] [--unsandboxed]\n  (the environment key: --key-file, or PADDOCK_ENVIRONMENT_KEY through bin/paddock-hand; each session runs in a sandbox hand of its own unless --unsandboxed)';
 
 function fail(message: string): never {
   process.stderr.write(`paddock-hand worker: ${message}\n${WORKER_USAGE}\n`);
@@ -60,6 +62,8 @@ export async function workerMain(argv: string[]): Promise<void> {
         'worker-id': { type: 'string' },
         'memory-mb': { type: 'string' },
         'cpu-seconds': { type: 'string' },
+        network: { type: 'string' },
+        unsandboxed: { type: 'boolean' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -82,12 +86,31 @@ export async function workerMain(argv: string[]): Promise<void> {
     if (!Number.isInteger(n) || n < 0) fail(`--${flag} needs a non-negative whole number, not ${v}`);
     return n;
   };
-  const root = args.workspace ?? 'paddock-worker';
+  const network = args.network ?? 'none';
+  if (network !== 'none' && network !== 'unrestricted') fail(`--network is none or unrestricted, not ${network}`);
+  const root = path.resolve(args.workspace ?? 'paddock-worker');
   mkdirSync(root, { recursive: true });
+  const hands = await workerHands({ root, unsandboxed: args.unsandboxed === true, network, memoryMb: num('memory-mb'), cpuSeconds: num('cpu-seconds') });
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());
   process.once('SIGINT', () => stop.abort());
   const workerId = args['worker-id'] ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
-  process.stderr.write(`paddock-hand worker ${workerId}: polling environment ${args.environment} at ${url}; sessions' workspaces under ${root}\n`);
-  await runHandWorker({ baseURL: url.replace(/\/+$/, ''), environmentId: args.environment, environmentKey: key, root, workerId, limits: { memoryMb: num('memory-mb'), cpuSeconds: num('cpu-seconds') }, signal: stop.signal });
+  process.stderr.write(`paddock-hand worker ${workerId}: polling environment ${args.environment} at ${url}; sessions' workspaces under ${root}${args.unsandboxed ? ', UNSANDBOXED' : `, each in a sandbox (network: ${network})`}\n`);
+  await runHandWorker({ baseURL: url.replace(/\/+$/, ''), environmentId: args.environment, environmentKey: key, root, workerId, hands, signal: stop.signal });
+}
+
+/** A sandbox hand per session (the server's own kind), or with --unsandboxed the plain folders. */
+async function workerHands(o: { root: string; unsandboxed: boolean; network: 'none' | 'unrestricted'; memoryMb: number; cpuSeconds: number }): Promise<WorkerHands> {
+  const set = (n: number) => (n > 0 ? n : undefined);
+  if (o.unsandboxed) return plainWorkerHands(o.root, { memoryMb: o.memoryMb, cpuSeconds: o.cpuSeconds });
+  // Loaded only here: the sandbox's modules are the server's (bin/paddock-hand.mjs runs a worker with their conditions).
+  // The sandbox's launcher and the hands' code are found from Paddock's checkout, as on the server.
+  const codeRoot = fileURLToPath(new URL('../../../', import.meta.url));
+  process.chdir(codeRoot);
+  const { sandboxWorkerHands } = await import('~/server/hands/sandbox/worker-hands');
+  const { checkSandboxAvailable } = await import('~/server/hands/sandbox/spawn-sandboxed');
+  const check = await checkSandboxAvailable();
+  if (!check.ok) fail(`this machine cannot sandbox hands: ${check.missing} (install it, or run with --unsandboxed at your own risk)`);
+  const limits = { ...(set(o.memoryMb) ? { memoryMb: o.memoryMb } : {}), ...(set(o.cpuSeconds) ? { cpuSeconds: o.cpuSeconds } : {}) };
+  return sandboxWorkerHands({ root: o.root, codeRoot, limits, ...(o.network === 'unrestricted' ? { network: 'unrestricted' as const } : {}) });
 }

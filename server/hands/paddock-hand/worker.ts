@@ -5,8 +5,11 @@ import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableT
 import { BRAIN_TOOLS, HAND_TOOLS } from '~/lib/tools';
 import { type HandLimits, Workspace, runTool } from '~/server/hands/paddock-hand/tools';
 
-/** paddock-hand's six tools as the SDK worker's runnable tools, on one workspace. */
-export function handRunnableTools(ws: Workspace): BetaRunnableTool[] {
+/** Runs one of the six tools for a session: in a sandbox hand of its own, or on a plain folder. */
+export type SessionToolRunner = (name: string, input: unknown, signal?: AbortSignal) => Promise<string>;
+
+/** paddock-hand's six tools as the SDK worker's runnable tools, each run by `run`. */
+export function handRunnableTools(run: SessionToolRunner): BetaRunnableTool[] {
   return HAND_TOOLS.map((name) => {
     const spec = BRAIN_TOOLS.find((t) => t.name === name)!;
     const { hand: _hand, ...properties } = (spec.input_schema.properties ?? {});
@@ -16,9 +19,44 @@ export function handRunnableTools(ws: Workspace): BetaRunnableTool[] {
       description: spec.description,
       input_schema: { ...spec.input_schema, type: 'object', properties },
       parse: (input: unknown) => input,
-      run: (input: unknown, context?: { signal?: AbortSignal }) => runTool(ws, name, input, context?.signal),
+      run: (input: unknown, context?: { signal?: AbortSignal }) => run(name, input, context?.signal),
     } as BetaRunnableTool;
   });
+}
+
+/** Where a worker runs each session's tools: `runnerFor` once per session, `close` when it stops. */
+export interface WorkerHands {
+  runnerFor(sessionId: string): SessionToolRunner;
+  close(): Promise<void>;
+}
+
+/** A session's folder name under the worker's root (its id, nothing else). */
+export const sessionFolder = (sessionId: string) => sessionId.replace(/[^A-Za-z0-9_-]/g, '_');
+
+/**
+ * Unsandboxed (`--unsandboxed`): each session's tools run as this worker's user on `<root>/<session
+ * id>`, as paddock-hand on a developer's machine does. Only for machines that cannot sandbox.
+ */
+export function plainWorkerHands(root: string, limits: Partial<HandLimits> = {}): WorkerHands {
+  const workspaces = new Map<string, Workspace>();
+  return {
+    runnerFor(sessionId) {
+      const id = sessionFolder(sessionId);
+      let ws = workspaces.get(id);
+      if (!ws) {
+        const dir = path.join(root, id);
+        mkdirSync(dir, { recursive: true });
+        ws = new Workspace(dir, limits);
+        workspaces.set(id, ws);
+      }
+      const w = ws;
+      return (name, input, signal) => runTool(w, name, input, signal);
+    },
+    close: () => {
+      for (const ws of workspaces.values()) ws.dispose();
+      return Promise.resolve();
+    },
+  };
 }
 
 export interface HandWorkerOptions {
@@ -26,35 +64,24 @@ export interface HandWorkerOptions {
   baseURL: string;
   environmentId: string;
   environmentKey: string;
-  /** Each session gets `<root>/<session id>`, kept across its work items. */
+  /** Each session gets a folder under `root`, kept across its work items. */
   root: string;
+  hands: WorkerHands;
   workerId?: string;
-  limits?: Partial<HandLimits>;
   signal?: AbortSignal;
 }
 
 /**
  * `paddock-hand worker`: the official SDK's worker loop (poll, ack, heartbeat, answer the
  * session's calls with user.tool_result, stop) with paddock-hand's tools instead of the SDK's, each
- * session in its own workspace folder under `root`.
+ * session's run by `hands` (a sandbox hand per session by default: worker-cli.ts).
  */
 export async function runHandWorker(o: HandWorkerOptions): Promise<void> {
   const client = new Anthropic({ apiKey: null, authToken: o.environmentKey, baseURL: o.baseURL });
-  const workspaces = new Map<string, Workspace>();
-  const tools = (ctx: { session?: { id: string } }): BetaRunnableTool[] => {
-    const id = (ctx.session?.id ?? 'session').replace(/[^A-Za-z0-9_-]/g, '_');
-    let ws = workspaces.get(id);
-    if (!ws) {
-      const dir = path.join(o.root, id);
-      mkdirSync(dir, { recursive: true });
-      ws = new Workspace(dir, o.limits);
-      workspaces.set(id, ws);
-    }
-    return handRunnableTools(ws);
-  };
+  const tools = (ctx: { session?: { id: string } }): BetaRunnableTool[] => handRunnableTools(o.hands.runnerFor(ctx.session?.id ?? 'session'));
   try {
     await client.beta.environments.work.worker({ environmentId: o.environmentId, environmentKey: o.environmentKey, workdir: o.root, tools, ...(o.workerId ? { workerId: o.workerId } : {}) }).run(o.signal);
   } finally {
-    for (const ws of workspaces.values()) ws.dispose();
+    await o.hands.close();
   }
 }
