@@ -13,6 +13,7 @@ import {
   type QueryResult,
   type RootOperationNode,
   SqliteDialect,
+  type SqliteDatabase,
   type SqliteDialectConfig,
   SqliteDriver,
   type TransactionSettings,
@@ -52,7 +53,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     throw e;
   }
   const { beforeWrite } = options;
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }, beforeWrite), plugins: beforeWrite ? [new BeforeWritePlugin(beforeWrite)] : [] });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachedStatements(sqlite) }, beforeWrite), plugins: beforeWrite ? [new BeforeWritePlugin(beforeWrite)] : [] });
   try {
     await migrateToLatest(db);
   } catch (e) {
@@ -60,6 +61,36 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     throw e;
   }
   return new SqliteSessionStore(db, options.notifier ?? new InProcessNotifier());
+}
+
+/** How many prepared statements a store keeps (the distinct SQL a server runs is a few hundred). */
+const STATEMENT_CACHE = 500;
+
+/**
+ * Kysely's SQLite driver prepares every query anew (SQLite parses and plans it each time): the
+ * same SQL, which is most of a turn's queries, gets its statement back instead. A statement that is
+ * busy (a stream still reading it) is never handed out twice: that query gets a fresh one.
+ */
+export function cachedStatements(sqlite: BetterSqlite3.Database, size = STATEMENT_CACHE): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare: (sql: string) => {
+      const hit = cache.get(sql);
+      if (hit && !hit.busy) {
+        // Most recently used last: the oldest is the one dropped.
+        cache.delete(sql);
+        cache.set(sql, hit);
+        return hit;
+      }
+      const stmt = sqlite.prepare(sql);
+      if (!hit) {
+        cache.set(sql, stmt);
+        if (cache.size > size) cache.delete(cache.keys().next().value!);
+      }
+      return stmt;
+    },
+  };
 }
 
 /**
