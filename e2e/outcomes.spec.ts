@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, { toFile } from '@anthropic-ai/sdk';
 import { E2E_API_KEY, expect, test } from '~/e2e/auth';
 import { enqueue, resetFake } from '~/e2e/fake';
 import { shoot } from '~/e2e/shots';
@@ -58,7 +58,7 @@ test('the owner defines an outcome from the session page, at phone width, and se
   await page.getByTestId('outcome-toggle').click();
   const panel = page.getByRole('dialog', { name: 'Define an outcome' });
   await panel.getByLabel('What should be done').fill('Write a haiku about tests');
-  await panel.getByLabel('Rubric: how the grader judges it').fill('Three lines, 5-7-5 syllables, about tests.');
+  await panel.getByLabel('Rubric text').fill('Three lines, 5-7-5 syllables, about tests.');
   await expect(panel.getByLabel(/Iterations at most/)).toHaveValue('3');
   await panel.getByLabel(/Iterations at most/).fill('4');
   // The form fits the phone's width.
@@ -91,4 +91,25 @@ test('the owner defines an outcome from the session page, at phone width, and se
   await expect(page.getByTestId('session-title')).toHaveText('Haiku about tests');
   expect((await client.beta.sessions.retrieve(session.id)).title).toBe('Haiku about tests');
   await shoot(page, 'outcome-from-page', [1440, 390]);
+});
+
+test("an outcome's rubric can be a file's text, picked in the form", async ({ page }) => {
+  const name = `rubric-${Date.now()}.md`;
+  const file = await client.beta.files.upload({ file: await toFile(Buffer.from('The answer names two rivers.\n'), name, { type: 'text/markdown' }) });
+  const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: 'env_default', title: 'rubric from a file' });
+  await enqueue(text('The Rhine and the Danube.'), text(JSON.stringify({ result: 'satisfied', explanation: 'Two rivers named.' })));
+  await page.goto(`/s/${session.id}`);
+  await expect(page.getByTestId('connection')).toHaveText('live');
+  await page.getByTestId('outcome-toggle').click();
+  const panel = page.getByRole('dialog', { name: 'Define an outcome' });
+  await panel.getByLabel('What should be done').fill('Name two rivers of Europe');
+  await panel.getByLabel('Rubric: how the grader judges it').selectOption({ label: `the text of ${name}` });
+  // A file's text is the rubric: nothing to write.
+  await expect(panel.getByLabel('Rubric text')).toHaveCount(0);
+  await shoot(page, 'outcome-rubric-file', [1440, 390]);
+  await panel.getByRole('button', { name: 'Define outcome' }).click();
+  await expect(panel).toHaveCount(0);
+  await expect(page.getByTestId('outcome-evaluation')).toHaveAttribute('data-result', 'satisfied', { timeout: 30_000 });
+  const defined = (await client.beta.sessions.events.list(session.id, { types: ['user.define_outcome'] })).data;
+  expect(defined).toMatchObject([{ description: 'Name two rivers of Europe', rubric: { type: 'text', content: 'The answer names two rivers.\n' }, rubric_file_id: file.id }]);
 });

@@ -1,8 +1,10 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { FollowItem } from '~/server/api/follow';
 import { createCaller } from '~/server/api/root';
 import { OWNER } from '~/server/access/testing/callers';
 import { demoRuntimePerTest, rejection } from '~/server/api/testing/demo-runtime';
+import { uploadFile } from '~/server/commands/file-commands';
 
 const runtime = demoRuntimePerTest('paddock-api-');
 
@@ -67,6 +69,22 @@ describe('tRPC API', () => {
     expect(await runtime().store.getEvents(s.id, { types: ['user.define_outcome'] })).toHaveLength(1);
     await runtime().store.updateSession(s.id, { archived: true });
     expect((await rejection(api().outcomes.define({ sessionId: s.id, description: 'd', rubric: 'r', max_iterations: 20 }))).code).toBe('BAD_REQUEST');
+  });
+
+  it("defines an outcome whose rubric is a file's text, read when it is defined; refuses both or neither, and a missing file, naming them", async () => {
+    const s = await api().sessions.create({});
+    const file = await uploadFile(runtime(), { filename: 'rubric.md', mimeType: 'text/markdown', source: Readable.from([Buffer.from('Cites two sources.')]), maxBytes: 1 << 20, fields: Promise.resolve({}) });
+    const stored = await api().outcomes.define({ sessionId: s.id, description: 'A summary', rubricFileId: file.id });
+    expect(stored).toMatchObject({ type: 'user.define_outcome', rubric: { type: 'text', content: 'Cites two sources.' }, rubric_file_id: file.id });
+    for (const bad of [{ rubric: 'r', rubricFileId: file.id }, {}]) {
+      const e = await rejection(api().outcomes.define({ sessionId: s.id, description: 'd', ...bad }));
+      expect(e.code).toBe('BAD_REQUEST');
+      expect(e.message).toContain('exactly one of rubric');
+    }
+    const missing = await rejection(api().outcomes.define({ sessionId: s.id, description: 'd', rubricFileId: 'file_nope0123' }));
+    expect(missing.code).toBe('BAD_REQUEST');
+    expect(missing.message).toContain('rubric.file_id');
+    expect(await runtime().store.getEvents(s.id, { types: ['user.define_outcome'] })).toHaveLength(1);
   });
 
   it('renames a session with a session.updated saying so, naming an empty title', async () => {

@@ -1,5 +1,5 @@
 'use client';
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
 import { useTRPC } from '~/lib/browser/trpc';
 import '~/app/_components/session-outcome/outcome-form.css';
@@ -19,6 +19,9 @@ export function OutcomeForm({ sessionId, ended, onDefined }: { sessionId: string
   const [open, setOpen] = useState(false);
   const [description, setDescription] = useState('');
   const [rubric, setRubric] = useState('');
+  // '' : the rubric is written here; else the id of a file (Files API) whose text is the rubric.
+  const [rubricFile, setRubricFile] = useState('');
+  const files = useQuery({ ...trpc.files.list.queryOptions({ limit: 100 }), enabled: open }).data ?? [];
   const [iterations, setIterations] = useState(DEFAULT_ITERATIONS);
   const define = useMutation(
     trpc.outcomes.define.mutationOptions({
@@ -26,6 +29,7 @@ export function OutcomeForm({ sessionId, ended, onDefined }: { sessionId: string
         setOpen(false);
         setDescription('');
         setRubric('');
+        setRubricFile('');
         setIterations(DEFAULT_ITERATIONS);
         onDefined?.();
       },
@@ -34,7 +38,7 @@ export function OutcomeForm({ sessionId, ended, onDefined }: { sessionId: string
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    define.mutate({ sessionId, description, rubric, max_iterations: iterations });
+    define.mutate({ sessionId, description, ...(rubricFile ? { rubricFileId: rubricFile } : { rubric }), max_iterations: iterations });
   };
 
   return (
@@ -48,8 +52,16 @@ export function OutcomeForm({ sessionId, ended, onDefined }: { sessionId: string
           <form onSubmit={submit}>
             <label htmlFor={`${id}-description`}>What should be done</label>
             <textarea id={`${id}-description`} rows={2} required maxLength={100_000} value={description} onChange={(e) => setDescription(e.target.value)} data-testid="outcome-description" />
-            <label htmlFor={`${id}-rubric`}>Rubric: how the grader judges it</label>
-            <textarea id={`${id}-rubric`} rows={4} required value={rubric} onChange={(e) => setRubric(e.target.value)} data-testid="outcome-rubric" />
+            <label htmlFor={`${id}-rubric-source`}>Rubric: how the grader judges it</label>
+            <select id={`${id}-rubric-source`} value={rubricFile} onChange={(e) => setRubricFile(e.target.value)} data-testid="outcome-rubric-source">
+              <option value="">written here</option>
+              {files.map((f) => (
+                <option key={f.id} value={f.id}>
+                  the text of {f.filename}
+                </option>
+              ))}
+            </select>
+            {rubricFile === '' && <textarea id={`${id}-rubric`} aria-label="Rubric text" rows={4} required value={rubric} onChange={(e) => setRubric(e.target.value)} data-testid="outcome-rubric" />}
             <label htmlFor={`${id}-iterations`}>Iterations at most (1–{MAX_ITERATIONS})</label>
             <input
               id={`${id}-iterations`}
