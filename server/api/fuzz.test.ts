@@ -264,7 +264,8 @@ function template(r: Rand, name: string): Record<string, unknown> | undefined {
       return {
         sessionId: pick(r, [s(), fakeId(r, 'sesn')]),
         description: pick(r, [text(), '', undefined]),
-        rubric: pick(r, [text(), ' ', 'r'.repeat(300_000), { type: 'text', content: 'x' }]),
+        rubric: pick(r, [text(), ' ', 'r'.repeat(300_000), { type: 'text', content: 'x' }, undefined]),
+        rubricFileId: pick(r, [undefined, undefined, fakeId(r, 'file'), 'file_', '../etc/passwd', 42]),
         max_iterations: pick(r, [undefined, 1, 3, 20, 21, 0, -1, 2.5, '3']),
       };
     case 'sessions.me':
