@@ -1,5 +1,8 @@
 import type { Caller } from '~/server/access/access';
 
+/** A work item's token on a store's or a skill's route: allowed by what its session holds. */
+export type WorkItemScope = 'session_memory' | 'session_memory_write' | 'session_skill';
+
 /**
  * Who besides an API key a `/v1` route lets in. An environment key opens only the routes that say
  * so, and only under its own environment (`:id` of `environments/:id/work…`); a work item's token
@@ -8,7 +11,13 @@ import type { Caller } from '~/server/access/access';
  */
 export interface RouteCallers {
   environmentKey?: boolean;
-  workItem?: 'item' | 'session';
+  /**
+   * `item`, `session`: as above. `session_memory` (reads) / `session_memory_write`: `:id` is a memory
+   * store attached to the item's session (read-write for a write); `session_skill`: `:id` is a skill
+   * of the session's agent or its subagents. Those three are decided by `refusedWorkItemScope`
+   * (work-item-scope.ts), which reads the session.
+   */
+  workItem?: 'item' | 'session' | WorkItemScope;
   /** False: an API key is refused (the worker's own routes, which take the environment key). */
   apiKey?: boolean;
 }
@@ -27,8 +36,13 @@ export function refusedCaller(callers: RouteCallers | undefined, caller: Caller,
           return params.id === caller.environmentId && params.wid === caller.workId ? null : `a work item's token opens only work item ${caller.workId}`;
         case 'session':
           return caller.sessionId !== null && params.id === caller.sessionId ? null : `a work item's token opens only its own session${caller.sessionId ? ` (${caller.sessionId})` : ''}`;
+        case 'session_memory':
+        case 'session_memory_write':
+        case 'session_skill':
+          // Then decided by what the session holds (refusedWorkItemScope).
+          return caller.sessionId !== null ? null : "a work item's token without a session opens no store or skill";
         case undefined:
-          return "a work item's token opens only its item's heartbeat and stop and its session's reads and tool results";
+          return "a work item's token opens only its item's heartbeat and stop, its session's reads and tool results, and its session's memory stores and skills";
       }
       break;
     case 'owner':

@@ -46,6 +46,10 @@ export function actorFor(caller: Caller): Actor {
       return { type: 'api_actor', api_key_id: caller.keyId };
     case 'owner':
       return { type: 'user_actor', user_id: 'owner' };
+    case 'work_item':
+      // A worker writing back what its session's agent changed: the session is the author.
+      if (caller.sessionId !== null) return { type: 'session_actor', session_id: caller.sessionId };
+      throw new InvalidInputError("a work item's token without a session cannot change memories");
     default:
       throw new InvalidInputError(`a ${caller.kind} caller cannot change memories`);
   }

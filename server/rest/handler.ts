@@ -17,6 +17,7 @@ import { webhookRoutes } from '~/server/rest/webhooks';
 import { resourceRoutes } from '~/server/rest/resources';
 import { type Route, matchRoute } from '~/server/rest/route-table';
 import { refusedCaller } from '~/server/access/route-callers';
+import { refusedWorkItemScope } from '~/server/access/work-item-scope';
 import { workRoutes } from '~/server/rest/work';
 import { sessionRoutes } from '~/server/rest/sessions';
 import { vaultRoutes } from '~/server/rest/vaults';
@@ -111,10 +112,17 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
         : errorResponse('not_found_error', `${where}: no such endpoint`, requestId);
     }
     // A worker's credential opens only its own routes (server/access/route-callers.ts).
-    const refused = refusedCaller(match.route.callers, caller, match.params);
+    const scope = match.route.callers?.workItem;
+    const refused =
+      refusedCaller(match.route.callers, caller, match.params) ??
+      (caller.kind === 'work_item' && caller.sessionId !== null && (scope === 'session_memory' || scope === 'session_memory_write' || scope === 'session_skill')
+        ? await refusedWorkItemScope(rt.store, scope, caller.sessionId, match.params.id)
+        : null);
     if (refused !== null) {
+      // Its body unread: the connection ends with this answer (as the sign-in refusal's does), so
+      // no byte of it can be read as the client's next request on a kept-alive connection.
       discardBody(req);
-      return errorResponse('permission_error', refused, requestId);
+      return closing(errorResponse('permission_error', refused, requestId), req);
     }
     let body: unknown;
     if (req.method === 'POST' && !upload) {

@@ -8,7 +8,8 @@ import type { RestRequest, Route } from '~/server/rest/route-table';
 
 /**
  * /v1/memory_stores (beta `agent-memory-2026-07-22`; like every beta here, the header is accepted
- * and not required). Writes name the calling API key in the versions they make.
+ * and not required). Writes name the calling API key in the versions they make. A self-hosted
+ * worker's item token reads its session's stores and writes its read-write ones, as the session.
  */
 const View = z.enum(['basic', 'full']);
 const ViewQuery = z.object({ view: View.optional(), ...CommonQuery }).strict();
@@ -50,25 +51,27 @@ export const memoryStoreRoutes: Route[] = [
       return rt.memory.listStores({ limit: q.limit, page: q.page, includeArchived: q.include_archived ?? false, createdAt: createdAtRange(q) });
     },
   },
-  { method: 'GET', path: 'memory_stores/:id', handler: ({ rt, params }: RestRequest) => rt.memory.getStore(storeId(params)) },
+  { method: 'GET', path: 'memory_stores/:id', callers: { workItem: 'session_memory' }, handler: ({ rt, params }: RestRequest) => rt.memory.getStore(storeId(params)) },
   { method: 'POST', path: 'memory_stores/:id', handler: ({ rt, params, body }: RestRequest) => updateStore(rt.memory, storeId(params), body) },
   { method: 'DELETE', path: 'memory_stores/:id', handler: ({ rt, params }: RestRequest) => deleteStore(rt, storeId(params)) },
   { method: 'POST', path: 'memory_stores/:id/archive', handler: ({ rt, params }: RestRequest) => archiveStore(rt, storeId(params)) },
 
-  { method: 'POST', path: 'memory_stores/:id/memories', handler: ({ rt, params, body, query, caller }: RestRequest) => createMemory(rt.memory, storeId(params), body, actorFor(caller), view(query)) },
+  { method: 'POST', path: 'memory_stores/:id/memories', callers: { workItem: 'session_memory_write' }, handler: ({ rt, params, body, query, caller }: RestRequest) => createMemory(rt.memory, storeId(params), body, actorFor(caller), view(query)) },
   {
     method: 'GET',
     path: 'memory_stores/:id/memories',
+    callers: { workItem: 'session_memory' },
     handler: ({ rt, params, query }: RestRequest) => {
       const q = parseInput(MemoryListQuery, queryObject(query), 'query');
       return listMemories(rt.memory, storeId(params), { pathPrefix: q.path_prefix, depth: q.depth, view: q.view ?? 'basic', limit: q.limit, page: q.page });
     },
   },
-  { method: 'GET', path: 'memory_stores/:id/memories/:mid', handler: ({ rt, params, query }: RestRequest) => rt.memory.getMemory(storeId(params), memoryId(params), view(query) ?? 'full') },
-  { method: 'POST', path: 'memory_stores/:id/memories/:mid', handler: ({ rt, params, body, query, caller }: RestRequest) => updateMemory(rt.memory, storeId(params), memoryId(params), body, actorFor(caller), view(query)) },
+  { method: 'GET', path: 'memory_stores/:id/memories/:mid', callers: { workItem: 'session_memory' }, handler: ({ rt, params, query }: RestRequest) => rt.memory.getMemory(storeId(params), memoryId(params), view(query) ?? 'full') },
+  { method: 'POST', path: 'memory_stores/:id/memories/:mid', callers: { workItem: 'session_memory_write' }, handler: ({ rt, params, body, query, caller }: RestRequest) => updateMemory(rt.memory, storeId(params), memoryId(params), body, actorFor(caller), view(query)) },
   {
     method: 'DELETE',
     path: 'memory_stores/:id/memories/:mid',
+    callers: { workItem: 'session_memory_write' },
     handler: ({ rt, params, query, caller }: RestRequest) => {
       const q = parseInput(DeleteQuery, queryObject(query), 'query');
       return deleteMemory(rt.memory, storeId(params), memoryId(params), q.expected_content_sha256, actorFor(caller));

@@ -113,7 +113,8 @@ export const skillRoutes: Route[] = [
       return rt.skills.listVersions(skillId(params), { limit: q.limit, page: q.page });
     },
   },
-  { method: 'GET', path: 'skills/:id/versions/:version', handler: ({ rt, params }: RestRequest) => rt.skills.getVersion(skillId(params), version(params)) },
+  { method: 'GET', path: 'skills/:id/versions/:version', callers: { workItem: 'session_skill' }, handler: ({ rt, params }: RestRequest) => rt.skills.getVersion(skillId(params), version(params)) },
   { method: 'DELETE', path: 'skills/:id/versions/:version', handler: ({ rt, params }: RestRequest) => deleteSkillVersion({ skills: rt.skills, blobs: rt.blobs }, skillId(params), version(params)) },
-  { method: 'GET', path: 'skills/:id/versions/:version/content', handler: content },
+  // A self-hosted worker's item token downloads the skills of its session's agent (the SDK's worker does).
+  { method: 'GET', path: 'skills/:id/versions/:version/content', callers: { workItem: 'session_skill' }, handler: content },
 ];

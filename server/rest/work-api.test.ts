@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, { toFile } from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAnthropicModel } from '~/server/harness/anthropic-model';
 import { type FakeMessagesApi, startFakeMessagesApi, textResponse, toolUseResponse } from '~/server/harness/testing/fake-messages-api';
@@ -125,6 +125,54 @@ describe('self-hosted environments: what a worker credential opens, on every rou
       }
     }
     expect(problems).toEqual([]);
+  });
+});
+
+describe("self-hosted environments: what a work item's token reaches besides its session", () => {
+  it("reads its session's memory stores and writes the read-write one as the session, downloads its agent's skills, and nothing else", { timeout: 60_000 }, async () => {
+    const { env, key } = await selfHosted();
+    const notes = await client.beta.memoryStores.create({ name: 'notes' });
+    const handbook = await client.beta.memoryStores.create({ name: 'handbook' });
+    const elsewhere = await client.beta.memoryStores.create({ name: 'not this session' });
+    await client.beta.memoryStores.memories.create(handbook.id, { path: '/rules.md', content: 'be kind' });
+    const theirs = await client.beta.memoryStores.memories.create(elsewhere.id, { path: '/secret.md', content: 'not yours' });
+    const skill = await client.beta.skills.create({ files: [await toFile(Buffer.from('---\nname: tidy\ndescription: tidies\n---\nTidy up.\n'), 'tidy/SKILL.md')] });
+    const other = await client.beta.skills.create({ files: [await toFile(Buffer.from('---\nname: other\ndescription: not this agent\n---\nNo.\n'), 'other/SKILL.md')] });
+    const agent = await client.beta.agents.create({ name: 'with a skill', model: 'claude-sonnet-5-5', skills: [{ type: 'custom', skill_id: skill.id }] });
+    const session = await client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: env.id,
+      resources: [
+        { type: 'memory_store', memory_store_id: notes.id, access: 'read_write' },
+        { type: 'memory_store', memory_store_id: handbook.id, access: 'read_only' },
+      ],
+    });
+    fake.enqueue(textResponse('Noted.'));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] });
+    const item = await until('a work item', () => bearer(key.key).beta.environments.work.poll(env.id, { block_ms: 999 }));
+    const worker = bearer(decode(item.secret!).sessions_token);
+
+    // Its session's stores: read both, write the read-write one (the version is the session's).
+    const rules = (await worker.beta.memoryStores.memories.list(handbook.id, { view: 'full' })).data as Array<{ id: string; path: string }>;
+    expect(rules).toMatchObject([{ path: '/rules.md', content: 'be kind' }]);
+    const made = await worker.beta.memoryStores.memories.create(notes.id, { path: '/learned.md', content: 'tests pass' });
+    const versions = (await client.beta.memoryStores.memoryVersions.list(notes.id, { memory_id: made.id })).data;
+    expect(versions).toMatchObject([{ operation: 'created', created_by: { type: 'session_actor', session_id: session.id } }]);
+    await expect(worker.beta.memoryStores.memories.create(handbook.id, { path: '/mine.md', content: 'x' })).rejects.toMatchObject({ status: 403 });
+    // Another store, even by a memory's id: refused, and nothing of it is read.
+    await expect(worker.beta.memoryStores.memories.retrieve(theirs.id, { memory_store_id: elsewhere.id })).rejects.toMatchObject({ status: 403 });
+    await expect(worker.beta.memoryStores.memories.list(elsewhere.id)).rejects.toMatchObject({ status: 403 });
+    await expect(worker.beta.memoryStores.list()).rejects.toMatchObject({ status: 403 });
+    await expect(worker.beta.memoryStores.memories.delete(rules[0]!.id, { memory_store_id: handbook.id })).rejects.toMatchObject({ status: 403 });
+    await expect(worker.beta.memoryStores.list()).rejects.toMatchObject({ status: 403 });
+
+    // Its agent's skill, as the SDK's worker fetches it; not another skill, not the skills list.
+    const version = await worker.beta.skills.versions.retrieve(skill.latest_version_id, { skill_id: skill.id });
+    const zip = Buffer.from(await (await worker.beta.skills.versions.download(version.id, { skill_id: skill.id })).arrayBuffer());
+    expect(zip.subarray(0, 2).toString('latin1')).toBe('PK');
+    await expect(worker.beta.skills.versions.retrieve(other.latest_version_id, { skill_id: other.id })).rejects.toMatchObject({ status: 403 });
+    await expect(worker.beta.skills.versions.download(other.latest_version_id, { skill_id: other.id })).rejects.toMatchObject({ status: 403 });
+    await expect(worker.beta.skills.list()).rejects.toMatchObject({ status: 403 });
   });
 });
 

@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Readable } from 'node:stream';
 
 export interface FetchServer {
   url: string;
@@ -21,12 +20,15 @@ export async function serveFetch(handler: (req: Request) => Promise<Response>): 
       if (typeof v === 'string') headers.set(k, v);
       else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
     }
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    // As Node's own parser sees it: a body only when one is announced (a bodiless DELETE has none;
+    // a stream made for it anyway outlives the response and breaks the kept-alive connection).
+    const announced = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && announced;
     const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
       method: req.method ?? 'GET',
       headers,
       signal: abort.signal,
-      ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: 'half' } : {}),
+      ...(hasBody ? { body: webBody(req), duplex: 'half' } : {}),
     });
     handler(request).then(
       async (response) => {
@@ -65,4 +67,37 @@ export async function serveFetch(handler: (req: Request) => Promise<Response>): 
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The request's body as a web stream. Not `Readable.toWeb`: a handler that cancels a body it will
+ * not read (a refusal) makes that enqueue into a closed stream when the rest arrives (an uncaught
+ * ERR_INVALID_STATE); here a cancelled body is drained and dropped.
+ */
+function webBody(req: http.IncomingMessage): ReadableStream<Uint8Array> {
+  let closed = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on('data', (chunk: Buffer) => {
+        if (closed) return;
+        controller.enqueue(new Uint8Array(chunk));
+        if ((controller.desiredSize ?? 1) <= 0) req.pause();
+      });
+      req.once('end', () => {
+        if (!closed) controller.close();
+        closed = true;
+      });
+      req.once('error', (e) => {
+        if (!closed) controller.error(e);
+        closed = true;
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      closed = true;
+      req.resume();
+    },
+  });
 }
