@@ -57,6 +57,9 @@ export interface WorkQueueDeps {
   wake: (sessionId: string) => void;
 }
 
+/** Sessions whose environment `environmentOf` remembers (a few hundred bytes each). */
+const REMEMBERED_SESSIONS = 10_000;
+
 /**
  * The self-hosted work queue's use cases, for both edges and the harness: a session that needs a
  * worker gets one live item; workers poll, ack, heartbeat and stop items; an item whose lease ran
@@ -64,8 +67,11 @@ export interface WorkQueueDeps {
  */
 export class WorkQueue {
   readonly #waiters = new Map<string, Set<() => void>>();
-  /** Environments read as cloud ones (a type is fixed at creation): as many as there are environments. */
-  readonly #notSelfHosted = new Set<string>();
+  /**
+   * Each session's answer to `environmentOf`, the most recent last: a session's environment and an
+   * environment's type are fixed at creation, so a wake reads neither again.
+   */
+  readonly #sessionEnvironments = new Map<string, string | null>();
 
   constructor(private readonly d: WorkQueueDeps) {}
 
@@ -78,16 +84,29 @@ export class WorkQueue {
 
   /**
    * The session's environment when it is self-hosted, else null (the harness's port, asked at every
-   * wake). An environment's type never changes, so one known not to be self-hosted is not read again.
+   * wake and tool-calling turn): read once per session, then remembered.
    */
   async environmentOf(sessionId: string): Promise<string | null> {
-    const envId = (await this.d.store.getSession(sessionId))?.environment_id ?? null;
-    if (envId === null || this.#notSelfHosted.has(envId)) return null;
+    if (this.#sessionEnvironments.has(sessionId)) {
+      const known = this.#sessionEnvironments.get(sessionId)!;
+      this.#sessionEnvironments.delete(sessionId);
+      this.#sessionEnvironments.set(sessionId, known);
+      return known;
+    }
+    const session = await this.d.store.getSession(sessionId);
+    // No session (yet): nothing is remembered for it.
+    if (!session) return null;
+    const found = await this.#selfHostedOf(session.environment_id);
+    this.#sessionEnvironments.set(sessionId, found);
+    if (this.#sessionEnvironments.size > REMEMBERED_SESSIONS) this.#sessionEnvironments.delete(this.#sessionEnvironments.keys().next().value!);
+    return found;
+  }
+
+  async #selfHostedOf(envId: string | null): Promise<string | null> {
+    if (envId === null) return null;
     try {
       const env = await this.d.agents.getEnvironment(envId);
-      if (env.config.type === 'self_hosted') return env.id;
-      this.#notSelfHosted.add(env.id);
-      return null;
+      return env.config.type === 'self_hosted' ? env.id : null;
     } catch (e) {
       if (isDomainError(e) && e.code === 'not_found') return null;
       throw e;

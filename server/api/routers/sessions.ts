@@ -1,7 +1,7 @@
 import 'server-only';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { DEFAULT_AGENT_ID, MAX_SESSION_FILES, MAX_SESSION_MEMORY_STORES, MAX_SESSION_REPOSITORIES, ResourceParams, VaultId } from '~/lib/agent';
+import { DEFAULT_AGENT_ID, MAX_SESSION_FILES, MAX_SESSION_MEMORY_STORES, MAX_SESSION_REPOSITORIES, ResourceParams, SessionUpdateParams, VaultId } from '~/lib/agent';
 import { WidgetOrigin } from '~/lib/widget';
 import { listResources } from '~/server/commands/resource-commands';
 import { createSession, deleteSession, updateSession } from '~/server/commands/session-commands';
@@ -118,7 +118,7 @@ export const sessionsRouter = createTRPCRouter({
 
   /** Renames a session: the same command as `/v1`'s update, so the change and its `session.updated` are one write. */
   update: protectedProcedure
-    .input(z.object({ id: SessionId, title: z.string().trim().min(1, 'must not be empty').max(200) }))
+    .input(z.object({ id: SessionId, title: SessionUpdateParams.shape.title.unwrap().unwrap() }))
     .mutation(({ ctx, input }) => updateSession(ctx.runtime, input.id, { title: input.title })),
 
   /** Which brain answers: the UI labels the offline demo brain so it is never mistaken for Claude. */
