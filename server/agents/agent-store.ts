@@ -118,7 +118,7 @@ export class AgentStore {
       if (!row) throw new NotFoundError('skill', s.skill_id);
       if (s.version === 'latest') continue;
       const v = await this.db.selectFrom('skill_versions').select('version').where('skill_id', '=', s.skill_id).where('version', '=', s.version).executeTakeFirst();
-      if (!v) throw new NotFoundError(`version of skill ${s.skill_id}`, s.version);
+      if (!v) throw new NotFoundError(`skill ${s.skill_id} version`, s.version);
     }
   }
 

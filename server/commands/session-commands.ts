@@ -74,6 +74,7 @@ export async function deleteSession(d: SessionDeps, id: string): Promise<{ id: s
   if (session.status === 'running') throw new ConflictError(`session ${session.id} is running: interrupt it (user.interrupt) before deleting it`);
   await d.hands.deleteSession(session.id);
   await d.repositories.removeSession(session.id);
+  await d.work?.sessionDeleted(session.id);
   await d.store.deleteSession(session.id);
   await notify(d, 'session.deleted', session.id);
   return { id: session.id };

@@ -123,6 +123,13 @@ export class WorkQueue {
     return workItemOf(item);
   }
 
+  /** A deleted session's live item stops, so no worker keeps running or polling for it. */
+  async sessionDeleted(sessionId: string): Promise<void> {
+    this.#sessionEnvironments.delete(sessionId);
+    const stopped = await this.d.work.stopSessionItem(sessionId);
+    if (stopped) log.info('work stopped with its session', { session: sessionId, work: stopped.id });
+  }
+
   /**
    * A healthcheck item (the SDK's `{type: 'healthcheck'}`): the next worker to poll claims it and
    * stops it, so its state (stopped, naming the worker) says a worker reached Paddock.
@@ -200,6 +207,8 @@ export class WorkQueue {
    */
   private async afterStop(row: WorkRow): Promise<void> {
     if (row.data_type !== 'session') return;
+    // A session deleted meanwhile needs no worker (its item stopped with it).
+    if (!(await this.d.store.getSession(row.data_id))) return;
     // Only the events that decide whether a call still waits (as checkAnswers reads them).
     const log = await this.d.store.getEvents(row.data_id, { types: [...ANSWER_TYPES] });
     if (foldLog(log).awaitingWorker.length > 0) await this.needWorker(row.data_id, row.environment_id);

@@ -151,8 +151,8 @@ function hostile(r: Rand): unknown {
   ])();
 }
 
-function idFor(r: Rand, route: Route): string {
-  if (r() < 0.15) return pick(r, ['', '..', '%2e%2e', 'sesn_' + 'A'.repeat(300), fakeId(r, 'sesn'), 'agent_nope', encodeURIComponent('<x>')]);
+function idFor(r: Rand, route: Route, clean = false): string {
+  if (!clean && r() < 0.15) return pick(r, ['', '..', '%2e%2e', 'sesn_' + 'A'.repeat(300), fakeId(r, 'sesn'), 'agent_nope', encodeURIComponent('<x>')]);
   if (route.path.startsWith('agents')) return pick(r, world.agents);
   // `<environment>/<item or key>` for an item's or a key's routes, as the credential routes do.
   if (route.path.includes(':wid')) return `${pick(r, [world.hosted, world.hosted, ...world.envs])}/${pick(r, [...world.work, 'work_nope'])}`;
@@ -164,6 +164,7 @@ function idFor(r: Rand, route: Route): string {
   if (route.path.startsWith('deployments')) return pick(r, world.deployments);
   if (route.path.startsWith('webhook_endpoints')) return pick(r, world.endpoints);
   if (route.path.startsWith('webhook_deliveries')) return pick(r, world.deliveries);
+  if (route.path.startsWith('files')) return pick(r, world.files);
   if (route.path.startsWith('deployment_runs')) return pick(r, world.runs);
   if (route.path.startsWith('skills')) {
     const k = pick(r, world.skills);
@@ -175,6 +176,13 @@ function idFor(r: Rand, route: Route): string {
     if (route.path.includes(':mid')) return `${m.store}/${pick(r, m.memories)}`;
     if (route.path.includes(':vid')) return `${m.store}/${pick(r, m.versions)}`;
     return m.store;
+  }
+  // `<session>/<thread>`: when clean, one of that session's own threads; else any session's.
+  if (route.path.includes(':tid')) {
+    const session = pick(r, world.sessions);
+    const own = [primaryThreadId(session), ...(session === world.sessions[1] ? [world.threads.at(-1)!] : [])];
+    if (clean) return `${session}/${pick(r, own)}`;
+    return `${session}/${r() < 0.1 ? pick(r, ['sthr_nope', '..', 'x'.repeat(300)]) : pick(r, world.threads)}`;
   }
   return pick(r, world.sessions);
 }
@@ -339,14 +347,17 @@ async function snapshot(): Promise<string> {
 }
 
 /** A resource id for a path: mostly the session's own, sometimes another's or none at all. */
-function ridFor(id: string): string {
-  const r = Math.random();
-  if (r < 0.1) return pick(Math.random, ['sesrsc_nope', '..', fakeId(Math.random, 'sesn')]);
-  return r < 0.25 ? pick(Math.random, world.resources) : (world.resources[world.sessions.indexOf(id)] ?? pick(Math.random, world.resources));
+function ridFor(rand: Rand, id: string): string {
+  const r = rand();
+  if (r < 0.1) return pick(rand, ['sesrsc_nope', '..', fakeId(rand, 'sesn')]);
+  return r < 0.25 ? pick(rand, world.resources) : (world.resources[world.sessions.indexOf(id)] ?? pick(rand, world.resources));
 }
 
-/** A credential route's id is `<vault>/<credential>`: the pair it belongs to; a resource route's `:rid` is picked for its session. */
-const url = (route: Route, id: string) => {
+/**
+ * A credential route's id is `<vault>/<credential>`: the pair it belongs to; a resource route's `:rid`
+ * is picked for its session. Picks draw from `r`, so a seed replays a run.
+ */
+const url = (route: Route, id: string, r: Rand = Math.random) => {
   const [vault, cred] = route.path.includes(':vault') && id.includes('/') ? id.split('/') : [id, id];
   if (route.path.startsWith('skills')) {
     const [skillId, version] = id.includes('/') ? id.split('/') : [id, id];
@@ -362,10 +373,11 @@ const url = (route: Route, id: string) => {
     return `http://localhost:3000/v1/${route.path.replace(':id', encodeURIComponent(env!)).replace(':wid', encodeURIComponent(sub!)).replace(':kid', encodeURIComponent(sub!))}`;
   }
   const path = route.path.replace(':vault', encodeURIComponent(vault!)).replace(':id', encodeURIComponent(cred!));
-  const withRid = path.includes(':rid') ? path.replace(':rid', encodeURIComponent(ridFor(id))) : path;
-  // A thread route's `:tid`: mostly a thread of some session (this one's or another's), sometimes none.
-  const tid = Math.random() < 0.1 ? pick(Math.random, ['sthr_nope', '..', 'x'.repeat(300)]) : pick(Math.random, world.threads);
-  return `http://localhost:3000/v1/${withRid.replace(':tid', encodeURIComponent(tid))}`;
+  const withRid = path.includes(':rid') ? path.replace(':rid', encodeURIComponent(ridFor(r, id))) : path;
+  if (!withRid.includes(':tid')) return `http://localhost:3000/v1/${withRid}`;
+  // A thread route's id is `<session>/<thread>` (see idFor), or a session's alone: then any thread.
+  const [session, thread] = id.includes('/') ? id.split('/') : [id, pick(r, world.threads)];
+  return `http://localhost:3000/v1/${route.path.replace(':id', encodeURIComponent(session!)).replace(':tid', encodeURIComponent(thread!))}`;
 };
 
 describe('the /v1 API under attack', () => {
@@ -422,17 +434,23 @@ describe('the /v1 API under attack', () => {
     const sealed = await store.db.selectFrom('repository_tokens').selectAll().execute();
     expect(sealed.length).toBe(world.resources.length);
     expect(JSON.stringify(sealed)).not.toContain('FORGED');
+    // Every route's first request is well formed, on a world whose deletes and archives come last.
+    const destructive = (route: Route) => route.method === 'DELETE' || /\/(archive|redact|stop)$/.test(route.path);
+    const firstPass = [...REST_ROUTES].sort((a, b) => Number(destructive(a)) - Number(destructive(b)));
     for (let i = 0; i < COUNT; i++) {
-      const route = i < REST_ROUTES.length * 8 ? REST_ROUTES[i % REST_ROUTES.length]! : pick(r, REST_ROUTES);
+      const first = i < firstPass.length;
+      const route = first ? firstPass[i]! : i < REST_ROUTES.length * 8 ? REST_ROUTES[i % REST_ROUTES.length]! : pick(r, REST_ROUTES);
       seen.add(`${route.method} ${route.path}`);
-      // One in four is well formed (a key, the route's method, a valid body), the rest hostile.
-      const clean = r() < 0.25;
-      const { headers, refuse } = clean ? { headers: { ...HOST, 'content-type': 'application/json', 'x-api-key': world.apiKey }, refuse: false } : headersFor(r, route);
+      // Well formed (the credential the route takes, its method, a valid body): each route's first
+      // request, then one in four; the rest hostile.
+      const clean = first || r() < 0.25;
+      const credential: Record<string, string> = route.callers?.apiKey === false ? { authorization: `Bearer ${world.envKey}` } : { 'x-api-key': world.apiKey };
+      const { headers, refuse } = clean ? { headers: { ...HOST, 'content-type': 'application/json', ...credential }, refuse: false } : headersFor(r, route);
       const method = !clean && r() < 0.05 ? pick(r, ['PUT', 'PATCH', 'GET', 'DELETE']) : route.method;
       const raw = clean ? null : pick(r, [null, null, null, null, null, null, 'not json', '{"events":', '[]', '\u0000']);
       const body = raw ?? JSON.stringify((clean ? cleanBodyFor(r, route) : mutate(r, bodyFor(r, route))) ?? {});
-      const query = clean ? pick(r, ['', '?limit=5']) : pick(r, ['', '', '?limit=5', '?limit=0', '?limit=abc', '?page=garbage', '?order=sideways', '?types[]=user.message', '?types[]=nope', '?version=1', '?statuses[]=idle', '?include_archived=maybe', '?event_deltas[]=agent.message', '?created_at[gt]=yesterday']);
-      const req = new Request(url(route, idFor(r, route)) + query, { method, headers, ...(method === 'POST' || method === 'PUT' || method === 'PATCH' ? { body } : {}) });
+      const query = first ? '' : clean ? pick(r, ['', '?limit=5']) : pick(r, ['', '', '?limit=5', '?limit=0', '?limit=abc', '?page=garbage', '?order=sideways', '?types[]=user.message', '?types[]=nope', '?version=1', '?statuses[]=idle', '?include_archived=maybe', '?event_deltas[]=agent.message', '?created_at[gt]=yesterday']);
+      const req = new Request(url(route, idFor(r, route, clean), r) + query, { method, headers, ...(method === 'POST' || method === 'PUT' || method === 'PATCH' ? { body } : {}) });
       const before = await snapshot();
       const res = await send(req);
       const what = `#${i} ${method} ${route.path}${query} ${JSON.stringify(headers).slice(0, 100)} ${body.slice(0, 160)}`;
@@ -457,7 +475,10 @@ describe('the /v1 API under attack', () => {
     expect(seen.size).toBe(REST_ROUTES.length);
     const acceptedCount = [...accepted.values()].reduce((a, b) => a + b, 0);
     expect(acceptedCount, 'requests accepted').toBeGreaterThanOrEqual(COUNT / 10);
-    expect(accepted.size, `routes that accepted a request: ${[...accepted.keys()].join(', ')}`).toBeGreaterThanOrEqual(Math.ceil(REST_ROUTES.length * 0.6));
+    // Most routes take their first, well-formed request (over 40 seeds: 85 to 94 of 101); the rest
+    // need what JSON cannot carry (an upload) or a world the earlier requests changed.
+    const refusedAll = REST_ROUTES.map((route) => `${route.method} ${route.path}`).filter((k) => !accepted.has(k));
+    expect(accepted.size, `routes that accepted no request: ${refusedAll.join(', ')}`).toBeGreaterThanOrEqual(Math.ceil(REST_ROUTES.length * 0.75));
 
     rt.harness.wake = realWake;
     for (const id of [...woken, ...world.sessions]) await rt.harness.wake(id);

@@ -244,4 +244,22 @@ describe('self-hosted environments: the work queue', () => {
     const retrieved = await client.beta.environments.work.retrieve(item.id, { environment_id: env.id });
     expect(retrieved).toMatchObject({ state: 'stopped', lost_reason: 'no heartbeat for 1s' });
   });
+
+  it("stops a deleted session's live item, so its worker's stop is refused as already done and no new item is queued for it", { timeout: 60_000 }, async () => {
+    const { env, key } = await selfHosted();
+    const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
+    fake.enqueue(toolUseResponse('bash', { command: 'echo hi' }), textResponse('unused'));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] });
+    const worker = bearer(key.key);
+    const item = await until('a work item', () => worker.beta.environments.work.poll(env.id, { block_ms: 999, 'Anthropic-Worker-ID': 'worker-a' }));
+    await worker.beta.environments.work.ack(item.id, { environment_id: env.id });
+    await until('the session idle waiting for its worker', async () => (await client.beta.sessions.retrieve(session.id)).status === 'idle');
+
+    await client.beta.sessions.delete(session.id);
+    expect(await client.beta.environments.work.retrieve(item.id, { environment_id: env.id })).toMatchObject({ state: 'stopped' });
+    // The worker's own stop comes after: 409, and nothing is queued for a session that is gone.
+    await expect(worker.beta.environments.work.stop(item.id, { environment_id: env.id, force: true })).rejects.toMatchObject({ status: 409 });
+    expect(await worker.beta.environments.work.poll(env.id, { block_ms: 0 })).toBeNull();
+    expect(await worker.beta.environments.work.stats(env.id)).toMatchObject({ depth: 0, pending: 0 });
+  });
 });

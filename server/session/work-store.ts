@@ -247,6 +247,18 @@ export class WorkStore {
     return { row, stopped: stopNow };
   }
 
+  /** Stops a deleted session's live item, if it has one: its worker sees it stopped and lets go. */
+  async stopSessionItem(sessionId: string): Promise<WorkRow | null> {
+    const t = now();
+    const row = await this.db
+      .updateTable('work_items')
+      .set((eb) => ({ state: 'stopped', stopped_at: t, live_session_id: null, stop_requested_at: eb.fn.coalesce('stop_requested_at', eb.val(t)) }))
+      .where('live_session_id', '=', sessionId)
+      .returningAll()
+      .executeTakeFirst();
+    return row ?? null;
+  }
+
   /** Live items whose lease passed without a heartbeat (oldest expiry first). */
   dueLeases(limit = 100): Promise<WorkRow[]> {
     return this.db.selectFrom('work_items').selectAll().where('state', 'in', LIVE).where('lease_expires_at', '<', Date.now()).orderBy('lease_expires_at').limit(limit).execute();

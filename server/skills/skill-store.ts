@@ -90,7 +90,7 @@ export class SkillStore {
     const s = await this.get(skillId);
     const v = version === 'latest' ? s.latest_version_id : version;
     const r = await this.db.selectFrom('skill_versions').selectAll().where('skill_id', '=', skillId).where('version', '=', v).executeTakeFirst();
-    if (!r) throw new NotFoundError(`version of skill ${skillId}`, version);
+    if (!r) throw new NotFoundError(`skill ${skillId} version`, version);
     return r;
   }
 
@@ -114,7 +114,7 @@ export class SkillStore {
       const s = await trx.selectFrom('skills').selectAll().where('id', '=', skillId).executeTakeFirst();
       if (!s) throw new NotFoundError('skill', skillId);
       const r = await trx.deleteFrom('skill_versions').where('skill_id', '=', skillId).where('version', '=', version).returning(['sha256']).executeTakeFirst();
-      if (!r) throw new NotFoundError(`version of skill ${skillId}`, version);
+      if (!r) throw new NotFoundError(`skill ${skillId} version`, version);
       const newest = await trx.selectFrom('skill_versions').select('version').where('skill_id', '=', skillId).orderBy('version', 'desc').limit(1).executeTakeFirst();
       if (!newest) throw new ConflictError(`version ${version} is the only one of skill ${skillId}: delete the skill instead`);
       if (s.latest_version === version) await trx.updateTable('skills').set({ latest_version: newest.version, updated_at: new Date().toISOString() }).where('id', '=', skillId).execute();
