@@ -155,6 +155,17 @@ describe('hand registry', () => {
     await expect(reg.resolve(a, 'memory-1')).rejects.toThrow(/released/);
   });
 
+  it('refuses to move a browser hand (its tabs serve their own session), writing nothing to either log', async () => {
+    const reg = new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' });
+    const a = await scopeFor();
+    const b = await scopeFor();
+    const tab = await reg.attachBrowser(a, 'tab-12345678', 'offline');
+    const before = [await handEvents(a.sessionId), await handEvents(b.sessionId)];
+    await expect(reg.transfer(a, tab.id, b)).rejects.toThrow(`hand ${tab.id} lives in the browser tabs of session ${a.sessionId} and cannot move`);
+    expect([await handEvents(a.sessionId), await handEvents(b.sessionId)]).toEqual(before);
+    expect(await reg.isReady(a, tab.id)).toBe(true);
+  });
+
   it('after a restart, hands the log says were ready are recorded lost and numbering continues', async () => {
     const scope = await scopeFor();
     const before = new HandRegistry({ store, live, provisioners: { memory: createMemoryProvisioner() }, defaultKind: 'memory' });

@@ -264,6 +264,8 @@ export class HandRegistry {
     const e = src.entries.get(id);
     if (e?.status === 'suspended') await this.resume(from, e);
     if (!e || e.status !== 'ready' || !e.hand) throw new ToolError(`hand ${id} is not a ready hand of session ${from.sessionId}`);
+    // Its tabs serve the session page they are open on: moved, it would have no tab and be lost.
+    if (e.kind === 'browser') throw new ToolError(`hand ${id} lives in the browser tabs of session ${from.sessionId} and cannot move: open the other session in a tab to give it a browser hand`);
     const dst = await this.table.state(to, { fresh: true });
     dst.counter += 1;
     const moved: HandEntry = { ...newEntry(`${e.kind}-${dst.counter}`, e.kind, 'ready'), hand: e.hand, startedAt: e.startedAt, ...(e.spec ? { spec: e.spec } : {}) };
