@@ -17,6 +17,7 @@ import { openSqliteStore } from '~/server/session/sqlite-store';
 import type { SessionStore } from '~/server/session/store';
 import { type TestDatabase, createTestDatabase } from '~/server/session/testing/pg-test-db';
 import { until as waitFor } from '~/lib/testing/until';
+import { createSkill } from '~/server/commands/skill-commands';
 
 /**
  * The official SDK's own worker, in processes of its own, serving a self-hosted session's bash
@@ -103,6 +104,27 @@ async function events(sessionId: string): Promise<Ev[]> {
   for await (const e of client.beta.sessions.events.list(sessionId)) out.push(e);
   return out as unknown as Ev[];
 }
+
+/** A self-hosted environment with `paddock-hand worker` (sandboxed, as `laptop`) polling it from `root`. */
+async function startHandWorker(root: string) {
+  const env = await client.beta.environments.create({ name: 'my laptop', config: { type: 'self_hosted' } });
+  const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
+  const keyFile = path.join(dir, 'env.key');
+  fs.writeFileSync(keyFile, made.key, { mode: 0o600 });
+  const log = fs.openSync(path.join(dir, 'hand-worker.log'), 'a');
+  const { PADDOCK_ENVIRONMENT_KEY: _k, ...env0 } = process.env;
+  const child = spawn(path.join(root_, 'bin/paddock-hand'), ['worker', '--environment', env.id, '--url', server.url, '--workspace', root, '--key-file', keyFile, '--worker-id', 'laptop'], { cwd: dir, detached: true, stdio: ['ignore', 'ignore', log], env: env0 });
+  fs.closeSync(log);
+  children.push(child);
+  return { env, made, keyFile };
+}
+
+/** The session's turn, once it has ended (idle with end_turn). */
+const finishedTurn = (sessionId: string) =>
+  until('the session to finish its turn', async () => {
+    const all = await events(sessionId);
+    return all.at(-1)?.type === 'session.status_idle' && all.at(-1)?.stop_reason?.type === 'end_turn' ? all : null;
+  });
 
 describe.each(BACKENDS)("the SDK's own worker on a self-hosted environment on %s", (_name, open) => {
   beforeEach(() => start(open));
@@ -195,18 +217,10 @@ describe.each(BACKENDS)("the SDK's own worker on a self-hosted environment on %s
   });
 
   it("paddock-hand worker runs a self-hosted session's calls with paddock-hand's tools, each session in a sandbox hand of its own that sees none of the machine", { timeout: 120_000 }, async () => {
-    const env = await client.beta.environments.create({ name: 'my laptop', config: { type: 'self_hosted' } });
-    const made = (await (await fetch(`${server.url}/v1/environments/${env.id}/keys`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' })).json()) as { key: string };
-    const keyFile = path.join(dir, 'env.key');
-    fs.writeFileSync(keyFile, made.key, { mode: 0o600 });
     const root = path.join(dir, 'hand-worker');
     fs.mkdirSync(path.join(root, 'sesn_another', 'workspace'), { recursive: true });
     fs.writeFileSync(path.join(root, 'sesn_another', 'workspace', 'theirs.txt'), 'not yours');
-    const log = fs.openSync(path.join(dir, 'hand-worker.log'), 'a');
-    const { PADDOCK_ENVIRONMENT_KEY: _k, ...env0 } = process.env;
-    const child = spawn(path.join(root_, 'bin/paddock-hand'), ['worker', '--environment', env.id, '--url', server.url, '--workspace', root, '--key-file', keyFile, '--worker-id', 'laptop'], { cwd: dir, detached: true, stdio: ['ignore', 'ignore', log], env: env0 });
-    fs.closeSync(log);
-    children.push(child);
+    const { env, made, keyFile } = await startHandWorker(root);
     const session = await client.beta.sessions.create({ agent: 'agent_default', environment_id: env.id });
     fake.enqueue(
       toolUseResponse('write', { file_path: 'notes/hello.txt', content: 'hello from the model' }),
@@ -216,10 +230,7 @@ describe.each(BACKENDS)("the SDK's own worker on a self-hosted environment on %s
       textResponse('Read it.'),
     );
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write and read' }] }] });
-    const done = await until('the session to finish its turn', async () => {
-      const all = await events(session.id);
-      return all.at(-1)?.type === 'session.status_idle' && all.at(-1)?.stop_reason?.type === 'end_turn' ? all : null;
-    });
+    const done = await finishedTurn(session.id);
     const results = done.filter((e) => e.type === 'user.tool_result');
     expect(results).toHaveLength(3);
     expect(results.every((r) => r.is_error !== true)).toBe(true);
@@ -240,5 +251,57 @@ describe.each(BACKENDS)("the SDK's own worker on a self-hosted environment on %s
     const workers: string[] = [];
     for await (const w of client.beta.environments.work.list(env.id)) workers.push((w as unknown as { worker_id: string }).worker_id);
     expect(workers).toEqual(['laptop']);
+  });
+});
+
+describe('paddock-hand worker: memory stores and skills', () => {
+  beforeEach(() => start(BACKENDS[0]![1]));
+
+  it("places the session's memory stores and skills in its sandbox hand's /mnt and writes the agent's memory changes back as the session, refusing a read-only store's", { timeout: 120_000 }, async () => {
+    const notes = await client.beta.memoryStores.create({ name: 'notes' });
+    const todo = await client.beta.memoryStores.memories.create(notes.id, { path: '/todo.md', content: 'buy milk' });
+    const policies = await client.beta.memoryStores.create({ name: 'policies' });
+    await client.beta.memoryStores.memories.create(policies.id, { path: '/rules.md', content: 'be kind' });
+    const skill = await createSkill({ skills: rt.skills, blobs: rt.blobs }, [{ name: 'greet/SKILL.md', data: Buffer.from('---\nname: greet\ndescription: says hello\n---\nSay hello warmly.\n') }], null);
+    const agent = await client.beta.agents.create({ name: 'remembers', model: 'claude-sonnet-5-5', tools: [{ type: 'agent_toolset_20260401' }], skills: [{ type: 'custom', skill_id: skill.id, version: 'latest' }] });
+    const { env } = await startHandWorker(path.join(dir, 'hand-worker'));
+    const session = await client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: env.id,
+      resources: [
+        { type: 'memory_store', memory_store_id: notes.id },
+        { type: 'memory_store', memory_store_id: policies.id, access: 'read_only' },
+      ],
+    });
+    fake.enqueue(
+      toolUseResponse('bash', { command: 'cat /mnt/memory/notes/todo.md; echo; cat /mnt/memory/policies/rules.md; echo; cat /mnt/skills/greet/SKILL.md' }),
+      toolUseResponse('bash', { command: 'echo "buy bread" > /mnt/memory/notes/todo.md && mkdir -p /mnt/memory/notes/ideas && echo "a boat" > /mnt/memory/notes/ideas/boat.md && echo saved' }),
+      toolUseResponse('bash', { command: 'echo "be rude" > /mnt/memory/policies/rules.md 2>&1; echo tried' }),
+      textResponse('Done.'),
+    );
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'use your memory' }] }] });
+    const results = (await finishedTurn(session.id)).filter((e) => e.type === 'user.tool_result');
+    expect(results).toHaveLength(3);
+    const text = (i: number) => JSON.stringify(results[i]!.content);
+    expect(text(0)).toContain('buy milk');
+    expect(text(0)).toContain('be kind');
+    expect(text(0)).toContain('Say hello warmly.');
+    expect(results[1]!.is_error).not.toBe(true);
+    expect(text(1)).toContain('saved');
+
+    // The read-write store took both changes, as versions by the session; the read-only one none.
+    const memories = async (storeId: string) => {
+      const out: Record<string, string | null> = {};
+      for await (const m of client.beta.memoryStores.memories.list(storeId, { view: 'full' })) if (m.type === 'memory') out[m.path] = m.content ?? null;
+      return out;
+    };
+    expect(await memories(notes.id)).toEqual({ '/todo.md': 'buy bread\n', '/ideas/boat.md': 'a boat\n' });
+    expect(await memories(policies.id)).toEqual({ '/rules.md': 'be kind' });
+    const versions = [];
+    for await (const v of client.beta.memoryStores.memoryVersions.list(notes.id, { memory_id: todo.id })) versions.push(v);
+    expect(versions[0]).toMatchObject({ operation: 'modified', created_by: { type: 'session_actor', session_id: session.id } });
+    // The write to the read-only store failed the call, naming the file.
+    expect(results[2]!.is_error).toBe(true);
+    expect(text(2)).toContain('/mnt/memory/policies/rules.md');
   });
 });

@@ -4,6 +4,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
 import { BRAIN_TOOLS, HAND_TOOLS } from '~/lib/tools';
 import { type HandLimits, Workspace, runTool } from '~/server/hands/paddock-hand/tools';
+import type { SessionMounts } from '~/server/hands/mount-port';
+import { apiSessionMounts, newSkillMountCache } from '~/server/hands/paddock-hand/worker-mounts';
 
 /** Runs one of the six tools for a session: in a sandbox hand of its own, or on a plain folder. */
 export type SessionToolRunner = (name: string, input: unknown, signal?: AbortSignal) => Promise<string>;
@@ -24,9 +26,15 @@ export function handRunnableTools(run: SessionToolRunner): BetaRunnableTool[] {
   });
 }
 
-/** Where a worker runs each session's tools: `runnerFor` once per session, `close` when it stops. */
+/** Where a worker runs each session's tools: `runnerFor` once per work item, `close` when it stops. */
 export interface WorkerHands {
-  runnerFor(sessionId: string): SessionToolRunner;
+  /** `mounts`: the session's memory stores and skills, placed around each call (hands that place them). */
+  runnerFor(sessionId: string, mounts?: SessionMounts): SessionToolRunner;
+  /**
+   * True when these hands place the session's mounts themselves (a sandbox: its own /mnt); else
+   * the SDK's worker keeps memory stores at their mount paths on this machine, as its tools do.
+   */
+  readonly placesMounts: boolean;
   close(): Promise<void>;
 }
 
@@ -40,6 +48,7 @@ export const sessionFolder = (sessionId: string) => sessionId.replace(/[^A-Za-z0
 export function plainWorkerHands(root: string, limits: Partial<HandLimits> = {}): WorkerHands {
   const workspaces = new Map<string, Workspace>();
   return {
+    placesMounts: false,
     runnerFor(sessionId) {
       const id = sessionFolder(sessionId);
       let ws = workspaces.get(id);
@@ -78,9 +87,16 @@ export interface HandWorkerOptions {
  */
 export async function runHandWorker(o: HandWorkerOptions): Promise<void> {
   const client = new Anthropic({ apiKey: null, authToken: o.environmentKey, baseURL: o.baseURL });
-  const tools = (ctx: { session?: { id: string } }): BetaRunnableTool[] => handRunnableTools(o.hands.runnerFor(ctx.session?.id ?? 'session'));
+  const skills = newSkillMountCache();
+  // Each item's client carries that item's token: its mounts are read and written with it.
+  const tools = (ctx: { session?: { id: string }; client?: Anthropic }): BetaRunnableTool[] => {
+    const mounts = o.hands.placesMounts && ctx.client ? apiSessionMounts(ctx.client, skills) : undefined;
+    return handRunnableTools(o.hands.runnerFor(ctx.session?.id ?? 'session', mounts));
+  };
+  // Hands that place memory themselves: the SDK's copy at the stores' paths on this machine is not made.
+  const memory = o.hands.placesMounts ? { memorySyncIntervalMs: null } : {};
   try {
-    await client.beta.environments.work.worker({ environmentId: o.environmentId, environmentKey: o.environmentKey, workdir: o.root, tools, ...(o.workerId ? { workerId: o.workerId } : {}) }).run(o.signal);
+    await client.beta.environments.work.worker({ environmentId: o.environmentId, environmentKey: o.environmentKey, workdir: o.root, tools, ...memory, ...(o.workerId ? { workerId: o.workerId } : {}) }).run(o.signal);
   } finally {
     await o.hands.close();
   }

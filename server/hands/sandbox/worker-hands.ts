@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { DEFAULT_HAND_LIMITS, type HandLimits } from '~/lib/hand-limits';
 import { type WorkerHands, sessionFolder } from '~/server/hands/paddock-hand/worker';
+import { withMounts } from '~/server/hands/hand-mounts';
 import { type SuspendableHand, isSuspendable } from '~/server/hands/provisioner';
 import { createLocalHandProvisioner } from '~/server/hands/sandbox/provisioner';
 import { WORKSPACE_SUBDIR } from '~/server/hands/workspaces';
@@ -21,8 +22,9 @@ export interface SandboxWorkerOptions {
  * `paddock-hand worker`'s default: each session's tools run in a sandbox hand of its own, made as
  * the server makes one (sandbox/provisioner.ts: bubblewrap, its own uid when root, cgroup and
  * rlimit bounds; no network unless asked), on `<root>/<session>/workspace`, kept across the session's work
- * items and this worker's restarts. A hand that dies is a failed call; the next call starts
- * another on the same folder.
+ * items and this worker's restarts, with the session's memory stores and skills under its own
+ * /mnt as on the server (paddock-hand/worker-mounts.ts). A hand that dies is a failed call; the
+ * next call starts another on the same folder.
  */
 export function sandboxWorkerHands(o: SandboxWorkerOptions): WorkerHands {
   const provisioner = createLocalHandProvisioner({
@@ -48,9 +50,11 @@ export function sandboxWorkerHands(o: SandboxWorkerOptions): WorkerHands {
     return started;
   };
   return {
-    runnerFor(sessionId) {
+    placesMounts: true,
+    runnerFor(sessionId, mounts) {
       const id = sessionFolder(sessionId);
-      return async (name, input, signal) => (await handFor(id)).execute(name, input, { callId: randomUUID(), signal: signal ?? stop.signal });
+      // Memory stores and skills placed in the hand's /mnt before each call; memory changes sent back after it.
+      return async (name, input, signal) => withMounts(mounts, sessionId, `worker-${id}`, await handFor(id), (hand) => hand.execute(name, input, { callId: randomUUID(), signal: signal ?? stop.signal }));
     },
     async close() {
       stop.abort();
