@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Mount } from '~/lib/mounts';
 import { type AttachmentDeps, sessionMountSources } from '~/server/commands/session-attachments';
 import { type MountWriteDeps, writeFromSession } from '~/server/commands/memory-mount-writes';
-import { memoryResourcesOf } from '~/server/memory/session-memory';
+import { changesByStore, memoryResourcesOf } from '~/server/memory/session-memory';
 import { type FileDeps, deleteFile, uploadFile } from '~/server/commands/file-commands';
 import type { SessionFileStore } from '~/server/files/session-files';
 import type { MemoryChange, OutputFile, SessionMounts } from '~/server/hands/mount-port';
@@ -81,14 +81,14 @@ export function sessionMounts(d: SessionMountDeps): SessionMounts {
       const session = await a.store.getSession(sessionId);
       const stores = memoryResourcesOf(session?.resources ?? []);
       const problems: string[] = [];
-      for (const c of changes) {
-        const store = stores.find((s) => c.mountPath.startsWith(`${s.mount_path}/`));
-        if (!store) {
-          problems.push(`${c.mountPath}: not inside a memory store of this session (each is a folder under /mnt/memory)`);
+      for (const w of changesByStore(stores, changes)) {
+        if ('refused' in w) {
+          problems.push(w.refused);
           continue;
         }
+        const { change: c, store, path } = w;
         try {
-          await writeFromSession(a, sessionId, store.memory_store_id, { path: c.mountPath.slice(store.mount_path.length), content: c.content, readSha256: c.readSha256 });
+          await writeFromSession(a, sessionId, store.memory_store_id, { path, content: c.content, readSha256: c.readSha256 });
         } catch (e) {
           problems.push(`${c.mountPath}: ${e instanceof Error ? e.message : String(e)}`);
         }

@@ -45,3 +45,14 @@ export function memoryResourcesFor(params: readonly MemoryStoreResourceParams[],
 export function memoryResourcesOf(resources: readonly unknown[]): MemoryStoreResource[] {
   return resources.filter((r): r is MemoryStoreResource => typeof r === 'object' && r !== null && (r as { type?: unknown }).type === 'memory_store');
 }
+
+/**
+ * Each changed file with the store it lies in and its path in that store (`/notes/a.md`), or the
+ * sentence that refuses it: a file outside every store of the session.
+ */
+export function changesByStore<S extends { mount_path: string }, C extends { mountPath: string }>(stores: readonly S[], changes: readonly C[]): Array<{ change: C; store: S; path: string } | { change: C; refused: string }> {
+  return changes.map((change) => {
+    const store = stores.find((s) => change.mountPath.startsWith(`${s.mount_path}/`));
+    return store ? { change, store, path: change.mountPath.slice(store.mount_path.length) } : { change, refused: `${change.mountPath}: not inside a memory store of this session (each is a folder under /mnt/memory)` };
+  });
+}

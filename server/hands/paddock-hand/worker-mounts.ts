@@ -4,6 +4,7 @@ import { type Mount, SKILL_MOUNTS } from '~/lib/mounts';
 import type { MemoryChange, SessionMounts } from '~/server/hands/mount-port';
 import { logger } from '~/server/log';
 import { filesOfZip } from '~/server/skills/skill-bundle';
+import { changesByStore } from '~/server/memory/session-memory';
 
 const log = logger('worker-mounts');
 
@@ -94,17 +95,17 @@ export function apiSessionMounts(client: Anthropic, skills: SkillMountCache): Se
 
     async saveMemory(_sessionId, changes: readonly MemoryChange[]) {
       const problems: string[] = [];
-      for (const c of changes) {
-        const store = stores.find((s) => c.mountPath.startsWith(`${s.mount_path}/`));
-        if (!store) {
-          problems.push(`${c.mountPath}: not inside a memory store of this session (each is a folder under /mnt/memory)`);
+      for (const w of changesByStore(stores, changes)) {
+        if ('refused' in w) {
+          problems.push(w.refused);
           continue;
         }
+        const { change: c, store, path } = w;
         const memory_store_id = store.memory_store_id;
         const id = ids.get(c.mountPath);
         try {
           if (c.readSha256 === null) {
-            if (c.content !== null) await client.beta.memoryStores.memories.create(memory_store_id, { path: c.mountPath.slice(store.mount_path.length), content: c.content });
+            if (c.content !== null) await client.beta.memoryStores.memories.create(memory_store_id, { path, content: c.content });
           } else if (id === undefined) {
             problems.push(`${c.mountPath}: was not placed by this worker; read it again before changing it`);
           } else if (c.content === null) {
