@@ -10,8 +10,30 @@ const log = logger('worker-mounts');
 
 /** A skill version's files never change: unpacked once per worker (a few dozen at most). */
 const SKILL_CACHE = 64;
-export type SkillMountCache = Map<string, Mount[]>;
-export const newSkillMountCache = (): SkillMountCache => new Map();
+/** Memories' contents kept by id and hash, so a call fetches only what changed (at most this many characters). */
+const MEMORY_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** What a worker keeps between calls and items: unpacked skill versions and memories' contents. */
+export interface WorkerMountCache {
+  skills: Map<string, Mount[]>;
+  memories: Map<string, { sha: string; content: string }>;
+  memoryBytes: number;
+}
+export const newWorkerMountCache = (): WorkerMountCache => ({ skills: new Map(), memories: new Map(), memoryBytes: 0 });
+
+function remember(cache: WorkerMountCache, id: string, sha: string, content: string): void {
+  const old = cache.memories.get(id);
+  if (old) cache.memoryBytes -= old.content.length;
+  cache.memories.delete(id);
+  cache.memories.set(id, { sha, content });
+  cache.memoryBytes += content.length;
+  // Oldest first: a store larger than the cache is fetched again, never wrong.
+  for (const [k, v] of cache.memories) {
+    if (cache.memoryBytes <= MEMORY_CACHE_BYTES) break;
+    cache.memories.delete(k);
+    cache.memoryBytes -= v.content.length;
+  }
+}
 
 interface StoreResource {
   memory_store_id: string;
@@ -44,18 +66,26 @@ function reason(e: unknown): string {
  * name, never lost. The session's uploaded files and its outputs stay on the server: the item's
  * token does not reach the Files API.
  */
-export function apiSessionMounts(client: Anthropic, skills: SkillMountCache): SessionMounts {
+export function apiSessionMounts(client: Anthropic, cache: WorkerMountCache): SessionMounts {
   /** Each placed memory's id by its path in the hand, for an update or a delete. */
   const ids = new Map<string, string>();
   let stores: StoreResource[] = [];
 
+  /** The store's memories, listed by hash (100 a page); only a memory whose hash is new to this worker is read whole. */
   async function storeMounts(store: StoreResource, readOnly: boolean): Promise<Mount[]> {
+    const memory_store_id = store.memory_store_id;
     const out: Mount[] = [];
-    for await (const m of client.beta.memoryStores.memories.list(store.memory_store_id, { view: 'full' })) {
+    for await (const m of client.beta.memoryStores.memories.list(memory_store_id, { limit: 100 })) {
       if (m.type !== 'memory') continue;
       const mountPath = `${store.mount_path}${m.path}`;
       ids.set(mountPath, m.id);
-      out.push({ mountPath, readOnly, version: m.content_sha256, source: { contents: m.content ?? '' } });
+      let known = cache.memories.get(m.id);
+      if (known?.sha !== m.content_sha256) {
+        const full = await client.beta.memoryStores.memories.retrieve(m.id, { memory_store_id, view: 'full' });
+        remember(cache, m.id, full.content_sha256, full.content ?? '');
+        known = { sha: full.content_sha256, content: full.content ?? '' };
+      }
+      out.push({ mountPath, readOnly, version: known.sha, source: { contents: known.content } });
     }
     return out;
   }
@@ -63,15 +93,15 @@ export function apiSessionMounts(client: Anthropic, skills: SkillMountCache): Se
   async function skillMounts(skillId: string, version: string): Promise<Mount[]> {
     const v = await client.beta.skills.versions.retrieve(version, { skill_id: skillId });
     const key = `${skillId}@${v.id}`;
-    const known = skills.get(key);
+    const known = cache.skills.get(key);
     if (known) return known;
     const zip = Buffer.from(await (await client.beta.skills.versions.download(v.id, { skill_id: skillId })).arrayBuffer());
     // The archive holds `<name>/…`: paths under the mount are what follows.
     const made = (await filesOfZip(zip))
       .filter((f) => f.path.startsWith(`${v.name}/`))
       .map((f): Mount => ({ mountPath: `${SKILL_MOUNTS}/${v.name}/${f.path.slice(v.name.length + 1)}`, readOnly: true, source: { contents: f.data } }));
-    if (skills.size >= SKILL_CACHE) skills.delete(skills.keys().next().value!);
-    skills.set(key, made);
+    if (cache.skills.size >= SKILL_CACHE) cache.skills.delete(cache.skills.keys().next().value!);
+    cache.skills.set(key, made);
     return made;
   }
 

@@ -5,7 +5,7 @@ import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableT
 import { BRAIN_TOOLS, HAND_TOOLS } from '~/lib/tools';
 import { type HandLimits, Workspace, runTool } from '~/server/hands/paddock-hand/tools';
 import type { SessionMounts } from '~/server/hands/mount-port';
-import { apiSessionMounts, newSkillMountCache } from '~/server/hands/paddock-hand/worker-mounts';
+import { apiSessionMounts, newWorkerMountCache } from '~/server/hands/paddock-hand/worker-mounts';
 
 /** Runs one of the six tools for a session: in a sandbox hand of its own, or on a plain folder. */
 export type SessionToolRunner = (name: string, input: unknown, signal?: AbortSignal) => Promise<string>;
@@ -87,10 +87,10 @@ export interface HandWorkerOptions {
  */
 export async function runHandWorker(o: HandWorkerOptions): Promise<void> {
   const client = new Anthropic({ apiKey: null, authToken: o.environmentKey, baseURL: o.baseURL });
-  const skills = newSkillMountCache();
+  const cache = newWorkerMountCache();
   // Each item's client carries that item's token: its mounts are read and written with it.
   const tools = (ctx: { session?: { id: string }; client?: Anthropic }): BetaRunnableTool[] => {
-    const mounts = o.hands.placesMounts && ctx.client ? apiSessionMounts(ctx.client, skills) : undefined;
+    const mounts = o.hands.placesMounts && ctx.client ? apiSessionMounts(ctx.client, cache) : undefined;
     return handRunnableTools(o.hands.runnerFor(ctx.session?.id ?? 'session', mounts));
   };
   // Hands that place memory themselves: the SDK's copy at the stores' paths on this machine is not made.
