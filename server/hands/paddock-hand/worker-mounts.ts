@@ -39,6 +39,7 @@ interface StoreResource {
   memory_store_id: string;
   mount_path: string;
   name: string;
+  access?: 'read_write' | 'read_only';
 }
 
 /** The part of a session object this needs (the SDK's `BetaManagedAgentsSession`). */
@@ -111,7 +112,7 @@ export function apiSessionMounts(client: Anthropic, cache: WorkerMountCache): Se
       stores = memoryStores(session);
       ids.clear();
       const mounts: Mount[] = [];
-      for (const store of stores) mounts.push(...(await storeMounts(store, (store as { access?: string }).access === 'read_only')));
+      for (const store of stores) mounts.push(...(await storeMounts(store, store.access === 'read_only')));
       for (const s of session.agent?.skills ?? []) {
         try {
           mounts.push(...(await skillMounts(s.skill_id, s.version ?? 'latest')));
