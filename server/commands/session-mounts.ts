@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Mount } from '~/lib/mounts';
 import { type AttachmentDeps, sessionMountSources } from '~/server/commands/session-attachments';
 import { type MountWriteDeps, writeFromSession } from '~/server/commands/memory-mount-writes';
-import { changesByStore, memoryResourcesOf } from '~/server/memory/session-memory';
+import { memoryResourcesOf, saveChangesByStore } from '~/server/memory/session-memory';
 import { type FileDeps, deleteFile, uploadFile } from '~/server/commands/file-commands';
 import type { SessionFileStore } from '~/server/files/session-files';
 import type { MemoryChange, OutputFile, SessionMounts } from '~/server/hands/mount-port';
@@ -80,20 +80,10 @@ export function sessionMounts(d: SessionMountDeps): SessionMounts {
       if (!a || changes.length === 0) return [];
       const session = await a.store.getSession(sessionId);
       const stores = memoryResourcesOf(session?.resources ?? []);
-      const problems: string[] = [];
-      for (const w of changesByStore(stores, changes)) {
-        if ('refused' in w) {
-          problems.push(w.refused);
-          continue;
-        }
-        const { change: c, store, path } = w;
-        try {
-          await writeFromSession(a, sessionId, store.memory_store_id, { path, content: c.content, readSha256: c.readSha256 });
-        } catch (e) {
-          problems.push(`${c.mountPath}: ${e instanceof Error ? e.message : String(e)}`);
-        }
-      }
-      return problems;
+      return saveChangesByStore(stores, changes, async (store, path, c) => {
+        await writeFromSession(a, sessionId, store.memory_store_id, { path, content: c.content, readSha256: c.readSha256 });
+        return undefined;
+      });
     },
 
     async saveOutputs(sessionId: string, outputs: readonly OutputFile[]): Promise<void> {

@@ -1,4 +1,5 @@
 import 'server-only';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { InvalidInputError, isDomainError } from '~/lib/errors';
 import { describeZodError } from '~/lib/events';
@@ -57,8 +58,6 @@ export interface WorkQueueDeps {
   wake: (sessionId: string) => void;
 }
 
-/** Sessions whose environment `environmentOf` remembers (a few hundred bytes each). */
-const REMEMBERED_SESSIONS = 10_000;
 
 /**
  * The self-hosted work queue's use cases, for both edges and the harness: a session that needs a
@@ -68,10 +67,11 @@ const REMEMBERED_SESSIONS = 10_000;
 export class WorkQueue {
   readonly #waiters = new Map<string, Set<() => void>>();
   /**
-   * Each session's answer to `environmentOf`, the most recent last: a session's environment and an
-   * environment's type are fixed at creation, so a wake reads neither again.
+   * Each session's answer to `environmentOf` ('' for none), for the 10,000 most recent (a few
+   * hundred bytes each): a session's environment and an environment's type are fixed at creation,
+   * so a wake reads neither again.
    */
-  readonly #sessionEnvironments = new Map<string, string | null>();
+  readonly #sessionEnvironments = new LRUCache<string, string>({ max: 10_000 });
 
   constructor(private readonly d: WorkQueueDeps) {}
 
@@ -87,18 +87,13 @@ export class WorkQueue {
    * wake and tool-calling turn): read once per session, then remembered.
    */
   async environmentOf(sessionId: string): Promise<string | null> {
-    if (this.#sessionEnvironments.has(sessionId)) {
-      const known = this.#sessionEnvironments.get(sessionId)!;
-      this.#sessionEnvironments.delete(sessionId);
-      this.#sessionEnvironments.set(sessionId, known);
-      return known;
-    }
+    const known = this.#sessionEnvironments.get(sessionId);
+    if (known !== undefined) return known || null;
     const session = await this.d.store.getSession(sessionId);
     // No session (yet): nothing is remembered for it.
     if (!session) return null;
     const found = await this.#selfHostedOf(session.environment_id);
-    this.#sessionEnvironments.set(sessionId, found);
-    if (this.#sessionEnvironments.size > REMEMBERED_SESSIONS) this.#sessionEnvironments.delete(this.#sessionEnvironments.keys().next().value!);
+    this.#sessionEnvironments.set(sessionId, found ?? '');
     return found;
   }
 

@@ -47,12 +47,29 @@ export function memoryResourcesOf(resources: readonly unknown[]): MemoryStoreRes
 }
 
 /**
- * Each changed file with the store it lies in and its path in that store (`/notes/a.md`), or the
- * sentence that refuses it: a file outside every store of the session.
+ * Writes each changed file back to the store it lies in, by `write` (its path in that store, e.g.
+ * `/notes/a.md`); what was refused, one sentence each: a file outside every store of the session,
+ * a sentence `write` returns, or what it threw (as `why` words it).
  */
-export function changesByStore<S extends { mount_path: string }, C extends { mountPath: string }>(stores: readonly S[], changes: readonly C[]): Array<{ change: C; store: S; path: string } | { change: C; refused: string }> {
-  return changes.map((change) => {
+export async function saveChangesByStore<S extends { mount_path: string }, C extends { mountPath: string }>(
+  stores: readonly S[],
+  changes: readonly C[],
+  write: (store: S, path: string, change: C) => Promise<string | undefined>,
+  why: (e: unknown) => string = (e) => (e instanceof Error ? e.message : String(e)),
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const change of changes) {
     const store = stores.find((s) => change.mountPath.startsWith(`${s.mount_path}/`));
-    return store ? { change, store, path: change.mountPath.slice(store.mount_path.length) } : { change, refused: `${change.mountPath}: not inside a memory store of this session (each is a folder under /mnt/memory)` };
-  });
+    if (!store) {
+      problems.push(`${change.mountPath}: not inside a memory store of this session (each is a folder under /mnt/memory)`);
+      continue;
+    }
+    try {
+      const refused = await write(store, change.mountPath.slice(store.mount_path.length), change);
+      if (refused) problems.push(`${change.mountPath}: ${refused}`);
+    } catch (e) {
+      problems.push(`${change.mountPath}: ${why(e)}`);
+    }
+  }
+  return problems;
 }

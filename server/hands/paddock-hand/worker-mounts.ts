@@ -1,39 +1,24 @@
 import 'server-only';
+import { LRUCache } from 'lru-cache';
 import type Anthropic from '@anthropic-ai/sdk';
 import { type Mount, SKILL_MOUNTS } from '~/lib/mounts';
 import type { MemoryChange, SessionMounts } from '~/server/hands/mount-port';
 import { logger } from '~/server/log';
 import { filesOfZip } from '~/server/skills/skill-bundle';
-import { changesByStore } from '~/server/memory/session-memory';
+import { saveChangesByStore } from '~/server/memory/session-memory';
 
 const log = logger('worker-mounts');
 
-/** A skill version's files never change: unpacked once per worker (a few dozen at most). */
-const SKILL_CACHE = 64;
-/** Memories' contents kept by id and hash, so a call fetches only what changed (at most this many characters). */
-const MEMORY_CACHE_BYTES = 32 * 1024 * 1024;
-
-/** What a worker keeps between calls and items: unpacked skill versions and memories' contents. */
+/** What a worker keeps between calls and items: unpacked skill versions (a few dozen at most) and memories' contents by id and hash (up to 32 M characters), so a call fetches only what changed. */
 export interface WorkerMountCache {
-  skills: Map<string, Mount[]>;
-  memories: Map<string, { sha: string; content: string }>;
-  memoryBytes: number;
+  skills: LRUCache<string, Mount[]>;
+  memories: LRUCache<string, { sha: string; content: string }>;
 }
-export const newWorkerMountCache = (): WorkerMountCache => ({ skills: new Map(), memories: new Map(), memoryBytes: 0 });
-
-function remember(cache: WorkerMountCache, id: string, sha: string, content: string): void {
-  const old = cache.memories.get(id);
-  if (old) cache.memoryBytes -= old.content.length;
-  cache.memories.delete(id);
-  cache.memories.set(id, { sha, content });
-  cache.memoryBytes += content.length;
-  // Oldest first: a store larger than the cache is fetched again, never wrong.
-  for (const [k, v] of cache.memories) {
-    if (cache.memoryBytes <= MEMORY_CACHE_BYTES) break;
-    cache.memories.delete(k);
-    cache.memoryBytes -= v.content.length;
-  }
-}
+export const newWorkerMountCache = (): WorkerMountCache => ({
+  skills: new LRUCache({ max: 64 }),
+  // A store larger than the cache is fetched again, never wrong.
+  memories: new LRUCache({ maxSize: 32 * 1024 * 1024, sizeCalculation: (m) => Math.max(1, m.content.length) }),
+});
 
 interface StoreResource {
   memory_store_id: string;
@@ -83,8 +68,8 @@ export function apiSessionMounts(client: Anthropic, cache: WorkerMountCache): Se
       let known = cache.memories.get(m.id);
       if (known?.sha !== m.content_sha256) {
         const full = await client.beta.memoryStores.memories.retrieve(m.id, { memory_store_id, view: 'full' });
-        remember(cache, m.id, full.content_sha256, full.content ?? '');
         known = { sha: full.content_sha256, content: full.content ?? '' };
+        cache.memories.set(m.id, known);
       }
       out.push({ mountPath, readOnly, version: known.sha, source: { contents: known.content } });
     }
@@ -101,7 +86,6 @@ export function apiSessionMounts(client: Anthropic, cache: WorkerMountCache): Se
     const made = (await filesOfZip(zip))
       .filter((f) => f.path.startsWith(`${v.name}/`))
       .map((f): Mount => ({ mountPath: `${SKILL_MOUNTS}/${v.name}/${f.path.slice(v.name.length + 1)}`, readOnly: true, source: { contents: f.data } }));
-    if (cache.skills.size >= SKILL_CACHE) cache.skills.delete(cache.skills.keys().next().value!);
     cache.skills.set(key, made);
     return made;
   }
@@ -124,31 +108,26 @@ export function apiSessionMounts(client: Anthropic, cache: WorkerMountCache): Se
       return mounts;
     },
 
-    async saveMemory(_sessionId, changes: readonly MemoryChange[]) {
-      const problems: string[] = [];
-      for (const w of changesByStore(stores, changes)) {
-        if ('refused' in w) {
-          problems.push(w.refused);
-          continue;
-        }
-        const { change: c, store, path } = w;
-        const memory_store_id = store.memory_store_id;
-        const id = ids.get(c.mountPath);
-        try {
+    saveMemory(_sessionId, changes: readonly MemoryChange[]) {
+      const memories = client.beta.memoryStores.memories;
+      return saveChangesByStore(
+        stores,
+        changes,
+        async ({ memory_store_id }, path, c) => {
+          const id = ids.get(c.mountPath);
           if (c.readSha256 === null) {
-            if (c.content !== null) await client.beta.memoryStores.memories.create(memory_store_id, { path, content: c.content });
+            if (c.content !== null) await memories.create(memory_store_id, { path, content: c.content });
           } else if (id === undefined) {
-            problems.push(`${c.mountPath}: was not placed by this worker; read it again before changing it`);
+            return 'was not placed by this worker; read it again before changing it';
           } else if (c.content === null) {
-            await client.beta.memoryStores.memories.delete(id, { memory_store_id, expected_content_sha256: c.readSha256 });
+            await memories.delete(id, { memory_store_id, expected_content_sha256: c.readSha256 });
           } else {
-            await client.beta.memoryStores.memories.update(id, { memory_store_id, content: c.content, precondition: { type: 'content_sha256', content_sha256: c.readSha256 } });
+            await memories.update(id, { memory_store_id, content: c.content, precondition: { type: 'content_sha256', content_sha256: c.readSha256 } });
           }
-        } catch (e) {
-          problems.push(`${c.mountPath}: ${reason(e)}`);
-        }
-      }
-      return problems;
+          return undefined;
+        },
+        reason,
+      );
     },
 
     saveOutputs() {
