@@ -1,7 +1,11 @@
 import type { Caller } from '~/server/access/access';
+import { refusedWorkItemScope } from '~/server/access/work-item-scope';
+import type { SessionStore } from '~/server/session/store';
 
 /** A work item's token on a store's or a skill's route: allowed by what its session holds. */
-export type WorkItemScope = 'session_memory' | 'session_memory_write' | 'session_skill';
+const WORK_ITEM_SCOPES = ['session_memory', 'session_memory_write', 'session_skill'] as const;
+export type WorkItemScope = (typeof WORK_ITEM_SCOPES)[number];
+const isWorkItemScope = (s: string | undefined): s is WorkItemScope => (WORK_ITEM_SCOPES as readonly (string | undefined)[]).includes(s);
 
 /**
  * Who besides an API key a `/v1` route lets in. An environment key opens only the routes that say
@@ -52,4 +56,14 @@ export function refusedCaller(callers: RouteCallers | undefined, caller: Caller,
       return 'invalid or missing API key';
   }
   return 'not allowed';
+}
+
+/**
+ * The one check of who may use a `/v1` route: `refusedCaller`, then, for a work item's token on a
+ * store's or a skill's route, what its session holds now (read from the store).
+ */
+export async function refusedRouteCaller(callers: RouteCallers | undefined, caller: Caller, params: Readonly<Record<string, string>>, store: Pick<SessionStore, 'getSession'>): Promise<string | null> {
+  const refused = refusedCaller(callers, caller, params);
+  if (refused !== null || caller.kind !== 'work_item' || caller.sessionId === null || !isWorkItemScope(callers?.workItem)) return refused;
+  return refusedWorkItemScope(store, callers.workItem, caller.sessionId, params.id);
 }

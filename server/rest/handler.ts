@@ -16,8 +16,7 @@ import { deploymentRoutes } from '~/server/rest/deployments';
 import { webhookRoutes } from '~/server/rest/webhooks';
 import { resourceRoutes } from '~/server/rest/resources';
 import { type Route, matchRoute } from '~/server/rest/route-table';
-import { refusedCaller } from '~/server/access/route-callers';
-import { refusedWorkItemScope } from '~/server/access/work-item-scope';
+import { refusedRouteCaller } from '~/server/access/route-callers';
 import { workRoutes } from '~/server/rest/work';
 import { sessionRoutes } from '~/server/rest/sessions';
 import { vaultRoutes } from '~/server/rest/vaults';
@@ -112,12 +111,7 @@ export async function handleRest(req: Request, deps: RestDeps): Promise<Response
         : errorResponse('not_found_error', `${where}: no such endpoint`, requestId);
     }
     // A worker's credential opens only its own routes (server/access/route-callers.ts).
-    const scope = match.route.callers?.workItem;
-    const refused =
-      refusedCaller(match.route.callers, caller, match.params) ??
-      (caller.kind === 'work_item' && caller.sessionId !== null && (scope === 'session_memory' || scope === 'session_memory_write' || scope === 'session_skill')
-        ? await refusedWorkItemScope(rt.store, scope, caller.sessionId, match.params.id)
-        : null);
+    const refused = await refusedRouteCaller(match.route.callers, caller, match.params, rt.store);
     if (refused !== null) {
       // Its body unread: the connection ends with this answer (as the sign-in refusal's does), so
       // no byte of it can be read as the client's next request on a kept-alive connection.
