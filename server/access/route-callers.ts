@@ -1,10 +1,7 @@
 import type { Caller } from '~/server/access/access';
-import { refusedWorkItemScope } from '~/server/access/work-item-scope';
+import { WORK_ITEM_SCOPES, type WorkItemScope, refusedWorkItemScope } from '~/server/access/work-item-scope';
 import type { SessionStore } from '~/server/session/store';
 
-/** A work item's token on a store's or a skill's route: allowed by what its session holds. */
-const WORK_ITEM_SCOPES = ['session_memory', 'session_memory_write', 'session_skill'] as const;
-export type WorkItemScope = (typeof WORK_ITEM_SCOPES)[number];
 const isWorkItemScope = (s: string | undefined): s is WorkItemScope => (WORK_ITEM_SCOPES as readonly (string | undefined)[]).includes(s);
 
 /**

@@ -1,7 +1,10 @@
 import 'server-only';
-import type { WorkItemScope } from '~/server/access/route-callers';
 import { memoryResourcesOf } from '~/server/memory/session-memory';
 import type { SessionStore } from '~/server/session/store';
+
+/** A work item's token on a store's or a skill's route: allowed by what its session holds. */
+export const WORK_ITEM_SCOPES = ['session_memory', 'session_memory_write', 'session_skill'] as const;
+export type WorkItemScope = (typeof WORK_ITEM_SCOPES)[number];
 
 /**
  * What a work item's token may reach beyond its session, as the SDK's worker needs it: the memory
